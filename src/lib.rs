@@ -4,7 +4,19 @@
 //! scheduled jobs.
 //!
 //! Layout: `codec` and `domain` are pure (no I/O, no clock); `store` talks to
-//! PostgreSQL and the mailbox; `jobs` and `scheduler` orchestrate.
+//! PostgreSQL and the mailbox; `jobs`, `maintenance`, `delivery`, `requests`
+//! hold the jobs; `scheduler` runs them; `cli` is the command line.
 
+pub mod cli;
 pub mod clock;
 pub mod codec;
+pub mod config;
+pub mod delivery;
+pub mod instance_lock;
+pub mod jobs;
+pub mod maintenance;
+pub mod requests;
+pub mod scheduler;
+pub mod status;
+pub mod store;
+pub mod telemetry;

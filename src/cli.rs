@@ -1,0 +1,350 @@
+//! The `msgx` command line (issue 2, item 5). Exit codes:
+//! 0 ok · 1 runtime failure · 2 invalid config or usage · 3 job not
+//! implemented yet · 4 lock held elsewhere or lost · 5 a decoded message is
+//! malformed · 6 a decoded message has a codec error.
+
+use crate::clock::{SharedClock, SystemClock};
+use crate::config::{Config, ConfigError, Loaded};
+use crate::jobs::manifest;
+use crate::jobs::registry;
+use crate::jobs::runner::{RunError, RunOptions, Runner, Trigger};
+use crate::scheduler::daemon::{self, DaemonOptions};
+use crate::scheduler::profile::Profile;
+use crate::store::pg;
+use crate::store::pg::job_run::Outcome;
+use crate::telemetry::{self, LogTarget};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Exit codes.
+pub mod exit {
+    pub const OK: i32 = 0;
+    pub const FAILURE: i32 = 1;
+    pub const CONFIG: i32 = 2;
+    pub const NOT_IMPLEMENTED: i32 = 3;
+    pub const LOCKED: i32 = 4;
+}
+
+/// msgx: SIS mailbox → flight state (PostgreSQL) → Kafka, as scheduled jobs.
+#[derive(Debug, Parser)]
+#[command(name = "msgx", version, about, long_about = None, after_help = EXIT_HELP)]
+pub struct Cli {
+    /// Config file (default: $MSGX_CONFIG, else ./config/msgx.toml if present, else built-in defaults).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const EXIT_HELP: &str = "Exit codes: 0 ok, 1 failure, 2 invalid config or usage, 3 job not implemented yet, \
+4 lock held elsewhere or lost, 5 malformed message, 6 codec error.\n\
+Environment: MSGX_CONFIG, MSGX_DATABASE_URL, MSGX_MAILBOX_URL, MSGX_KAFKA_BROKERS, RUST_LOG.";
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Apply the embedded PostgreSQL migrations (idempotent).
+    Migrate,
+    /// Check or show the configuration.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+    /// List the jobs with their class, lock, bounds and schedule.
+    Jobs {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one job now (takes the same locks the daemon would).
+    Run {
+        /// Job name (see `msgx jobs`).
+        job: String,
+        /// Items this run handles at most (default: the job's manifest).
+        #[arg(long, value_name = "N")]
+        max_items: Option<u64>,
+        /// Repeat bounded passes until no work is left.
+        #[arg(long)]
+        until_empty: bool,
+        /// Report what would be done; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the scheduler daemon (one active instance; see --standby).
+    Daemon {
+        /// Wait as a hot standby and take over when the active instance dies.
+        #[arg(long)]
+        standby: bool,
+        /// Schedule profile name (daemon, maintenance-window) or file; overrides msgx.daemon.schedule.
+        #[arg(long, value_name = "PROFILE")]
+        schedule: Option<String>,
+    },
+    /// Show the watermark, backlog, outbox, active instance and last job runs.
+    Status {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Validate the configuration; exit 2 naming the key and rule on failure.
+    Check,
+    /// Print the effective configuration (secrets masked).
+    Show,
+}
+
+/// Runs the parsed command; returns the exit code.
+pub async fn run(cli: Cli) -> i32 {
+    let loaded = match Config::load(cli.config.as_deref()) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("msgx: {e}");
+            return match e {
+                ConfigError::Read { .. } | ConfigError::Parse { .. } | ConfigError::Invalid(_) => {
+                    exit::CONFIG
+                }
+            };
+        }
+    };
+    let target = if matches!(cli.command, Command::Daemon { .. }) {
+        LogTarget::Daemon
+    } else {
+        LogTarget::Command
+    };
+    let _log_guard = telemetry::init(&loaded.config.msgx.log, target);
+    let clock: SharedClock = Arc::new(SystemClock);
+    match cli.command {
+        Command::Config {
+            action: ConfigAction::Check,
+        } => config_check(&loaded),
+        Command::Config {
+            action: ConfigAction::Show,
+        } => {
+            print!("{}", loaded.config.to_masked_toml());
+            exit::OK
+        }
+        Command::Migrate => migrate(&loaded.config).await,
+        Command::Jobs { json } => jobs(json),
+        Command::Run {
+            job,
+            max_items,
+            until_empty,
+            dry_run,
+            json,
+        } => {
+            let opts = RunOptions {
+                max_items,
+                until_empty,
+                dry_run,
+            };
+            run_job(Arc::new(loaded.config), clock, &job, &opts, json).await
+        }
+        Command::Daemon { standby, schedule } => {
+            daemon::run(
+                Arc::new(loaded.config),
+                clock,
+                DaemonOptions { standby, schedule },
+            )
+            .await
+        }
+        Command::Status { json } => status(&loaded.config, clock, json).await,
+    }
+}
+
+fn config_check(loaded: &Loaded) -> i32 {
+    let source = loaded
+        .source
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "built-in defaults".into());
+    println!("config OK ({source})");
+    exit::OK
+}
+
+async fn migrate(config: &Config) -> i32 {
+    let pool = match pg::connect(&config.msgx.postgres).await {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("msgx migrate: cannot connect to PostgreSQL: {e}");
+            return exit::FAILURE;
+        }
+    };
+    match pg::migrate(&pool).await {
+        Ok(applied) if applied.is_empty() => {
+            println!("schema is current (v{})", pg::expected_version());
+            exit::OK
+        }
+        Ok(applied) => {
+            println!(
+                "applied migrations {applied:?}; schema is now v{}",
+                pg::expected_version()
+            );
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("msgx migrate: {e}");
+            exit::FAILURE
+        }
+    }
+}
+
+fn jobs(json: bool) -> i32 {
+    let manifests = match manifest::all() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("msgx jobs: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let daemon = Profile::resolve("daemon").ok();
+    let rows: Vec<serde_json::Value> = manifests
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "name": m.name,
+                "purpose": m.purpose,
+                "class": m.class,
+                "lock": m.lock,
+                "implemented": registry::is_implemented(&m.name),
+                "bounds": m.bounds,
+                "daemon_cron": daemon.as_ref().and_then(|p| p.jobs.get(&m.name)),
+            })
+        })
+        .collect();
+    if json {
+        println!("{}", serde_json::Value::Array(rows));
+        return exit::OK;
+    }
+    println!(
+        "{:<22} {:<12} {:<9} {:<12} {:>10} {:>8}  PURPOSE",
+        "JOB", "CLASS", "LOCK", "STATUS", "MAX-ITEMS", "BUDGET"
+    );
+    for m in &manifests {
+        println!(
+            "{:<22} {:<12} {:<9} {:<12} {:>10} {:>8}  {}",
+            m.name,
+            format!("{:?}", m.class).to_lowercase(),
+            format!("{:?}", m.lock).to_lowercase(),
+            if registry::is_implemented(&m.name) {
+                "ready"
+            } else {
+                "not-yet"
+            },
+            m.bounds.max_items,
+            m.bounds.time_budget.to_string(),
+            m.purpose
+        );
+    }
+    exit::OK
+}
+
+async fn run_job(
+    config: Arc<Config>,
+    clock: SharedClock,
+    job: &str,
+    opts: &RunOptions,
+    json: bool,
+) -> i32 {
+    if manifest::find(job).is_none() {
+        eprintln!("msgx run: unknown job {job:?}; `msgx jobs` lists them");
+        return exit::CONFIG;
+    }
+    let pool = match pg::connect(&config.msgx.postgres).await {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("msgx run: cannot connect to PostgreSQL: {e}");
+            return exit::FAILURE;
+        }
+    };
+    if let Err(e) = pg::ensure_schema_current(&pool).await {
+        eprintln!("msgx run: {e}");
+        return exit::FAILURE;
+    }
+    let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let runner = Runner {
+        pg: pool,
+        config,
+        clock,
+        instance: daemon::instance_name(),
+        trigger: Trigger::Cli,
+        shutdown: stop_rx,
+    };
+    match runner.run(job, opts, None).await {
+        Ok(summary) => {
+            if json {
+                println!("{}", serde_json::to_string(&summary).unwrap_or_default());
+            } else {
+                let verb = if summary.dry_run {
+                    "would handle"
+                } else {
+                    "handled"
+                };
+                println!(
+                    "{}: {:?}, {verb} {} item(s){}{}",
+                    summary.job,
+                    summary.outcome,
+                    summary.items,
+                    if summary.more { ", more work left" } else { "" },
+                    summary
+                        .error
+                        .as_ref()
+                        .map(|e| format!("; error: {e}"))
+                        .unwrap_or_default()
+                );
+                for (k, v) in &summary.details {
+                    println!("  {k}: {v}");
+                }
+            }
+            match summary.outcome {
+                Outcome::Succeeded => exit::OK,
+                Outcome::Aborted => exit::LOCKED,
+                _ => exit::FAILURE,
+            }
+        }
+        Err(e @ RunError::NotImplemented(_)) => {
+            eprintln!("msgx run: {e}; `msgx jobs` shows which jobs are ready");
+            exit::NOT_IMPLEMENTED
+        }
+        Err(e @ RunError::Locked { .. }) => {
+            eprintln!("msgx run: {e}");
+            exit::LOCKED
+        }
+        Err(e @ RunError::UnknownJob(_)) => {
+            eprintln!("msgx run: {e}");
+            exit::CONFIG
+        }
+        Err(e) => {
+            eprintln!("msgx run: {e}");
+            exit::FAILURE
+        }
+    }
+}
+
+async fn status(config: &Config, clock: SharedClock, json: bool) -> i32 {
+    let pool = match pg::connect(&config.msgx.postgres).await {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("msgx status: cannot connect to PostgreSQL: {e}");
+            return exit::FAILURE;
+        }
+    };
+    match crate::status::collect(&pool, &clock, config.msgx.mailbox.shadow).await {
+        Ok(s) if json => {
+            println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+            exit::OK
+        }
+        Ok(s) => {
+            print!("{}", crate::status::render(&s));
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("msgx status: {e}");
+            exit::FAILURE
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! The startup self-check (issue 2, item 2; design §9.1 and §9.3 "时间常数排序").
+//! Each issue names the TOML key and the rule it breaks.
+
+use super::{Config, CutoverWatermark, Dur};
+use crate::scheduler::profile::Profile;
+use std::fmt;
+
+/// One broken rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigIssue {
+    /// The full TOML key, e.g. `msgx.pipeline.retry-backoff`.
+    pub key: String,
+    /// The rule, in words.
+    pub rule: String,
+}
+
+impl fmt::Display for ConfigIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.key, self.rule)
+    }
+}
+
+impl Config {
+    /// Checks every rule; returns all broken ones.
+    pub fn validate(&self) -> Result<(), Vec<ConfigIssue>> {
+        let m = &self.msgx;
+        let mut issues = Vec::new();
+        let mut fail = |key: &str, rule: String| {
+            issues.push(ConfigIssue {
+                key: key.to_string(),
+                rule,
+            });
+        };
+
+        // §9.1: a tier per retry, so no tier can be configured that never fires.
+        let tiers = m.pipeline.retry_backoff.len();
+        let attempts = m.pipeline.max_attempts as usize;
+        if attempts == 0 {
+            fail("msgx.pipeline.max-attempts", "must be at least 1".into());
+        } else if tiers != attempts - 1 {
+            fail(
+                "msgx.pipeline.retry-backoff",
+                format!(
+                    "needs exactly max-attempts − 1 = {} tiers (one per retry), has {tiers}",
+                    attempts - 1
+                ),
+            );
+        }
+        if m.pipeline.backfill_backoff.is_empty() {
+            fail(
+                "msgx.pipeline.backfill-backoff",
+                "needs at least one tier".into(),
+            );
+        }
+        // §9.3 (1): R ≤ R_keep (C-7).
+        if m.pipeline.backfill_deadline > m.mailbox.raw_retention {
+            fail(
+                "msgx.pipeline.backfill-deadline",
+                format!(
+                    "R ({}) must be ≤ msgx.mailbox.raw-retention R_keep ({})",
+                    m.pipeline.backfill_deadline, m.mailbox.raw_retention
+                ),
+            );
+        }
+        // §9.3 (2): dedup memory ≥ R_keep (INV-9).
+        if m.archive.dedup_memory < m.mailbox.raw_retention {
+            fail(
+                "msgx.archive.dedup-memory",
+                format!(
+                    "must be ≥ msgx.mailbox.raw-retention R_keep ({}), is {}",
+                    m.mailbox.raw_retention, m.archive.dedup_memory
+                ),
+            );
+        }
+        for (key, d) in self.durations() {
+            if d.is_zero() {
+                fail(&key, "every duration must be > 0".into());
+            }
+        }
+        for (key, n) in [
+            ("msgx.pipeline.claim-batch", m.pipeline.claim_batch),
+            ("msgx.pipeline.backfill-batch", m.pipeline.backfill_batch),
+            (
+                "msgx.pipeline.backfill-max-attempts",
+                m.pipeline.backfill_max_attempts,
+            ),
+            ("msgx.dispatch.batch", m.dispatch.batch),
+            ("msgx.dispatch.max-attempts", m.dispatch.max_attempts),
+            ("msgx.schd.flush-limit", m.schd.flush_limit),
+            ("msgx.postgres.max-connections", m.postgres.max_connections),
+        ] {
+            if n == 0 {
+                fail(key, "must be > 0".into());
+            }
+        }
+        if m.airport.timezone.parse::<chrono_tz::Tz>().is_err() {
+            fail(
+                "msgx.airport.timezone",
+                format!(
+                    "{:?} is not a time zone known to chrono-tz (e.g. Asia/Shanghai)",
+                    m.airport.timezone
+                ),
+            );
+        }
+        if chrono::NaiveTime::parse_from_str(&m.airport.day_cutover, "%H:%M").is_err() {
+            fail(
+                "msgx.airport.day-cutover",
+                format!("{:?} is not a local time HH:MM", m.airport.day_cutover),
+            );
+        }
+        if let Some(w) = &m.pipeline.cutover_watermark
+            && let Err(e) = w.parse::<CutoverWatermark>()
+        {
+            fail("msgx.pipeline.cutover-watermark", e);
+        }
+        for (i, rule) in m.ignore.iter().enumerate() {
+            if !valid_ignore_rule(rule) {
+                fail(
+                    &format!("msgx.ignore[{i}]"),
+                    format!("{rule:?} is not TYPE, TYPE-STYP or TYPE-* (letters and digits)"),
+                );
+            }
+        }
+        for (key, ident) in [
+            ("msgx.mailbox.inbox-table", &m.mailbox.inbox_table),
+            ("msgx.mailbox.outbox-table", &m.mailbox.outbox_table),
+            ("msgx.mailbox.processed-column", &m.mailbox.processed_column),
+        ] {
+            if ident.is_empty() || !ident.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                fail(
+                    key,
+                    format!("{ident:?} must be a plain SQL identifier (letters, digits, _)"),
+                );
+            }
+        }
+        if !matches!(m.log.format.as_str(), "text" | "json") {
+            fail(
+                "msgx.log.format",
+                format!("{:?} must be text or json", m.log.format),
+            );
+        }
+        match Profile::resolve(&m.daemon.schedule) {
+            Ok(profile) => {
+                for problem in profile.problems() {
+                    fail(
+                        &format!("msgx.daemon.schedule ({})", profile.origin),
+                        problem,
+                    );
+                }
+            }
+            Err(e) => fail("msgx.daemon.schedule", e.to_string()),
+        }
+        if issues.is_empty() {
+            Ok(())
+        } else {
+            Err(issues)
+        }
+    }
+
+    /// Every duration with its key, for the "> 0" rule.
+    fn durations(&self) -> Vec<(String, Dur)> {
+        let m = &self.msgx;
+        let mut all = vec![
+            (
+                "msgx.postgres.acquire-timeout".to_string(),
+                m.postgres.acquire_timeout,
+            ),
+            ("msgx.mailbox.raw-retention".into(), m.mailbox.raw_retention),
+            ("msgx.mailbox.timeout".into(), m.mailbox.timeout),
+            ("msgx.kafka.message-timeout".into(), m.kafka.message_timeout),
+            ("msgx.kafka.call-timeout".into(), m.kafka.call_timeout),
+            (
+                "msgx.kafka.reconnect-backoff-max".into(),
+                m.kafka.reconnect_backoff_max,
+            ),
+            (
+                "msgx.pipeline.max-commit-delay".into(),
+                m.pipeline.max_commit_delay,
+            ),
+            (
+                "msgx.pipeline.poll-interval".into(),
+                m.pipeline.poll_interval,
+            ),
+            (
+                "msgx.pipeline.backfill-deadline".into(),
+                m.pipeline.backfill_deadline,
+            ),
+            (
+                "msgx.pipeline.event-retention".into(),
+                m.pipeline.event_retention,
+            ),
+            (
+                "msgx.dispatch.transient-deadline".into(),
+                m.dispatch.transient_deadline,
+            ),
+            ("msgx.schd.flush-interval".into(), m.schd.flush_interval),
+            ("msgx.archive.after".into(), m.archive.after),
+            ("msgx.archive.dedup-memory".into(), m.archive.dedup_memory),
+            ("msgx.archive.hst-retention".into(), m.archive.hst_retention),
+            ("msgx.snaplog.retention".into(), m.snaplog.retention),
+            (
+                "msgx.flight-history.quiet-period".into(),
+                m.flight_history.quiet_period,
+            ),
+            (
+                "msgx.flight-history.min-age".into(),
+                m.flight_history.min_age,
+            ),
+            (
+                "msgx.flight-history.hst-retention".into(),
+                m.flight_history.hst_retention,
+            ),
+            ("msgx.request.expiry".into(), m.request.expiry),
+            ("msgx.request.retention".into(), m.request.retention),
+            ("msgx.request.clock-skew".into(), m.request.clock_skew),
+            ("msgx.job-run.retention".into(), m.job_run.retention),
+            (
+                "msgx.daemon.lock-check-interval".into(),
+                m.daemon.lock_check_interval,
+            ),
+            (
+                "msgx.daemon.standby-poll-interval".into(),
+                m.daemon.standby_poll_interval,
+            ),
+            (
+                "msgx.daemon.shutdown-timeout".into(),
+                m.daemon.shutdown_timeout,
+            ),
+        ];
+        for (i, d) in m.pipeline.retry_backoff.iter().enumerate() {
+            all.push((format!("msgx.pipeline.retry-backoff[{i}]"), *d));
+        }
+        for (i, d) in m.pipeline.backfill_backoff.iter().enumerate() {
+            all.push((format!("msgx.pipeline.backfill-backoff[{i}]"), *d));
+        }
+        all
+    }
+}
+
+/// `TYPE`, `TYPE-STYP` or `TYPE-*` (design §2 ignore rules).
+fn valid_ignore_rule(rule: &str) -> bool {
+    let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric());
+    match rule.split_once('-') {
+        None => word(rule),
+        Some((t, s)) => word(t) && (s == "*" || word(s)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn issue_keys(toml_text: &str) -> Vec<String> {
+        let c = Config::from_toml(toml_text, "test").expect("parses");
+        c.validate()
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|i| i.key)
+            .collect()
+    }
+
+    #[test]
+    fn backoff_tiers_must_match_attempts() {
+        let keys = issue_keys("[msgx.pipeline]\nmax-attempts = 3\n");
+        assert_eq!(keys, vec!["msgx.pipeline.retry-backoff"]);
+    }
+
+    #[test]
+    fn r_must_not_exceed_r_keep() {
+        let keys = issue_keys("[msgx.pipeline]\nbackfill-deadline = \"8d\"\n");
+        assert_eq!(keys, vec!["msgx.pipeline.backfill-deadline"]);
+    }
+
+    #[test]
+    fn dedup_memory_must_cover_r_keep() {
+        let keys = issue_keys("[msgx.archive]\ndedup-memory = \"6d\"\n");
+        assert_eq!(keys, vec!["msgx.archive.dedup-memory"]);
+    }
+
+    #[test]
+    fn zero_durations_are_rejected() {
+        let keys = issue_keys("[msgx.snaplog]\nretention = \"0s\"\n");
+        assert_eq!(keys, vec!["msgx.snaplog.retention"]);
+    }
+
+    #[test]
+    fn unknown_timezone_is_rejected() {
+        let keys = issue_keys("[msgx.airport]\ntimezone = \"Mars/Olympus\"\n");
+        assert_eq!(keys, vec!["msgx.airport.timezone"]);
+    }
+
+    #[test]
+    fn ignore_rules_are_checked() {
+        assert!(valid_ignore_rule("LDM"));
+        assert!(valid_ignore_rule("FLOP-*"));
+        assert!(valid_ignore_rule("SCHD-ADFT"));
+        assert!(!valid_ignore_rule("FLOP-"));
+        assert!(!valid_ignore_rule("a b"));
+    }
+}

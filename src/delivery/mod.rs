@@ -1,0 +1,3 @@
+//! Event delivery (design §8).
+
+pub mod event_cleanup;

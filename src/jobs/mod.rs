@@ -1,0 +1,99 @@
+//! Jobs: the unit the scheduler and `msgx run` invoke (River's service shape:
+//! a bounded `run_once` that returns a counts report). There is one path: the
+//! [`runner::Runner`] takes the job's lock, records JOB_RUN and calls
+//! `run_once`, for the daemon and the CLI alike.
+
+pub mod manifest;
+pub mod registry;
+pub mod runner;
+
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::instance_lock::LockGuard;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::PgPool;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Everything a job may use. Passed in; no globals (style §5).
+#[derive(Clone)]
+pub struct JobContext {
+    pub pg: PgPool,
+    pub config: Arc<Config>,
+    pub clock: SharedClock,
+    /// The lock the run holds; lost = stop before the next write.
+    pub guard: LockGuard,
+    /// Process shutdown was requested: finish the current batch, then stop.
+    pub shutdown: watch::Receiver<bool>,
+    /// Report what would be done; change nothing.
+    pub dry_run: bool,
+}
+
+impl JobContext {
+    /// Whether the job may start another batch (lock held, no shutdown,
+    /// within its time budget).
+    pub fn may_continue(&self, deadline: DateTime<Utc>) -> Result<bool, JobError> {
+        if !self.guard.is_active() {
+            return Err(JobError::LockLost);
+        }
+        Ok(!*self.shutdown.borrow() && self.clock.now() < deadline)
+    }
+}
+
+/// Per-run limits: from the job's manifest, `--max-items` overriding.
+#[derive(Debug, Clone)]
+pub struct RunBounds {
+    /// Items this run handles at most.
+    pub max_items: u64,
+    /// The run stops between batches after this.
+    pub time_budget: std::time::Duration,
+    /// Rows per statement (maintenance jobs).
+    pub batch: u32,
+}
+
+impl RunBounds {
+    /// The instant the budget ends, on the job's clock.
+    pub fn deadline(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        now + chrono::Duration::from_std(self.time_budget).unwrap_or(chrono::Duration::MAX)
+    }
+}
+
+/// What one `run_once` did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunReport {
+    /// Items handled (rows deleted, messages processed…); with `--dry-run`,
+    /// the items that would be handled.
+    pub items: u64,
+    /// True when the run stopped at a bound with work left.
+    pub more: bool,
+    /// Job-specific counts.
+    pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+impl RunReport {
+    /// Adds a named count.
+    pub fn count(&mut self, name: &str, n: u64) {
+        let prev = self.details.get(name).and_then(|v| v.as_u64()).unwrap_or(0);
+        self.details
+            .insert(name.to_string(), serde_json::Value::from(prev + n));
+    }
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("PostgreSQL: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("the lock this run holds was lost; stopped before the next write")]
+    LockLost,
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A schedulable, idempotent, bounded job.
+#[async_trait::async_trait]
+pub trait Job: Send + Sync {
+    /// One bounded pass. Must be safe to repeat (idempotent).
+    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError>;
+}

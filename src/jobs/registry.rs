@@ -1,0 +1,45 @@
+//! Job name → implementation. A job whose manifest exists but whose code does
+//! not yet is listed as not implemented, and `msgx run` says so (exit 3).
+
+use super::Job;
+use std::sync::Arc;
+
+/// The implementation of `name`, or `None` when it is not implemented yet.
+pub fn get(name: &str) -> Option<Arc<dyn Job>> {
+    use crate::{delivery, maintenance, requests};
+    let job: Arc<dyn Job> = match name {
+        "event-cleanup" => Arc::new(delivery::event_cleanup::EventCleanup),
+        "snaplog-purge" => Arc::new(maintenance::snaplog_purge::SnaplogPurge),
+        "retention" => Arc::new(maintenance::retention::Retention),
+        "request-expiry" => Arc::new(requests::expiry::RequestExpiry),
+        _ => return None,
+    };
+    Some(job)
+}
+
+/// True when `name` has an implementation.
+pub fn is_implemented(name: &str) -> bool {
+    get(name).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn registry_names_are_manifest_names() {
+        let names: Vec<String> = super::super::manifest::all()
+            .unwrap()
+            .into_iter()
+            .map(|m| m.name)
+            .collect();
+        for implemented in [
+            "event-cleanup",
+            "snaplog-purge",
+            "retention",
+            "request-expiry",
+        ] {
+            assert!(names.iter().any(|n| n == implemented));
+            assert!(super::is_implemented(implemented));
+        }
+        assert!(!super::is_implemented("no-such-job"));
+    }
+}

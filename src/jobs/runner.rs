@@ -1,0 +1,271 @@
+//! The single path by which any job runs (daemon tick or `msgx run`): take the
+//! job's lock (issue 2, item 6), record JOB_RUN, call `run_once` within the
+//! bounds, record the outcome, release.
+
+use super::manifest::{self, LockKind, Manifest};
+use super::{JobContext, JobError, RunBounds, RunReport, registry};
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::instance_lock::{self, AdvisoryLock, LockError, LockGuard, LockKey};
+use crate::store::pg::job_run::{self, Outcome};
+use serde::Serialize;
+use sqlx::PgPool;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Who started the run (stored in JOB_RUN.TRIGGER).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    Daemon,
+    Cli,
+}
+
+impl Trigger {
+    fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Daemon => "daemon",
+            Trigger::Cli => "cli",
+        }
+    }
+}
+
+/// Per-run options from the CLI (the daemon uses the defaults).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Overrides the manifest's `max-items`.
+    pub max_items: Option<u64>,
+    /// Repeat `run_once` while it reports more work.
+    pub until_empty: bool,
+    /// Report only.
+    pub dry_run: bool,
+}
+
+/// The result of one run, as `msgx run --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    pub job: String,
+    pub outcome: Outcome,
+    pub items: u64,
+    pub more: bool,
+    pub dry_run: bool,
+    pub error: Option<String>,
+    pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Why a run did not happen or failed outside the job.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("unknown job {0:?}; `msgx jobs` lists them")]
+    UnknownJob(String),
+    #[error("job {0} is not implemented yet")]
+    NotImplemented(String),
+    #[error("{lock} lock is held by {holder}; {hint}")]
+    Locked {
+        lock: &'static str,
+        holder: String,
+        hint: &'static str,
+    },
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("PostgreSQL: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+/// Runs jobs for one process.
+#[derive(Clone)]
+pub struct Runner {
+    pub pg: PgPool,
+    pub config: Arc<Config>,
+    pub clock: SharedClock,
+    /// This process's name in JOB_RUN and in `pg_stat_activity`.
+    pub instance: String,
+    pub trigger: Trigger,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+impl Runner {
+    /// Runs `name` once (or until empty), under the right lock.
+    ///
+    /// `instance_guard` is the daemon's instance-lock guard; `None` means this
+    /// is a CLI run that must take the instance lock itself for a pipeline job.
+    pub async fn run(
+        &self,
+        name: &str,
+        opts: &RunOptions,
+        instance_guard: Option<&LockGuard>,
+    ) -> Result<RunSummary, RunError> {
+        let manifest =
+            manifest::find(name).ok_or_else(|| RunError::UnknownJob(name.to_string()))?;
+        let lock_name: &'static str = manifest::MANIFEST_SOURCES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, _)| *n)
+            .unwrap_or("job");
+
+        // Take the lock first: a refused run must say who holds it (exit 4)
+        // before anything else happens.
+        let (owned_lock, guard) = match (manifest.lock, instance_guard) {
+            (LockKind::Instance, Some(g)) => (None, g.clone()),
+            (LockKind::Instance, None) => {
+                let lock = self.acquire(LockKey::instance(), &manifest).await?;
+                let guard = lock.guard();
+                (Some(lock), guard)
+            }
+            (LockKind::Job, _) => {
+                let lock = self.acquire(LockKey::job(lock_name), &manifest).await?;
+                let guard = lock.guard();
+                (Some(lock), guard)
+            }
+        };
+
+        let result = match registry::get(name) {
+            None => Err(RunError::NotImplemented(name.to_string())),
+            Some(job) => Ok(self.run_locked(&manifest, job.as_ref(), opts, guard).await),
+        };
+        if let Some(lock) = owned_lock {
+            lock.release().await;
+        }
+        result?
+    }
+
+    async fn acquire(
+        &self,
+        key: LockKey,
+        manifest: &Manifest,
+    ) -> Result<Arc<AdvisoryLock>, RunError> {
+        let app = format!(
+            "msgx {} {} {}",
+            self.trigger.as_str(),
+            manifest.name,
+            self.instance
+        );
+        match AdvisoryLock::try_acquire(&self.config.msgx.postgres.url, key, &app).await? {
+            Some(lock) => {
+                let lock = Arc::new(lock);
+                tokio::spawn(
+                    lock.clone()
+                        .watch(self.config.msgx.daemon.lock_check_interval.std()),
+                );
+                Ok(lock)
+            }
+            None => {
+                let holder = instance_lock::holder(&self.pg, key)
+                    .await?
+                    .map(|h| h.to_string())
+                    .unwrap_or_else(|| "another session".into());
+                let _ = job_run::insert_skipped_locked(
+                    &self.pg,
+                    &manifest.name,
+                    self.trigger.as_str(),
+                    &self.instance,
+                    self.clock.now(),
+                    &format!("{} lock held by {holder}", key.name),
+                )
+                .await;
+                let hint = if key == LockKey::instance() {
+                    "another msgx instance is active (a daemon, or a `run` of a pipeline job); stop it or let it do the work"
+                } else {
+                    "another run of this job is in progress; try again when it ends"
+                };
+                Err(RunError::Locked {
+                    lock: key.name,
+                    holder,
+                    hint,
+                })
+            }
+        }
+    }
+
+    async fn run_locked(
+        &self,
+        manifest: &Manifest,
+        job: &dyn super::Job,
+        opts: &RunOptions,
+        guard: LockGuard,
+    ) -> Result<RunSummary, RunError> {
+        let bounds = RunBounds {
+            max_items: opts.max_items.unwrap_or(manifest.bounds.max_items),
+            time_budget: manifest.bounds.time_budget.std(),
+            batch: manifest.bounds.batch.unwrap_or(500),
+        };
+        let ctx = JobContext {
+            pg: self.pg.clone(),
+            config: self.config.clone(),
+            clock: self.clock.clone(),
+            guard,
+            shutdown: self.shutdown.clone(),
+            dry_run: opts.dry_run,
+        };
+        let run_id = job_run::insert_started(
+            &self.pg,
+            &manifest.name,
+            self.trigger.as_str(),
+            &self.instance,
+            self.clock.now(),
+        )
+        .await?;
+        let mut total = RunReport::default();
+        let mut failure: Option<JobError> = None;
+        loop {
+            match job.run_once(&ctx, &bounds).await {
+                Ok(report) => {
+                    total.items += report.items;
+                    total.more = report.more;
+                    for (k, v) in report.details {
+                        total.count(&k, v.as_u64().unwrap_or(0));
+                    }
+                    let stop = !opts.until_empty
+                        || !report.more
+                        || report.items == 0
+                        || opts.dry_run
+                        || !ctx.guard.is_active()
+                        || *ctx.shutdown.borrow();
+                    if stop {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        let (outcome, error) = match &failure {
+            None => (Outcome::Succeeded, None),
+            Some(JobError::LockLost) => (Outcome::Aborted, Some(JobError::LockLost.to_string())),
+            Some(e) => (Outcome::Failed, Some(e.to_string())),
+        };
+        let details = serde_json::Value::Object(total.details.clone());
+        if let Err(e) = job_run::finish(
+            &self.pg,
+            run_id,
+            self.clock.now(),
+            outcome,
+            total.items,
+            error.as_deref(),
+            &details,
+        )
+        .await
+        {
+            tracing::error!(job = %manifest.name, error = %e, "Cannot record the end of a job run");
+        }
+        match outcome {
+            Outcome::Succeeded if total.items > 0 => {
+                tracing::info!(job = %manifest.name, items = total.items, more = total.more, "Job run finished")
+            }
+            Outcome::Succeeded => {
+                tracing::debug!(job = %manifest.name, "Job run found nothing to do")
+            }
+            _ => tracing::error!(job = %manifest.name, error = ?error, "Job run did not succeed"),
+        }
+        Ok(RunSummary {
+            job: manifest.name.clone(),
+            outcome,
+            items: total.items,
+            more: total.more,
+            dry_run: opts.dry_run,
+            error,
+            details: total.details,
+        })
+    }
+}

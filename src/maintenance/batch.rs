@@ -1,0 +1,70 @@
+//! The one bounded-batch loop every purge and retention job uses (River's
+//! `runOnce`: a LIMITed statement repeated until a short batch, the item
+//! bound, the time budget, shutdown or lock loss).
+
+use crate::jobs::{JobContext, JobError, RunBounds, RunReport};
+use chrono::{DateTime, Utc};
+
+/// One statement family: rows older than a cutoff.
+pub struct Sweep {
+    /// Name of the count in the report, e.g. `job_run_deleted`.
+    pub label: &'static str,
+    /// Counts candidates: `$1` = cutoff.
+    pub count_sql: &'static str,
+    /// Changes at most `$2` candidates: `$1` = cutoff, `$2` = limit, `$3` = now.
+    pub apply_sql: &'static str,
+}
+
+/// Runs `sweep` for rows older than `cutoff` within the run's bounds.
+/// `budget_left` is the item bound still available to this sweep.
+pub async fn run_sweep(
+    ctx: &JobContext,
+    bounds: &RunBounds,
+    deadline: DateTime<Utc>,
+    sweep: &Sweep,
+    cutoff: DateTime<Utc>,
+    report: &mut RunReport,
+) -> Result<(), JobError> {
+    let budget_left = bounds.max_items.saturating_sub(report.items);
+    if ctx.dry_run {
+        let n: i64 = sqlx::query_scalar(sweep.count_sql)
+            .bind(cutoff)
+            .fetch_one(&ctx.pg)
+            .await?;
+        let n = u64::try_from(n).unwrap_or(0);
+        let take = n.min(budget_left);
+        report.items += take;
+        report.more |= n > take;
+        report.count(sweep.label, take);
+        return Ok(());
+    }
+    let mut done = 0u64;
+    loop {
+        if done >= budget_left {
+            report.more = true;
+            break;
+        }
+        if !ctx.may_continue(deadline)? {
+            report.more = true;
+            break;
+        }
+        let limit = u64::from(bounds.batch.max(1)).min(budget_left - done);
+        let affected = sqlx::query(sweep.apply_sql)
+            .bind(cutoff)
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .bind(ctx.clock.now())
+            .execute(&ctx.pg)
+            .await?
+            .rows_affected();
+        done += affected;
+        if affected < limit {
+            break;
+        }
+    }
+    report.items += done;
+    report.count(sweep.label, done);
+    if done > 0 {
+        tracing::info!(job_step = sweep.label, rows = done, %cutoff, "Swept rows");
+    }
+    Ok(())
+}

@@ -1,0 +1,5 @@
+//! Maintenance jobs (design §9.3): bounded, idempotent, safe for cron windows.
+
+pub mod batch;
+pub mod retention;
+pub mod snaplog_purge;

@@ -1,0 +1,3 @@
+//! Upstream requests (design §7.2).
+
+pub mod expiry;

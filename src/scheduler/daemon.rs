@@ -1,0 +1,305 @@
+//! The scheduler daemon (issue 2, item 7): takes the instance lock (or waits
+//! for it as a hot standby), loads a schedule profile and runs each job at its
+//! cron times through the one [`Runner`] path. Never overlaps two runs of the
+//! same job. On SIGINT/SIGTERM it lets the running bounded batch finish within
+//! `msgx.daemon.shutdown-timeout`; on lock loss it stops at once.
+
+use super::profile::Profile;
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
+use crate::jobs::registry;
+use crate::jobs::runner::{RunError, RunOptions, Runner, Trigger};
+use crate::store::pg;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio_cron_scheduler::{Job as CronJob, JobScheduler};
+
+/// Exit codes of the daemon (documented in the README).
+pub mod exit {
+    pub const OK: i32 = 0;
+    pub const FAILURE: i32 = 1;
+    pub const LOCKED: i32 = 4;
+}
+
+/// `msgx daemon` options.
+#[derive(Debug, Clone, Default)]
+pub struct DaemonOptions {
+    /// Wait for the instance lock instead of exiting.
+    pub standby: bool,
+    /// Overrides `msgx.daemon.schedule`.
+    pub schedule: Option<String>,
+}
+
+/// Shared state of the running daemon.
+struct Inner {
+    runner: Runner,
+    guard: LockGuard,
+    running: BTreeMap<String, AtomicBool>,
+    stopping: AtomicBool,
+}
+
+impl Inner {
+    /// One cron tick of `job`: skip when a run is still going (no overlap),
+    /// when stopping, or when the lock is gone.
+    async fn tick(&self, job: &str) {
+        if self.stopping.load(Ordering::SeqCst) || !self.guard.is_active() {
+            return;
+        }
+        let Some(flag) = self.running.get(job) else {
+            return;
+        };
+        if flag.swap(true, Ordering::SeqCst) {
+            tracing::debug!(job, "Previous run still going; tick skipped");
+            return;
+        }
+        match self
+            .runner
+            .run(job, &RunOptions::default(), Some(&self.guard))
+            .await
+        {
+            Ok(_) => {}
+            Err(RunError::Locked { holder, .. }) => {
+                tracing::info!(job, %holder, "Job lock held elsewhere; run skipped and recorded")
+            }
+            Err(e) => tracing::error!(job, error = %e, "Job could not run"),
+        }
+        flag.store(false, Ordering::SeqCst);
+    }
+
+    fn any_running(&self) -> bool {
+        self.running.values().any(|f| f.load(Ordering::SeqCst))
+    }
+}
+
+/// Runs the daemon until a signal or lock loss; returns the exit code.
+pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -> i32 {
+    let profile_name = opts
+        .schedule
+        .clone()
+        .unwrap_or_else(|| config.msgx.daemon.schedule.clone());
+    let profile = match Profile::resolve(&profile_name) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("msgx daemon: {e}");
+            return 2;
+        }
+    };
+    if let problems @ [_, ..] = profile.problems().as_slice() {
+        eprintln!(
+            "msgx daemon: schedule {} is invalid: {}",
+            profile.origin,
+            problems.join("; ")
+        );
+        return 2;
+    }
+    let pool = match pg::connect(&config.msgx.postgres).await {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("msgx daemon: cannot connect to PostgreSQL: {e}");
+            return exit::FAILURE;
+        }
+    };
+    if let Err(e) = pg::ensure_schema_current(&pool).await {
+        eprintln!("msgx daemon: {e}");
+        return exit::FAILURE;
+    }
+
+    let instance = instance_name();
+    let app = format!("msgx daemon {instance}");
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let lock = match acquire_instance(&config, &pool, &app, opts.standby, stop_rx.clone()).await {
+        Ok(Some(lock)) => Arc::new(lock),
+        Ok(None) => return exit::OK, // stopped while standing by
+        Err(code) => return code,
+    };
+    tracing::info!(pid = lock.pid(), profile = %profile.origin, "Instance lock taken: this daemon is active");
+    tokio::spawn(
+        lock.clone()
+            .watch(config.msgx.daemon.lock_check_interval.std()),
+    );
+
+    let mut running = BTreeMap::new();
+    for job in profile.jobs.keys() {
+        if registry::is_implemented(job) {
+            running.insert(job.clone(), AtomicBool::new(false));
+        } else {
+            tracing::warn!(job, "Scheduled job is not implemented yet; not scheduled");
+        }
+    }
+    let inner = Arc::new(Inner {
+        runner: Runner {
+            pg: pool.clone(),
+            config: config.clone(),
+            clock,
+            instance,
+            trigger: Trigger::Daemon,
+            shutdown: stop_rx.clone(),
+        },
+        guard: lock.guard(),
+        running,
+        stopping: AtomicBool::new(false),
+    });
+
+    let mut sched = match build_scheduler(&profile, &inner).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("msgx daemon: cannot start the scheduler: {e}");
+            lock.release().await;
+            return exit::FAILURE;
+        }
+    };
+
+    let code = wait_for_stop(&lock).await;
+    inner.stopping.store(true, Ordering::SeqCst);
+    let _ = stop_tx.send(true);
+    if let Err(e) = sched.shutdown().await {
+        tracing::warn!(error = %e, "Scheduler shutdown reported an error");
+    }
+    let timeout = config.msgx.daemon.shutdown_timeout.std();
+    let waited = tokio::time::timeout(timeout, async {
+        while inner.any_running() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    if waited.is_err() {
+        tracing::warn!(
+            ?timeout,
+            "Running job did not finish within the shutdown timeout"
+        );
+    }
+    lock.release().await;
+    tracing::info!(exit_code = code, "Daemon stopped");
+    code
+}
+
+/// Takes the instance lock; as a standby, waits for it.
+async fn acquire_instance(
+    config: &Config,
+    pool: &sqlx::PgPool,
+    app: &str,
+    standby: bool,
+    mut stop: watch::Receiver<bool>,
+) -> Result<Option<AdvisoryLock>, i32> {
+    let mut announced = false;
+    loop {
+        match AdvisoryLock::try_acquire(&config.msgx.postgres.url, LockKey::instance(), app).await {
+            Ok(Some(lock)) => return Ok(Some(lock)),
+            Ok(None) => {
+                let holder = instance_lock::holder(pool, LockKey::instance())
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|h| h.to_string())
+                    .unwrap_or_else(|| "another session".into());
+                if !standby {
+                    eprintln!(
+                        "msgx daemon: another instance is active: instance lock held by {holder}. \
+                         Use --standby to wait as a hot standby."
+                    );
+                    return Err(exit::LOCKED);
+                }
+                if !announced {
+                    tracing::info!(%holder, "Standing by: instance lock held elsewhere");
+                    announced = true;
+                }
+            }
+            Err(e) => {
+                if !standby {
+                    eprintln!("msgx daemon: {e}");
+                    return Err(exit::FAILURE);
+                }
+                tracing::warn!(error = %e, "Standby cannot reach PostgreSQL; retrying");
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(config.msgx.daemon.standby_poll_interval.std()) => {}
+            _ = shutdown_signal() => return Ok(None),
+            _ = stop.changed() => return Ok(None),
+        }
+    }
+}
+
+async fn build_scheduler(
+    profile: &Profile,
+    inner: &Arc<Inner>,
+) -> Result<JobScheduler, tokio_cron_scheduler::JobSchedulerError> {
+    let sched = JobScheduler::new().await?;
+    for (job, cron) in &profile.jobs {
+        if !inner.running.contains_key(job) {
+            continue;
+        }
+        let inner = inner.clone();
+        let name = job.clone();
+        let cron_job = CronJob::new_async(cron.as_str(), move |_id, _lock| {
+            let inner = inner.clone();
+            let name = name.clone();
+            Box::pin(async move {
+                // A task per tick, so one slow job never delays another's ticks.
+                tokio::spawn(async move { inner.tick(&name).await });
+            })
+        })?;
+        sched.add(cron_job).await?;
+    }
+    sched.start().await?;
+    Ok(sched)
+}
+
+/// Resolves when a stop is due: a signal (exit 0) or lock loss (exit 4).
+async fn wait_for_stop(lock: &AdvisoryLock) -> i32 {
+    let lost = async {
+        loop {
+            if lock.is_lost() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::select! {
+        _ = shutdown_signal() => {
+            tracing::info!("Shutdown requested; letting the running batch finish");
+            exit::OK
+        }
+        _ = lost => {
+            tracing::error!("Instance lock lost: no further job starts; exiting so a standby can take over");
+            exit::LOCKED
+        }
+    }
+}
+
+/// SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// `host:pid`, shown in JOB_RUN and `pg_stat_activity`.
+pub fn instance_name() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    format!("{host}:{}", std::process::id())
+}

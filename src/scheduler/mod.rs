@@ -1,0 +1,4 @@
+//! The scheduler daemon and its schedule profiles.
+
+pub mod daemon;
+pub mod profile;

@@ -1,0 +1,125 @@
+//! Schedule profiles (`schedules/*.toml`): which job runs at which cron times.
+//! `daemon` and `maintenance-window` are embedded; any other value is a path.
+
+use crate::jobs::manifest;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The embedded profiles.
+pub const PROFILES: &[(&str, &str)] = &[
+    ("daemon", include_str!("../../schedules/daemon.toml")),
+    (
+        "maintenance-window",
+        include_str!("../../schedules/maintenance-window.toml"),
+    ),
+];
+
+/// A loaded profile.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// Profile name or file path it came from.
+    pub origin: String,
+    pub description: String,
+    /// Job name → 6-field cron expression (seconds first, UTC).
+    pub jobs: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileFile {
+    #[serde(default)]
+    description: String,
+    jobs: BTreeMap<String, String>,
+}
+
+/// Why a profile could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error(
+        "schedule profile {0:?} is neither a built-in profile (daemon, maintenance-window) nor a readable file: {1}"
+    )]
+    NotFound(String, std::io::Error),
+    #[error("schedule profile {0} is not valid TOML: {1}")]
+    Parse(String, String),
+}
+
+impl Profile {
+    /// Loads a built-in profile by name, else a file by path.
+    pub fn resolve(name_or_path: &str) -> Result<Profile, ProfileError> {
+        let (origin, text) = match PROFILES.iter().find(|(n, _)| *n == name_or_path) {
+            Some((n, t)) => (n.to_string(), t.to_string()),
+            None => {
+                let text = std::fs::read_to_string(name_or_path)
+                    .map_err(|e| ProfileError::NotFound(name_or_path.into(), e))?;
+                (name_or_path.to_string(), text)
+            }
+        };
+        let file: ProfileFile = toml::from_str(&text)
+            .map_err(|e| ProfileError::Parse(origin.clone(), e.to_string()))?;
+        Ok(Profile {
+            origin,
+            description: file.description,
+            jobs: file.jobs,
+        })
+    }
+
+    /// Unknown job names and cron expressions that do not parse.
+    pub fn problems(&self) -> Vec<String> {
+        let known: Vec<String> = manifest::all()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| m.name)
+            .collect();
+        let mut out = Vec::new();
+        for (job, cron) in &self.jobs {
+            if !known.contains(job) {
+                out.push(format!("unknown job {job:?} (see `msgx jobs`)"));
+            }
+            if let Err(e) = parse_cron(cron) {
+                out.push(format!("job {job}: cron {cron:?} does not parse: {e}"));
+            }
+        }
+        out
+    }
+}
+
+/// Parses a cron expression exactly as tokio-cron-scheduler does (6 fields,
+/// seconds required, day-of-month and day-of-week both honoured).
+pub fn parse_cron(expr: &str) -> Result<croner::Cron, String> {
+    croner::parser::CronParser::builder()
+        .seconds(croner::parser::Seconds::Required)
+        .dom_and_dow(true)
+        .build()
+        .parse(expr)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_profiles_are_valid() {
+        for (name, _) in PROFILES {
+            let p = Profile::resolve(name).expect("loads");
+            assert!(p.problems().is_empty(), "{name}: {:?}", p.problems());
+            assert!(!p.jobs.is_empty());
+        }
+        let daemon = Profile::resolve("daemon").unwrap();
+        assert_eq!(daemon.jobs.len(), 11, "the daemon profile runs every job");
+        let window = Profile::resolve("maintenance-window").unwrap();
+        assert!(window.jobs.contains_key("archive-proc-state"));
+        assert!(!window.jobs.contains_key("pump-drain"));
+    }
+
+    #[test]
+    fn bad_cron_and_unknown_job_are_reported() {
+        let p = Profile {
+            origin: "t".into(),
+            description: String::new(),
+            jobs: [("nope".to_string(), "* * *".to_string())].into(),
+        };
+        let problems = p.problems();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+    }
+}

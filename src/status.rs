@@ -1,0 +1,199 @@
+//! `msgx status`: what an operator checks first — schema, which instance is
+//! active, the watermark, backlog by state, outbox, and each job's last run.
+
+use crate::clock::SharedClock;
+use crate::instance_lock::{self, Holder, LockKey};
+use crate::store::pg::{self, StoreError, job_run};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::{PgPool, Row};
+use std::collections::BTreeMap;
+
+/// The whole status report (`--json` prints it as is).
+#[derive(Debug, Serialize)]
+pub struct Status {
+    pub now: DateTime<Utc>,
+    pub schema_version: Option<i64>,
+    pub schema_expected: i64,
+    /// The process holding the instance lock, if any.
+    pub active_instance: Option<Holder>,
+    /// `msgx.mailbox.shadow`: msgx never writes to the mailbox.
+    pub shadow_mode: bool,
+    pub cursor: Cursor,
+    pub holes_released: i64,
+    pub late_rows: i64,
+    /// PROC_STATE counts by state (ARCHIVED shown apart from the backlog).
+    pub proc_state: BTreeMap<String, i64>,
+    /// `msgx.pipeline.backlog.oldest_unprocessed_seconds` (design §5.1).
+    pub oldest_unprocessed_seconds: Option<i64>,
+    /// Outbox rows by target and status.
+    pub outbox: BTreeMap<String, BTreeMap<String, i64>>,
+    pub jobs: Vec<job_run::LastRun>,
+}
+
+/// INBOX_CURSOR.
+#[derive(Debug, Serialize, Default)]
+pub struct Cursor {
+    pub w: i64,
+    pub hole_since: Option<DateTime<Utc>>,
+    pub seeded_at: Option<DateTime<Utc>>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+/// Reads the status. Fails with [`StoreError::SchemaMismatch`] on an
+/// unmigrated database.
+pub async fn collect(
+    pool: &PgPool,
+    clock: &SharedClock,
+    shadow: bool,
+) -> Result<Status, StoreError> {
+    let schema_version = pg::ensure_schema_current(pool).await?;
+    let now = clock.now();
+    let c =
+        sqlx::query("SELECT w, hole_since, seeded_at, updated_at FROM inbox_cursor WHERE id = 1")
+            .fetch_optional(pool)
+            .await?;
+    let cursor = match c {
+        Some(r) => Cursor {
+            w: r.try_get("w")?,
+            hole_since: r.try_get("hole_since")?,
+            seeded_at: r.try_get("seeded_at")?,
+            updated_at: r.try_get("updated_at")?,
+        },
+        None => Cursor::default(),
+    };
+    let holes_released: i64 = sqlx::query_scalar("SELECT count(*) FROM inbox_hole")
+        .fetch_one(pool)
+        .await?;
+    let late_rows: i64 = sqlx::query_scalar("SELECT count(*) FROM inbox_late_row")
+        .fetch_one(pool)
+        .await?;
+    let mut proc_state = BTreeMap::new();
+    for r in sqlx::query("SELECT state, count(*) AS n FROM proc_state GROUP BY state")
+        .fetch_all(pool)
+        .await?
+    {
+        proc_state.insert(r.try_get::<String, _>("state")?, r.try_get::<i64, _>("n")?);
+    }
+    let oldest: Option<DateTime<Utc>> = sqlx::query_scalar(
+        "SELECT min(enqueued_at) FROM proc_state WHERE state IN ('PENDING', 'FAILED')",
+    )
+    .fetch_one(pool)
+    .await?;
+    let mut outbox: BTreeMap<String, BTreeMap<String, i64>> = BTreeMap::new();
+    for r in
+        sqlx::query("SELECT target, status, count(*) AS n FROM msg_event GROUP BY target, status")
+            .fetch_all(pool)
+            .await?
+    {
+        outbox
+            .entry(r.try_get("target")?)
+            .or_default()
+            .insert(r.try_get("status")?, r.try_get("n")?);
+    }
+    Ok(Status {
+        now,
+        schema_version: Some(schema_version),
+        schema_expected: pg::expected_version(),
+        active_instance: instance_lock::holder(pool, LockKey::instance()).await?,
+        shadow_mode: shadow,
+        cursor,
+        holes_released,
+        late_rows,
+        proc_state,
+        oldest_unprocessed_seconds: oldest.map(|t| (now - t).num_seconds().max(0)),
+        outbox,
+        jobs: job_run::last_runs(pool).await?,
+    })
+}
+
+/// The human-readable form.
+pub fn render(s: &Status) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "msgx status at {}",
+        s.now.format("%Y-%m-%d %H:%M:%S UTC")
+    );
+    let _ = writeln!(o, "  schema:          v{} (current)", s.schema_expected);
+    let _ = writeln!(
+        o,
+        "  active instance: {}",
+        s.active_instance
+            .as_ref()
+            .map(|h| h.to_string())
+            .unwrap_or_else(|| "none".into())
+    );
+    let _ = writeln!(
+        o,
+        "  mailbox mode:    {}",
+        if s.shadow_mode {
+            "SHADOW (no writes)"
+        } else {
+            "normal"
+        }
+    );
+    let _ = writeln!(
+        o,
+        "  watermark W:     {}{}",
+        s.cursor.w,
+        s.cursor
+            .hole_since
+            .map(|t| format!("  (hole at W+1 since {t})"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        o,
+        "  holes released:  {}   late rows: {}",
+        s.holes_released, s.late_rows
+    );
+    let states: Vec<String> = s
+        .proc_state
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let _ = writeln!(
+        o,
+        "  messages:        {}",
+        if states.is_empty() {
+            "none".to_string()
+        } else {
+            states.join(" ")
+        }
+    );
+    let _ = writeln!(
+        o,
+        "  oldest unprocessed: {}",
+        s.oldest_unprocessed_seconds
+            .map(|n| format!("{n}s"))
+            .unwrap_or_else(|| "-".into())
+    );
+    for (target, by) in &s.outbox {
+        let parts: Vec<String> = by.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(o, "  outbox {target}: {}", parts.join(" "));
+    }
+    if s.outbox.is_empty() {
+        let _ = writeln!(o, "  outbox:          empty");
+    }
+    let _ = writeln!(o, "  jobs (last run):");
+    if s.jobs.is_empty() {
+        let _ = writeln!(o, "    none yet");
+    }
+    for j in &s.jobs {
+        let _ = writeln!(
+            o,
+            "    {:<22} {:<15} items={:<7} {} ({}){}",
+            j.job,
+            j.outcome,
+            j.items,
+            j.started_at.format("%Y-%m-%d %H:%M:%S"),
+            j.trigger,
+            j.error
+                .as_ref()
+                .map(|e| format!("  error: {e}"))
+                .unwrap_or_default()
+        );
+    }
+    o
+}

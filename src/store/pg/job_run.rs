@@ -1,0 +1,123 @@
+//! JOB_RUN: one row per job run, written at start (RUNNING) and finished with
+//! its outcome, so an operator sees runs that never ended too.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::PgPool;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Outcome {
+    Running,
+    Succeeded,
+    Failed,
+    /// The job's lock was held elsewhere; nothing ran.
+    SkippedLocked,
+    /// Stopped by lock loss or shutdown before it finished.
+    Aborted,
+}
+
+impl Outcome {
+    /// The stored text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Running => "RUNNING",
+            Outcome::Succeeded => "SUCCEEDED",
+            Outcome::Failed => "FAILED",
+            Outcome::SkippedLocked => "SKIPPED_LOCKED",
+            Outcome::Aborted => "ABORTED",
+        }
+    }
+}
+
+/// Starts a run; returns its id.
+pub async fn insert_started(
+    pool: &PgPool,
+    job: &str,
+    trigger: &str,
+    instance: &str,
+    at: DateTime<Utc>,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "INSERT INTO job_run (job, trigger, instance, started_at, outcome) \
+         VALUES ($1, $2, $3, $4, 'RUNNING') RETURNING id",
+    )
+    .bind(job)
+    .bind(trigger)
+    .bind(instance)
+    .bind(at)
+    .fetch_one(pool)
+    .await
+}
+
+/// Finishes a run.
+#[allow(clippy::too_many_arguments)]
+pub async fn finish(
+    pool: &PgPool,
+    id: i64,
+    at: DateTime<Utc>,
+    outcome: Outcome,
+    items: u64,
+    error: Option<&str>,
+    details: &serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE job_run SET finished_at = $2, outcome = $3, items = $4, error = $5, details = $6 \
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(at)
+    .bind(outcome.as_str())
+    .bind(i64::try_from(items).unwrap_or(i64::MAX))
+    .bind(error)
+    .bind(details)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Records a run that did not start because its lock was held elsewhere.
+pub async fn insert_skipped_locked(
+    pool: &PgPool,
+    job: &str,
+    trigger: &str,
+    instance: &str,
+    at: DateTime<Utc>,
+    holder: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO job_run (job, trigger, instance, started_at, finished_at, outcome, error) \
+         VALUES ($1, $2, $3, $4, $4, 'SKIPPED_LOCKED', $5)",
+    )
+    .bind(job)
+    .bind(trigger)
+    .bind(instance)
+    .bind(at)
+    .bind(holder)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// The last run of each job, for `status`.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct LastRun {
+    pub job: String,
+    pub trigger: String,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub outcome: String,
+    pub items: i64,
+    pub error: Option<String>,
+}
+
+/// The newest row per job.
+pub async fn last_runs(pool: &PgPool) -> Result<Vec<LastRun>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT DISTINCT ON (job) job, trigger, started_at, finished_at, outcome, items, error \
+         FROM job_run ORDER BY job, started_at DESC, id DESC",
+    )
+    .fetch_all(pool)
+    .await
+}
