@@ -250,7 +250,8 @@ impl AdvisoryLock {
     }
 }
 
-/// Who holds `key` now, if anyone.
+/// Who holds `key` now, if anyone. Advisory locks are per database, so only
+/// this database's holders count.
 pub async fn holder<'e, E>(executor: E, key: LockKey) -> Result<Option<Holder>, sqlx::Error>
 where
     E: Executor<'e, Database = sqlx::Postgres>,
@@ -260,7 +261,9 @@ where
                 a.backend_start \
          FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
          WHERE l.locktype = 'advisory' AND l.classid = $1::int::oid AND l.objid = $2::int::oid \
-           AND l.objsubid = 2 AND l.granted LIMIT 1",
+           AND l.objsubid = 2 AND l.granted \
+           AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+         LIMIT 1",
     )
     .bind(key.namespace)
     .bind(key.id)

@@ -20,7 +20,7 @@ pub enum LogTarget {
 pub fn init(cfg: &Log, target: LogTarget) -> Option<WorkerGuard> {
     let filter = || {
         EnvFilter::try_from_default_env()
-            .or_else(|_| EnvFilter::try_new(&cfg.level))
+            .or_else(|_| EnvFilter::try_new(format!("{},sqlx::postgres::notice=warn", cfg.level)))
             .unwrap_or_else(|_| EnvFilter::new("info"))
     };
     let json = cfg.format == "json";

@@ -651,6 +651,13 @@ mod tests {
     }
 
     #[test]
+    fn documented_local_config_equals_the_defaults() {
+        let local = Config::from_toml(include_str!("../../config/msgx.toml"), "config/msgx.toml")
+            .expect("config/msgx.toml parses");
+        assert_eq!(local.to_masked_toml(), Config::default().to_masked_toml());
+    }
+
+    #[test]
     fn env_overrides_connection_settings() {
         let mut c = Config::default();
         c.apply_env(|k| match k {

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Idempotent local services for msgx (issue 2, item 9): installs PostgreSQL and
+# MariaDB with apt when absent, starts them when stopped, and creates the msgx
+# role/databases and the mailbox tables. Works on a fresh Debian machine (as
+# root) and where the services already run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[services] %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+PG_USER=${MSGX_PG_USER:-msgx}
+PG_PASS=${MSGX_PG_PASS:-msgx}
+PG_DB=${MSGX_PG_DB:-msgx}
+MB_USER=${MSGX_MB_USER:-msgx}
+MB_PASS=${MSGX_MB_PASS:-msgx}
+MB_DB=${MSGX_MB_DB:-msgx_mailbox}
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+# --- build prerequisites for the bundled librdkafka (gcc, make) ----------------
+if ! command -v cc >/dev/null || ! command -v make >/dev/null; then
+  log "installing build tools"; apt_install build-essential pkg-config
+fi
+if ! command -v cargo >/dev/null; then
+  log "ERROR: no Rust toolchain (cargo) on PATH; install Rust 1.94+ first"; exit 1
+fi
+
+# --- PostgreSQL ------------------------------------------------------------------
+if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+  log "installing PostgreSQL"; apt_install postgresql postgresql-client
+fi
+pg_ready() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }
+if ! pg_ready; then
+  ver=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n1)
+  if [ -z "$ver" ]; then
+    ver=$(ls /usr/lib/postgresql | sort -V | tail -n1)
+    log "creating PostgreSQL cluster $ver/main"; as_root pg_createcluster "$ver" main >/dev/null
+  fi
+  log "starting PostgreSQL $ver"
+  as_root pg_ctlcluster --skip-systemctl-redirect "$ver" main start 2>/dev/null \
+    || as_root pg_ctlcluster "$ver" main start
+  for _ in $(seq 1 60); do pg_ready && break; sleep 0.5; done
+  pg_ready || { log "ERROR: PostgreSQL did not come up"; exit 1; }
+fi
+pg_super() { as_root runuser -u postgres -- psql -v ON_ERROR_STOP=1 -qtAX "$@"; }
+if [ "$(pg_super -c "SELECT 1 FROM pg_roles WHERE rolname = '$PG_USER'")" != 1 ]; then
+  log "creating PostgreSQL role $PG_USER"
+  pg_super -c "CREATE ROLE \"$PG_USER\" LOGIN SUPERUSER PASSWORD '$PG_PASS'"
+fi
+if [ "$(pg_super -c "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'")" != 1 ]; then
+  log "creating PostgreSQL database $PG_DB"
+  pg_super -c "CREATE DATABASE \"$PG_DB\" OWNER \"$PG_USER\""
+fi
+
+# --- MariaDB ---------------------------------------------------------------------
+if ! command -v mariadbd >/dev/null && [ ! -x /usr/sbin/mariadbd ]; then
+  log "installing MariaDB"; apt_install mariadb-server mariadb-client
+fi
+mb_ready() { mariadb-admin ping --silent >/dev/null 2>&1 || mysqladmin ping --silent >/dev/null 2>&1; }
+if ! mb_ready; then
+  log "starting MariaDB"
+  as_root mkdir -p /run/mysqld && as_root chown mysql:mysql /run/mysqld
+  if [ ! -d /var/lib/mysql/mysql ]; then
+    as_root mariadb-install-db --user=mysql --datadir=/var/lib/mysql >/dev/null
+  fi
+  as_root start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- \
+    --user=mysql --bind-address=127.0.0.1
+  for _ in $(seq 1 60); do mb_ready && break; sleep 0.5; done
+  mb_ready || { log "ERROR: MariaDB did not come up"; exit 1; }
+fi
+mb_root() { as_root mariadb -uroot "$@"; }
+mb_root <<SQL
+CREATE DATABASE IF NOT EXISTS \`$MB_DB\` CHARACTER SET utf8mb4;
+CREATE USER IF NOT EXISTS '$MB_USER'@'127.0.0.1' IDENTIFIED BY '$MB_PASS';
+CREATE USER IF NOT EXISTS '$MB_USER'@'localhost' IDENTIFIED BY '$MB_PASS';
+GRANT ALL PRIVILEGES ON *.* TO '$MB_USER'@'127.0.0.1';
+GRANT ALL PRIVILEGES ON *.* TO '$MB_USER'@'localhost';
+FLUSH PRIVILEGES;
+SQL
+mb_root "$MB_DB" < migrations/mailbox/0001_mailbox.sql
+log "ready: postgres://$PG_USER:****@127.0.0.1:5432/$PG_DB and mysql://$MB_USER:****@127.0.0.1:3306/$MB_DB"

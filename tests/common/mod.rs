@@ -1,0 +1,193 @@
+//! Test harness: every test gets its own real PostgreSQL database (and, when
+//! it needs one, its own MariaDB mailbox database), created fresh and dropped
+//! afterwards, so tests run in parallel without sharing state.
+//!
+//! Admin URLs come from `MSGX_TEST_PG_ADMIN_URL` and `MSGX_TEST_MYSQL_ADMIN_URL`
+//! (defaults match `scripts/services.sh`).
+#![allow(dead_code)]
+
+use msgx::clock::{ManualClock, SharedClock};
+use msgx::config::Config;
+use sqlx::{Connection, PgConnection, PgPool};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// The admin URL of the test PostgreSQL (a superuser that may create databases).
+pub fn pg_admin_url() -> String {
+    std::env::var("MSGX_TEST_PG_ADMIN_URL")
+        .unwrap_or_else(|_| "postgres://msgx:msgx@127.0.0.1:5432/postgres".into())
+}
+
+/// A unique, lower-case database name.
+pub fn unique_name(prefix: &str) -> String {
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{prefix}_{}_{n}_{nanos}", std::process::id())
+}
+
+fn with_db(url: &str, db: &str) -> String {
+    match url.rfind('/') {
+        Some(i) => format!("{}/{db}", &url[..i]),
+        None => format!("{url}/{db}"),
+    }
+}
+
+/// A fresh PostgreSQL database, dropped on drop.
+pub struct TestDb {
+    pub name: String,
+    pub url: String,
+    pub pool: PgPool,
+}
+
+impl TestDb {
+    /// Creates an empty database (no migrations).
+    pub async fn empty() -> TestDb {
+        let name = unique_name("msgx_t");
+        let mut admin = PgConnection::connect(&pg_admin_url())
+            .await
+            .expect("connect to test PostgreSQL");
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
+            .execute(&mut admin)
+            .await
+            .expect("create db");
+        let _ = admin.close().await;
+        let url = with_db(&pg_admin_url(), &name);
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(5)
+            .connect(&url)
+            .await
+            .expect("connect to the test database");
+        TestDb { name, url, pool }
+    }
+
+    /// Creates a database with the msgx schema applied.
+    pub async fn migrated() -> TestDb {
+        let db = TestDb::empty().await;
+        msgx::store::pg::migrate(&db.pool)
+            .await
+            .expect("migrations apply");
+        db
+    }
+
+    /// A config pointing at this database, with fast lock checks for tests.
+    pub fn config(&self) -> Config {
+        let mut c = Config::default();
+        c.msgx.postgres.url = self.url.clone();
+        c.msgx.log.dir = String::new();
+        c.msgx.daemon.lock_check_interval = "200ms".parse().expect("duration");
+        c.msgx.daemon.standby_poll_interval = "200ms".parse().expect("duration");
+        c
+    }
+
+    /// Writes `config` (plus extra TOML) to a temp file for the binary.
+    pub fn config_file(&self, extra_toml: &str) -> tempfile::NamedTempFile {
+        let mut text = self.config().to_masked_toml();
+        // The masked form hides the password; put the real URL back.
+        text = text.replace(&msgx::config::mask_url(&self.url), &self.url);
+        text.push('\n');
+        text.push_str(extra_toml);
+        let file = tempfile::Builder::new()
+            .suffix(".toml")
+            .tempfile()
+            .expect("temp file");
+        std::fs::write(file.path(), text).expect("write config");
+        file
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        // Drop from a separate thread with its own runtime: Drop cannot await.
+        let _ = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async move {
+                if let Ok(mut admin) = PgConnection::connect(&pg_admin_url()).await {
+                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
+                    )))
+                    .execute(&mut admin)
+                    .await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// A manual clock at a fixed, recent instant.
+pub fn manual_clock() -> (ManualClock, SharedClock) {
+    let start = chrono::DateTime::parse_from_rfc3339("2026-12-01T08:00:00Z")
+        .expect("valid instant")
+        .with_timezone(&chrono::Utc);
+    let clock = ManualClock::new(start);
+    let shared: SharedClock = Arc::new(clock.clone());
+    (clock, shared)
+}
+
+/// The msgx binary built for this test run.
+pub fn msgx_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_msgx"))
+}
+
+/// Runs `msgx --config <file> args...` to completion, without the caller's
+/// MSGX_* environment leaking in.
+pub fn msgx(config: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(msgx_bin())
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .env_remove("MSGX_CONFIG")
+        .env_remove("MSGX_DATABASE_URL")
+        .env_remove("MSGX_MAILBOX_URL")
+        .env_remove("MSGX_KAFKA_BROKERS")
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run msgx")
+}
+
+/// Waits (polling, bounded) until `cond` holds. Used only where a separate
+/// process must reach a state; logic under test never sleeps for time.
+pub async fn wait_until<F, Fut>(what: &str, timeout: std::time::Duration, mut cond: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = std::time::Instant::now();
+    loop {
+        if cond().await {
+            return;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Exit code of a finished process.
+pub fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+/// Both output streams, for assertion messages.
+pub fn text(out: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

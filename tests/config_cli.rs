@@ -1,0 +1,111 @@
+//! The startup self-check through the binary (issue 2, item 2): each broken
+//! rule exits 2 and names its key.
+
+mod common;
+
+use common::*;
+use std::io::Write;
+
+fn check(toml_text: &str) -> std::process::Output {
+    let mut f = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    f.write_all(toml_text.as_bytes()).unwrap();
+    msgx(f.path(), &["config", "check"])
+}
+
+fn assert_rejected(toml_text: &str, key: &str) {
+    let out = check(toml_text);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(key), "stderr must name {key}: {err}");
+}
+
+#[test]
+fn a_valid_file_passes() {
+    let out = check("[msgx.pipeline]\nclaim-batch = 100\n");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+}
+
+#[test]
+fn retry_tiers_must_be_max_attempts_minus_one() {
+    assert_rejected(
+        "[msgx.pipeline]\nmax-attempts = 5\nretry-backoff = [\"10s\"]\n",
+        "msgx.pipeline.retry-backoff",
+    );
+}
+
+#[test]
+fn r_must_not_exceed_r_keep() {
+    assert_rejected(
+        "[msgx.pipeline]\nbackfill-deadline = \"10d\"\n",
+        "msgx.pipeline.backfill-deadline",
+    );
+}
+
+#[test]
+fn dedup_memory_must_cover_r_keep() {
+    assert_rejected(
+        "[msgx.archive]\ndedup-memory = \"1d\"\n",
+        "msgx.archive.dedup-memory",
+    );
+}
+
+#[test]
+fn durations_must_be_positive() {
+    assert_rejected("[msgx.request]\nexpiry = \"0s\"\n", "msgx.request.expiry");
+}
+
+#[test]
+fn timezone_must_exist() {
+    assert_rejected(
+        "[msgx.airport]\ntimezone = \"Asia/Atlantis\"\n",
+        "msgx.airport.timezone",
+    );
+}
+
+#[test]
+fn every_cron_expression_must_parse() {
+    let mut profile = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    profile
+        .write_all(b"[jobs]\nretention = \"every tuesday\"\n")
+        .unwrap();
+    let path = profile.path().display().to_string();
+    assert_rejected(
+        &format!("[msgx.daemon]\nschedule = \"{path}\"\n"),
+        "msgx.daemon.schedule",
+    );
+}
+
+#[test]
+fn unknown_keys_and_bad_values_are_config_errors() {
+    assert_rejected("[msgx.pipeline]\nclaim-bach = 1\n", "claim-bach");
+    assert_rejected(
+        "[msgx.schd]\nabsent-field-policy = \"drop\"\n",
+        "absent-field-policy",
+    );
+}
+
+#[test]
+fn show_masks_secrets_and_env_overrides_urls() {
+    let mut f = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    f.write_all(b"[msgx.postgres]\nurl = \"postgres://u:topsecret@h/db\"\n")
+        .unwrap();
+    let out = std::process::Command::new(msgx_bin())
+        .args([
+            "--config",
+            &f.path().display().to_string(),
+            "config",
+            "show",
+        ])
+        .env("MSGX_MAILBOX_URL", "mysql://m:hidden@mb/x")
+        .env_remove("MSGX_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("postgres://u:****@h/db"), "{shown}");
+    assert!(
+        shown.contains("mysql://m:****@mb/x"),
+        "env override applied and masked: {shown}"
+    );
+    assert!(!shown.contains("topsecret") && !shown.contains("hidden"));
+}
