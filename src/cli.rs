@@ -10,6 +10,7 @@ use crate::jobs::registry;
 use crate::jobs::runner::{RunError, RunOptions, Runner, Trigger};
 use crate::scheduler::daemon::{self, DaemonOptions};
 use crate::scheduler::profile::Profile;
+use crate::store::mailbox::Mailbox;
 use crate::store::pg;
 use crate::store::pg::job_run::Outcome;
 use crate::telemetry::{self, LogTarget};
@@ -82,11 +83,27 @@ pub enum Command {
         #[arg(long, value_name = "PROFILE")]
         schedule: Option<String>,
     },
+    /// Development and test tools for the mailbox (never against production).
+    Mailbox {
+        #[command(subcommand)]
+        action: MailboxAction,
+    },
     /// Show the watermark, backlog, outbox, active instance and last job runs.
     Status {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MailboxAction {
+    /// Insert SIS files into CMINMSGS as the AODB would, in file-name order
+    /// (directories: their *.xml files). Refused in shadow mode.
+    Load {
+        /// Files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
     },
 }
 
@@ -152,8 +169,72 @@ pub async fn run(cli: Cli) -> i32 {
             )
             .await
         }
+        Command::Mailbox {
+            action: MailboxAction::Load { paths },
+        } => mailbox_load(&loaded.config, clock, &paths).await,
         Command::Status { json } => status(&loaded.config, clock, json).await,
     }
+}
+
+/// Expands directories to their `*.xml` files; keeps file-name order.
+fn sis_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x.eq_ignore_ascii_case("xml")))
+                .collect();
+            files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+async fn mailbox_load(config: &Config, clock: SharedClock, paths: &[PathBuf]) -> i32 {
+    let files = match sis_files(paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("msgx mailbox load: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("msgx mailbox load: {e}");
+            return exit::CONFIG;
+        }
+    };
+    let tz = config.msgx.airport.tz();
+    let mut loaded = 0;
+    for f in &files {
+        let xml = match std::fs::read_to_string(f) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("msgx mailbox load: cannot read {}: {e}", f.display());
+                return exit::FAILURE;
+            }
+        };
+        let received = clock.now().with_timezone(&tz).naive_local();
+        match mailbox.insert_raw(&xml, Some(received)).await {
+            Ok(id) => {
+                println!("{id}\t{}", f.display());
+                loaded += 1;
+            }
+            Err(e) => {
+                eprintln!("msgx mailbox load: {}: {e}", f.display());
+                mailbox.close().await;
+                return exit::FAILURE;
+            }
+        }
+    }
+    mailbox.close().await;
+    eprintln!("loaded {loaded} message(s) into the mailbox");
+    exit::OK
 }
 
 fn config_check(loaded: &Loaded) -> i32 {
@@ -333,7 +414,9 @@ async fn status(config: &Config, clock: SharedClock, json: bool) -> i32 {
             return exit::FAILURE;
         }
     };
-    match crate::status::collect(&pool, &clock, config.msgx.mailbox.shadow).await {
+    let mailbox = Mailbox::new(&config.msgx.mailbox).ok();
+    match crate::status::collect(&pool, mailbox.as_ref(), &clock, config.msgx.mailbox.shadow).await
+    {
         Ok(s) if json => {
             println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
             exit::OK

@@ -3,6 +3,7 @@
 
 use crate::clock::SharedClock;
 use crate::instance_lock::{self, Holder, LockKey};
+use crate::store::mailbox::{Mailbox, MailboxStats};
 use crate::store::pg::{self, StoreError, job_run};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -19,6 +20,12 @@ pub struct Status {
     pub active_instance: Option<Holder>,
     /// `msgx.mailbox.shadow`: msgx never writes to the mailbox.
     pub shadow_mode: bool,
+    /// Mailbox row count and highest ID; `None` when unreachable.
+    pub mailbox: Option<MailboxStats>,
+    /// Why the mailbox could not be read.
+    pub mailbox_error: Option<String>,
+    /// Highest mailbox ID − W.
+    pub watermark_lag: Option<i64>,
     pub cursor: Cursor,
     pub holes_released: i64,
     pub late_rows: i64,
@@ -44,6 +51,7 @@ pub struct Cursor {
 /// unmigrated database.
 pub async fn collect(
     pool: &PgPool,
+    mailbox: Option<&Mailbox>,
     clock: &SharedClock,
     shadow: bool,
 ) -> Result<Status, StoreError> {
@@ -91,8 +99,21 @@ pub async fn collect(
             .or_default()
             .insert(r.try_get("status")?, r.try_get("n")?);
     }
+    let (mailbox_stats, mailbox_error) = match mailbox {
+        Some(m) => match m.stats().await {
+            Ok(s) => (Some(s), None),
+            Err(e) => (None, Some(e.to_string())),
+        },
+        None => (None, Some("mailbox URL is invalid".to_string())),
+    };
+    let watermark_lag = mailbox_stats
+        .and_then(|s| s.max_id)
+        .map(|max| (max - cursor.w).max(0));
     Ok(Status {
         now,
+        mailbox: mailbox_stats,
+        mailbox_error,
+        watermark_lag,
         schema_version: Some(schema_version),
         schema_expected: pg::expected_version(),
         active_instance: instance_lock::holder(pool, LockKey::instance()).await?,
@@ -143,6 +164,25 @@ pub fn render(s: &Status) -> String {
             .map(|t| format!("  (hole at W+1 since {t})"))
             .unwrap_or_default()
     );
+    match (&s.mailbox, &s.mailbox_error) {
+        (Some(m), _) => {
+            let _ = writeln!(
+                o,
+                "  mailbox:         {} row(s), max ID {}, watermark lag {}",
+                m.rows,
+                m.max_id
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                s.watermark_lag
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "-".into())
+            );
+        }
+        (None, Some(e)) => {
+            let _ = writeln!(o, "  mailbox:         UNREACHABLE: {e}");
+        }
+        (None, None) => {}
+    }
     let _ = writeln!(
         o,
         "  holes released:  {}   late rows: {}",

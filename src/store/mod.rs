@@ -1,3 +1,4 @@
-//! Stores: msgx's PostgreSQL (`pg`). The mailbox store arrives with ingest.
+//! Stores: msgx's PostgreSQL (`pg`) and the shared MySQL mailbox (`mailbox`).
 
+pub mod mailbox;
 pub mod pg;

@@ -1,0 +1,119 @@
+//! The shared MySQL mailbox (`CMINMSGS` in, `COUTMSGS` out; sis-format §1.6,
+//! §5). msgx never creates or alters these tables; it reads CMINMSGS in ID
+//! order, writes only the processing mark (backfill), and inserts requests
+//! into COUTMSGS. Every call is bounded by `msgx.mailbox.timeout`.
+
+use crate::config::Mailbox as MailboxConfig;
+use chrono::NaiveDateTime;
+use mysql_async::prelude::Queryable;
+use std::time::Duration;
+
+/// Mailbox failures. All are infrastructure failures: the caller retries and
+/// never takes them as "no new messages" (design §4.1 step 1).
+#[derive(Debug, thiserror::Error)]
+pub enum MailboxError {
+    #[error("mailbox URL is invalid: {0}")]
+    Url(String),
+    #[error("mailbox: {0}")]
+    Db(#[from] mysql_async::Error),
+    #[error("mailbox call timed out after {0:?}")]
+    Timeout(Duration),
+    #[error("mailbox is in shadow mode (msgx.mailbox.shadow = true): msgx never writes to it")]
+    Shadow,
+}
+
+/// Row counts for `status` (watermark lag = max ID − W).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct MailboxStats {
+    pub rows: i64,
+    pub max_id: Option<i64>,
+}
+
+/// A handle on the mailbox database.
+#[derive(Clone)]
+pub struct Mailbox {
+    pool: mysql_async::Pool,
+    inbox: String,
+    processed_column: String,
+    shadow: bool,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Mailbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mailbox")
+            .field("inbox", &self.inbox)
+            .field("shadow", &self.shadow)
+            .finish()
+    }
+}
+
+impl Mailbox {
+    /// Builds the pool (connects lazily). Identifiers were validated at load.
+    pub fn new(cfg: &MailboxConfig) -> Result<Mailbox, MailboxError> {
+        let opts =
+            mysql_async::Opts::from_url(&cfg.url).map_err(|e| MailboxError::Url(e.to_string()))?;
+        Ok(Mailbox {
+            pool: mysql_async::Pool::new(opts),
+            inbox: cfg.inbox_table.clone(),
+            processed_column: cfg.processed_column.clone(),
+            shadow: cfg.shadow,
+            timeout: cfg.timeout.std(),
+        })
+    }
+
+    async fn bounded<T>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, mysql_async::Error>>,
+    ) -> Result<T, MailboxError> {
+        tokio::time::timeout(self.timeout, fut)
+            .await
+            .map_err(|_| MailboxError::Timeout(self.timeout))?
+            .map_err(MailboxError::from)
+    }
+
+    /// Row count and highest ID of the inbound table.
+    pub async fn stats(&self) -> Result<MailboxStats, MailboxError> {
+        let sql = format!("SELECT COUNT(*), MAX(CMINMSGS_ID) FROM {}", self.inbox);
+        let row: Option<(i64, Option<i64>)> = self
+            .bounded(async {
+                let mut conn = self.pool.get_conn().await?;
+                conn.query_first(sql).await
+            })
+            .await?;
+        let (rows, max_id) = row.unwrap_or((0, None));
+        Ok(MailboxStats { rows, max_id })
+    }
+
+    /// Inserts one raw message as the AODB side would (development and tests:
+    /// `msgx mailbox load`). Refused in shadow mode. Returns the new ID.
+    pub async fn insert_raw(
+        &self,
+        xml: &str,
+        received_at: Option<NaiveDateTime>,
+    ) -> Result<i64, MailboxError> {
+        if self.shadow {
+            return Err(MailboxError::Shadow);
+        }
+        let sql = format!(
+            "INSERT INTO {} (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES (?, ?, 'VALID')",
+            self.inbox
+        );
+        self.bounded(async {
+            let mut conn = self.pool.get_conn().await?;
+            conn.exec_drop(sql, (xml, received_at)).await?;
+            Ok(i64::try_from(conn.last_insert_id().unwrap_or(0)).unwrap_or(0))
+        })
+        .await
+    }
+
+    /// The configured processing-mark column.
+    pub fn processed_column(&self) -> &str {
+        &self.processed_column
+    }
+
+    /// Closes the pool.
+    pub async fn close(self) {
+        let _ = self.pool.disconnect().await;
+    }
+}
