@@ -25,8 +25,9 @@ cargo clippy --all-targets --quiet -- -D warnings
 
 echo "== tests"
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --no-fail-fast
+  # Doc tests first, so the runner's closing summary is nextest's.
   cargo test --doc --quiet
+  cargo nextest run --no-fail-fast
 else
   cargo test --no-fail-fast
 fi
