@@ -347,8 +347,16 @@ async fn run_job(
         return exit::FAILURE;
     }
     let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("msgx run: {e}");
+            return exit::CONFIG;
+        }
+    };
     let runner = Runner {
         pg: pool,
+        mailbox,
         config,
         clock,
         instance: daemon::instance_name(),

@@ -15,6 +15,7 @@ pub mod delivery;
 pub mod instance_lock;
 pub mod jobs;
 pub mod maintenance;
+pub mod pipeline;
 pub mod requests;
 pub mod scheduler;
 pub mod status;

@@ -68,44 +68,18 @@ impl Drop for Daemon {
     }
 }
 
-/// A config whose schedule runs `retention` every second.
+/// A config whose schedule runs `retention` and `snaplog-purge` every second.
 fn daemon_config(db: &TestDb) -> (tempfile::NamedTempFile, tempfile::NamedTempFile) {
     let mut profile = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
     profile
         .write_all(b"description = \"test\"\n[jobs]\nretention = \"* * * * * *\"\nsnaplog-purge = \"* * * * * *\"\n")
         .unwrap();
-    let cfg = db.config_file(&format!(
-        "[msgx.daemon]\nschedule = \"{}\"\nlock-check-interval = \"200ms\"\nstandby-poll-interval = \"200ms\"\nshutdown-timeout = \"5s\"\n",
-        profile.path().display()
-    ));
-    // db.config_file already has a [msgx.daemon] table; rewrite it as one table.
-    let text = std::fs::read_to_string(cfg.path()).unwrap();
-    let merged = merge_daemon_table(&text);
-    std::fs::write(cfg.path(), merged).unwrap();
+    let path = profile.path().display().to_string();
+    let cfg = db.config_file_with(|c| {
+        c.msgx.daemon.schedule = path;
+        c.msgx.daemon.shutdown_timeout = "5s".parse().unwrap();
+    });
     (cfg, profile)
-}
-
-/// Keeps the last `[msgx.daemon]` table only (the appended one).
-fn merge_daemon_table(text: &str) -> String {
-    let mut out = Vec::new();
-    let mut skipping = false;
-    let tables = text.matches("[msgx.daemon]").count();
-    let mut seen = 0;
-    for line in text.lines() {
-        if line.trim() == "[msgx.daemon]" {
-            seen += 1;
-            skipping = seen < tables;
-            if skipping {
-                continue;
-            }
-        } else if line.starts_with('[') {
-            skipping = false;
-        }
-        if !skipping {
-            out.push(line);
-        }
-    }
-    out.join("\n")
 }
 
 async fn daemon_runs(db: &TestDb, instance_pid: u32) -> i64 {

@@ -6,25 +6,8 @@ mod common;
 
 use chrono::Duration;
 use common::*;
-use msgx::jobs::runner::{RunOptions, Runner, Trigger};
+use msgx::jobs::runner::RunOptions;
 use msgx::store::pg::job_run::Outcome;
-use std::sync::Arc;
-
-fn runner(
-    db: &TestDb,
-    clock: msgx::clock::SharedClock,
-) -> (Runner, tokio::sync::watch::Sender<bool>) {
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    let runner = Runner {
-        pg: db.pool.clone(),
-        config: Arc::new(db.config()),
-        clock,
-        instance: "test".into(),
-        trigger: Trigger::Cli,
-        shutdown: rx,
-    };
-    (runner, tx)
-}
 
 async fn count(db: &TestDb, sql: &'static str) -> i64 {
     sqlx::query_scalar(sql).fetch_one(&db.pool).await.unwrap()
@@ -52,7 +35,7 @@ async fn retention_deletes_old_job_runs_in_bounded_batches() {
     .execute(&db.pool)
     .await
     .unwrap();
-    let (r, _stop) = runner(&db, shared.clone());
+    let (r, _stop) = runner(&db, None, shared.clone(), |_| {});
 
     let dry = r
         .run(
@@ -130,7 +113,7 @@ async fn event_cleanup_deletes_only_sent_events_past_retention() {
             .await
             .unwrap();
     }
-    let (r, _stop) = runner(&db, shared);
+    let (r, _stop) = runner(&db, None, shared, |_| {});
     let s = r
         .run("event-cleanup", &RunOptions::default(), None)
         .await
@@ -176,7 +159,7 @@ async fn request_expiry_expires_only_overdue_sent_requests() {
         .execute(&db.pool)
         .await
         .unwrap();
-    let (r, _stop) = runner(&db, shared.clone());
+    let (r, _stop) = runner(&db, None, shared.clone(), |_| {});
     let s = r
         .run("request-expiry", &RunOptions::default(), None)
         .await
@@ -212,7 +195,7 @@ async fn snaplog_purge_uses_scope_end_and_receive_time() {
             .await
             .unwrap();
     }
-    let (r, _stop) = runner(&db, shared);
+    let (r, _stop) = runner(&db, None, shared, |_| {});
     let s = r
         .run("snaplog-purge", &RunOptions::default(), None)
         .await
@@ -241,7 +224,7 @@ async fn a_run_stops_before_writing_once_shutdown_is_requested() {
     .execute(&db.pool)
     .await
     .unwrap();
-    let (r, stop) = runner(&db, shared);
+    let (r, stop) = runner(&db, None, shared, |_| {});
     stop.send(true).unwrap();
     let s = r
         .run("retention", &RunOptions::default(), None)

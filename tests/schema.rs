@@ -197,7 +197,7 @@ async fn route_kinds_do_not_collide() {
 #[tokio::test]
 async fn commands_refuse_an_unmigrated_database() {
     let db = TestDb::empty().await;
-    let cfg = db.config_file("");
+    let cfg = db.config_file();
     let out = msgx(cfg.path(), &["status"]);
     assert_eq!(code(&out), 1, "{}", text(&out));
     assert!(
@@ -224,7 +224,7 @@ async fn the_daemon_refuses_a_newer_schema() {
     .execute(&db.pool)
     .await
     .unwrap();
-    let cfg = db.config_file("");
+    let cfg = db.config_file();
     let out = msgx(cfg.path(), &["daemon"]);
     assert_eq!(code(&out), 1, "{}", text(&out));
     assert!(
@@ -237,7 +237,7 @@ async fn the_daemon_refuses_a_newer_schema() {
 #[tokio::test]
 async fn migrate_command_is_idempotent() {
     let db = TestDb::empty().await;
-    let cfg = db.config_file("");
+    let cfg = db.config_file();
     let first = msgx(cfg.path(), &["migrate"]);
     assert_eq!(code(&first), 0, "{}", text(&first));
     assert!(String::from_utf8_lossy(&first.stdout).contains("applied"));

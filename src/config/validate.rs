@@ -133,6 +133,9 @@ impl Config {
                 );
             }
         }
+        if let Err(e) = mysql_async::Opts::from_url(&m.mailbox.url) {
+            fail("msgx.mailbox.url", format!("not a valid mysql:// URL: {e}"));
+        }
         if !matches!(m.log.format.as_str(), "text" | "json") {
             fail(
                 "msgx.log.format",

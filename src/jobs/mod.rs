@@ -10,6 +10,7 @@ pub mod runner;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::instance_lock::LockGuard;
+use crate::store::mailbox::{Mailbox, MailboxError};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::PgPool;
@@ -20,6 +21,8 @@ use tokio::sync::watch;
 #[derive(Clone)]
 pub struct JobContext {
     pub pg: PgPool,
+    /// The shared mailbox (connects lazily).
+    pub mailbox: Mailbox,
     pub config: Arc<Config>,
     pub clock: SharedClock,
     /// The lock the run holds; lost = stop before the next write.
@@ -38,6 +41,18 @@ impl JobContext {
             return Err(JobError::LockLost);
         }
         Ok(!*self.shutdown.borrow() && self.clock.now() < deadline)
+    }
+
+    /// The hard fence inside a write transaction: proves on the server that
+    /// this run's lock session still holds its lock (issue 2, item 6).
+    pub async fn fence(&self, conn: &mut sqlx::PgConnection) -> Result<(), JobError> {
+        if !self.guard.is_active() {
+            return Err(JobError::LockLost);
+        }
+        match self.guard.fence() {
+            Some(f) if !f.verify(&mut *conn).await? => Err(JobError::LockLost),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -85,6 +100,8 @@ impl RunReport {
 pub enum JobError {
     #[error("PostgreSQL: {0}")]
     Db(#[from] sqlx::Error),
+    #[error("{0}")]
+    Mailbox(#[from] MailboxError),
     #[error("the lock this run holds was lost; stopped before the next write")]
     LockLost,
     #[error("{0}")]

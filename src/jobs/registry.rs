@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 /// The implementation of `name`, or `None` when it is not implemented yet.
 pub fn get(name: &str) -> Option<Arc<dyn Job>> {
-    use crate::{delivery, maintenance, requests};
+    use crate::{delivery, maintenance, pipeline, requests};
     let job: Arc<dyn Job> = match name {
+        "ingest-sweep" => Arc::new(pipeline::inbox_poller::InboxPoller),
         "event-cleanup" => Arc::new(delivery::event_cleanup::EventCleanup),
         "snaplog-purge" => Arc::new(maintenance::snaplog_purge::SnaplogPurge),
         "retention" => Arc::new(maintenance::retention::Retention),

@@ -7,6 +7,7 @@ use super::{JobContext, JobError, RunBounds, RunReport, registry};
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::instance_lock::{self, AdvisoryLock, LockError, LockGuard, LockKey};
+use crate::store::mailbox::Mailbox;
 use crate::store::pg::job_run::{self, Outcome};
 use serde::Serialize;
 use sqlx::PgPool;
@@ -75,6 +76,7 @@ pub enum RunError {
 #[derive(Clone)]
 pub struct Runner {
     pub pg: PgPool,
+    pub mailbox: Mailbox,
     pub config: Arc<Config>,
     pub clock: SharedClock,
     /// This process's name in JOB_RUN and in `pg_stat_activity`.
@@ -190,6 +192,7 @@ impl Runner {
         };
         let ctx = JobContext {
             pg: self.pg.clone(),
+            mailbox: self.mailbox.clone(),
             config: self.config.clone(),
             clock: self.clock.clone(),
             guard,

@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
 use crate::jobs::registry;
 use crate::jobs::runner::{RunError, RunOptions, Runner, Trigger};
+use crate::store::mailbox::Mailbox;
 use crate::store::pg;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -108,6 +109,13 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         return exit::FAILURE;
     }
 
+    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("msgx daemon: {e}");
+            return 2;
+        }
+    };
     let instance = instance_name();
     let app = format!("msgx daemon {instance}");
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -133,6 +141,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     let inner = Arc::new(Inner {
         runner: Runner {
             pg: pool.clone(),
+            mailbox,
             config: config.clone(),
             clock,
             instance,

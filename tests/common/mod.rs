@@ -77,28 +77,35 @@ impl TestDb {
     }
 
     /// A config pointing at this database, with fast lock checks for tests.
+    /// The mailbox URL points nowhere useful until [`TestDb::with_mailbox`].
     pub fn config(&self) -> Config {
         let mut c = Config::default();
         c.msgx.postgres.url = self.url.clone();
+        c.msgx.mailbox.url = "mysql://msgx:msgx@127.0.0.1:3306/msgx_mailbox".into();
+        c.msgx.mailbox.timeout = "3s".parse().expect("duration");
         c.msgx.log.dir = String::new();
         c.msgx.daemon.lock_check_interval = "200ms".parse().expect("duration");
         c.msgx.daemon.standby_poll_interval = "200ms".parse().expect("duration");
         c
     }
 
-    /// Writes `config` (plus extra TOML) to a temp file for the binary.
-    pub fn config_file(&self, extra_toml: &str) -> tempfile::NamedTempFile {
-        let mut text = self.config().to_masked_toml();
-        // The masked form hides the password; put the real URL back.
-        text = text.replace(&msgx::config::mask_url(&self.url), &self.url);
-        text.push('\n');
-        text.push_str(extra_toml);
+    /// Writes this database's config, adjusted by `tweak`, to a temp file
+    /// for the binary.
+    pub fn config_file_with(&self, tweak: impl FnOnce(&mut Config)) -> tempfile::NamedTempFile {
+        let mut config = self.config();
+        tweak(&mut config);
+        let text = toml::to_string(&config).expect("config serialises");
         let file = tempfile::Builder::new()
             .suffix(".toml")
             .tempfile()
             .expect("temp file");
         std::fs::write(file.path(), text).expect("write config");
         file
+    }
+
+    /// [`TestDb::config_file_with`] without changes.
+    pub fn config_file(&self) -> tempfile::NamedTempFile {
+        self.config_file_with(|_| {})
     }
 }
 
@@ -125,6 +132,138 @@ impl Drop for TestDb {
         })
         .join();
     }
+}
+
+/// The admin URL of the test MariaDB (may create databases).
+pub fn mysql_admin_url() -> String {
+    std::env::var("MSGX_TEST_MYSQL_ADMIN_URL")
+        .unwrap_or_else(|_| "mysql://msgx:msgx@127.0.0.1:3306".into())
+}
+
+/// A fresh MariaDB mailbox database with the predecessor's DDL, dropped on drop.
+pub struct TestMailbox {
+    pub name: String,
+    pub url: String,
+    pub pool: mysql_async::Pool,
+}
+
+impl TestMailbox {
+    pub async fn new() -> TestMailbox {
+        use mysql_async::prelude::Queryable;
+        let name = unique_name("msgx_mb");
+        let admin = mysql_async::Pool::from_url(mysql_admin_url()).expect("admin url");
+        let mut conn = admin.get_conn().await.expect("connect to test MariaDB");
+        conn.query_drop(format!("CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
+            .await
+            .expect("create db");
+        drop(conn);
+        let _ = admin.disconnect().await;
+        let url = format!("{}/{name}", mysql_admin_url().trim_end_matches('/'));
+        let pool = mysql_async::Pool::from_url(&url).expect("url");
+        let ddl: String = include_str!("../../migrations/mailbox/0001_mailbox.sql")
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("--"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut conn = pool.get_conn().await.expect("connect");
+        for stmt in ddl.split(';').filter(|s| s.contains("CREATE TABLE")) {
+            conn.query_drop(stmt).await.expect("mailbox DDL");
+        }
+        TestMailbox { name, url, pool }
+    }
+
+    /// Inserts a message and commits; returns its ID.
+    pub async fn insert(&self, xml: &str) -> i64 {
+        use mysql_async::prelude::Queryable;
+        let mut conn = self.pool.get_conn().await.expect("connect");
+        conn.exec_drop(
+            "INSERT INTO CMINMSGS (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES (?, NOW(), 'VALID')",
+            (xml,),
+        )
+        .await
+        .expect("insert");
+        conn.last_insert_id().expect("id") as i64
+    }
+
+    /// Inserts a message inside a transaction that is rolled back, leaving a
+    /// permanent hole in the ID sequence; returns the lost ID.
+    pub async fn insert_rolled_back(&self, xml: &str) -> i64 {
+        use mysql_async::prelude::Queryable;
+        let mut conn = self.pool.get_conn().await.expect("connect");
+        let mut tx = conn
+            .start_transaction(mysql_async::TxOpts::default())
+            .await
+            .expect("tx");
+        tx.exec_drop(
+            "INSERT INTO CMINMSGS (CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES (?, 'VALID')",
+            (xml,),
+        )
+        .await
+        .expect("insert");
+        let id = tx.last_insert_id().expect("id") as i64;
+        tx.rollback().await.expect("rollback");
+        id
+    }
+
+    /// Runs one statement.
+    pub async fn exec(&self, sql: &str) {
+        use mysql_async::prelude::Queryable;
+        let mut conn = self.pool.get_conn().await.expect("connect");
+        conn.query_drop(sql).await.expect("statement");
+    }
+}
+
+impl Drop for TestMailbox {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        let _ = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async move {
+                use mysql_async::prelude::Queryable;
+                if let Ok(admin) = mysql_async::Pool::from_url(mysql_admin_url())
+                    && let Ok(mut conn) = admin.get_conn().await
+                {
+                    let _ = conn
+                        .query_drop(format!("DROP DATABASE IF EXISTS `{name}`"))
+                        .await;
+                    drop(conn);
+                    let _ = admin.disconnect().await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// An in-process job runner on `db` (and `mailbox` when given), with the
+/// config adjusted by `tweak`. Keep the returned sender: it is the shutdown.
+pub fn runner(
+    db: &TestDb,
+    mailbox: Option<&TestMailbox>,
+    clock: SharedClock,
+    tweak: impl FnOnce(&mut Config),
+) -> (msgx::jobs::runner::Runner, tokio::sync::watch::Sender<bool>) {
+    let mut config = db.config();
+    if let Some(m) = mailbox {
+        config.msgx.mailbox.url = m.url.clone();
+    }
+    tweak(&mut config);
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let runner = msgx::jobs::runner::Runner {
+        pg: db.pool.clone(),
+        mailbox: msgx::store::mailbox::Mailbox::new(&config.msgx.mailbox).expect("mailbox url"),
+        config: Arc::new(config),
+        clock,
+        instance: "test".into(),
+        trigger: msgx::jobs::runner::Trigger::Cli,
+        shutdown: rx,
+    };
+    (runner, tx)
 }
 
 /// A manual clock at a fixed, recent instant.

@@ -117,3 +117,66 @@ impl Mailbox {
         let _ = self.pool.disconnect().await;
     }
 }
+
+/// One inbound row as the poller sees it: ID and receive time only (the raw
+/// text is read by processOne when it is the head).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InboxRow {
+    pub id: i64,
+    /// CMINMSGS_DATE_RECEIVED, naive local time of the mailbox; may be NULL.
+    pub received_at: Option<NaiveDateTime>,
+}
+
+impl Mailbox {
+    /// `ID > after` ascending, at most `limit` rows (design §4.1 step 2; no
+    /// predicate on the processing mark or status, §4.2).
+    pub async fn fetch_after(&self, after: i64, limit: u32) -> Result<Vec<InboxRow>, MailboxError> {
+        let sql = format!(
+            "SELECT CMINMSGS_ID, CMINMSGS_DATE_RECEIVED FROM {} WHERE CMINMSGS_ID > ? ORDER BY CMINMSGS_ID LIMIT ?",
+            self.inbox
+        );
+        let rows: Vec<(i64, Option<NaiveDateTime>)> = self
+            .bounded(async {
+                let mut conn = self.pool.get_conn().await?;
+                conn.exec(sql, (after, limit)).await
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, received_at)| InboxRow { id, received_at })
+            .collect())
+    }
+
+    /// Rows with `first <= ID <= last` (late-commit detection in released holes).
+    pub async fn rows_between(&self, first: i64, last: i64) -> Result<Vec<InboxRow>, MailboxError> {
+        let sql = format!(
+            "SELECT CMINMSGS_ID, CMINMSGS_DATE_RECEIVED FROM {} WHERE CMINMSGS_ID BETWEEN ? AND ? ORDER BY CMINMSGS_ID LIMIT 1000",
+            self.inbox
+        );
+        let rows: Vec<(i64, Option<NaiveDateTime>)> = self
+            .bounded(async {
+                let mut conn = self.pool.get_conn().await?;
+                conn.exec(sql, (first, last)).await
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, received_at)| InboxRow { id, received_at })
+            .collect())
+    }
+
+    /// MIN and MAX ID (cutover seeding, §4.3).
+    pub async fn id_range(&self) -> Result<(Option<i64>, Option<i64>), MailboxError> {
+        let sql = format!(
+            "SELECT MIN(CMINMSGS_ID), MAX(CMINMSGS_ID) FROM {}",
+            self.inbox
+        );
+        let row: Option<(Option<i64>, Option<i64>)> = self
+            .bounded(async {
+                let mut conn = self.pool.get_conn().await?;
+                conn.query_first(sql).await
+            })
+            .await?;
+        Ok(row.unwrap_or((None, None)))
+    }
+}

@@ -1,0 +1,168 @@
+//! `ingest-sweep` = InboxPoller (design §4.1, §4.3): reads mailbox rows
+//! `ID > W` in ascending order, claim-batch rows at a time, enqueues the
+//! contiguous prefix as PENDING and advances W — insertIfAbsent and the cursor
+//! write in one PostgreSQL transaction. The hole rule is
+//! [`watermark::plan_round`](super::watermark::plan_round).
+//!
+//! A mailbox that cannot be read is an infrastructure failure: the run fails
+//! with the reason, the cursor is untouched, and nothing is taken as "no new
+//! messages". Released holes are recorded in INBOX_HOLE; a row that later
+//! appears inside a released hole (a late commit) is recorded in
+//! INBOX_LATE_ROW and logged as an error — never skipped silently.
+
+use super::watermark::plan_round;
+use crate::config::CutoverWatermark;
+use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::store::pg::inbox;
+use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
+
+/// The ingest job.
+pub struct InboxPoller;
+
+/// How many recent released holes each run re-checks for late commits.
+const LATE_ROW_HOLES_CHECKED: i64 = 100;
+
+#[async_trait::async_trait]
+impl Job for InboxPoller {
+    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+        let start = ctx.clock.now();
+        let deadline = bounds.deadline(start);
+        let mut report = RunReport::default();
+        seed_if_configured(ctx).await?;
+        let claim = ctx.config.msgx.pipeline.claim_batch;
+        let delay = ctx.config.msgx.pipeline.max_commit_delay.chrono();
+        loop {
+            if report.items >= bounds.max_items || !ctx.may_continue(deadline)? {
+                report.more = true;
+                break;
+            }
+            let w = inbox::load(&ctx.pg).await?.cursor.w;
+            // Mailbox unreadable → Err: the cursor is not touched (§4.1 step 1).
+            let rows = ctx.mailbox.fetch_after(w, claim).await?;
+            let now = ctx.clock.now();
+            let mut tx = ctx.pg.begin().await?;
+            ctx.fence(&mut tx).await?;
+            let current = inbox::load_for_update(&mut tx).await?.cursor;
+            if current.w != w {
+                // Someone else moved W (cannot happen under the instance lock);
+                // re-read rather than enqueue against a stale W.
+                tx.rollback().await?;
+                continue;
+            }
+            let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+            let plan = plan_round(current, &ids, now, delay);
+            let taken = &rows[..plan.take];
+            let received: Vec<Option<DateTime<Utc>>> = taken
+                .iter()
+                .map(|r| r.received_at.and_then(|t| to_utc(ctx, t)))
+                .collect();
+            let taken_ids: Vec<i64> = taken.iter().map(|r| r.id).collect();
+            let inserted = inbox::enqueue(&mut tx, &taken_ids, &received, now).await?;
+            if let Some(hole) = plan.released {
+                inbox::record_hole(&mut tx, hole, now).await?;
+            }
+            if plan.next != current {
+                inbox::save(&mut tx, plan.next, now).await?;
+            }
+            tx.commit().await?;
+            report.items += inserted;
+            report.count("enqueued", inserted);
+            if let Some(hole) = plan.released {
+                report.count("holes_released", 1);
+                tracing::warn!(
+                    first_id = hole.first_id,
+                    last_id = hole.last_id,
+                    first_seen = %hole.first_seen,
+                    "Permanent hole released after max-commit-delay; those IDs are skipped"
+                );
+            }
+            if plan.holding && plan.take == 0 {
+                report.count("held_by_hole", 1);
+            }
+            let caught_up = plan.take == rows.len() && rows.len() < claim as usize;
+            if caught_up || plan.holding || rows.is_empty() {
+                break;
+            }
+        }
+        report.count("late_rows", detect_late_rows(ctx).await?);
+        Ok(report)
+    }
+}
+
+/// The mailbox stores naive local times; the mailbox owner writes airport
+/// local time (sis-format §1.6), so the airport zone converts them.
+fn to_utc(ctx: &JobContext, t: NaiveDateTime) -> Option<DateTime<Utc>> {
+    ctx.config
+        .msgx
+        .airport
+        .tz()
+        .from_local_datetime(&t)
+        .earliest()
+        .map(|d| d.with_timezone(&Utc))
+}
+
+/// Cutover seeding (§4.3): only with `msgx.pipeline.cutover-watermark` set,
+/// only on a fresh instance; refused (the run fails) on an instance that
+/// already has a watermark or processing records.
+async fn seed_if_configured(ctx: &JobContext) -> Result<(), JobError> {
+    let Some(choice) = ctx.config.msgx.pipeline.cutover() else {
+        return Ok(());
+    };
+    let row = inbox::load(&ctx.pg).await?;
+    if row.seeded_at.is_some() {
+        return Ok(());
+    }
+    if row.cursor.w != 0 || inbox::has_proc_state(&ctx.pg).await? {
+        return Err(JobError::Other(format!(
+            "msgx.pipeline.cutover-watermark is set, but this instance already has a watermark (W = {}) \
+             or processing records: seeding is refused; remove the setting",
+            row.cursor.w
+        )));
+    }
+    let (min, max) = ctx.mailbox.id_range().await?;
+    let w = match choice {
+        CutoverWatermark::Min => min.map(|m| m - 1).unwrap_or(0),
+        CutoverWatermark::Zero => 0,
+        CutoverWatermark::Max => max.unwrap_or(0),
+        CutoverWatermark::Id(id) => id,
+    };
+    let now = ctx.clock.now();
+    let mut tx = ctx.pg.begin().await?;
+    ctx.fence(&mut tx).await?;
+    if !inbox::seed(&mut tx, w, now).await? {
+        tx.rollback().await?;
+        return Err(JobError::Other(
+            "cutover seeding refused: the instance is not fresh".into(),
+        ));
+    }
+    tx.commit().await?;
+    tracing::warn!(?choice, w, "Cutover seeding: watermark set");
+    Ok(())
+}
+
+/// Re-checks recently released holes for rows that committed late.
+async fn detect_late_rows(ctx: &JobContext) -> Result<u64, JobError> {
+    let now = ctx.clock.now();
+    let since = now - ctx.config.msgx.mailbox.raw_retention.chrono();
+    let mut found = 0;
+    for hole in inbox::recent_holes(&ctx.pg, since, LATE_ROW_HOLES_CHECKED).await? {
+        for row in ctx
+            .mailbox
+            .rows_between(hole.first_id, hole.last_id)
+            .await?
+        {
+            let received = row.received_at.and_then(|t| to_utc(ctx, t));
+            if inbox::record_late_row(&ctx.pg, row.id, hole.id, received, now).await? {
+                found += 1;
+                tracing::error!(
+                    msg_id = row.id,
+                    hole_first = hole.first_id,
+                    hole_last = hole.last_id,
+                    "Late row: committed inside a released hole, below the watermark; \
+                     it was NOT processed — operator action needed (see docs/operations.md)"
+                );
+            }
+        }
+    }
+    Ok(found)
+}

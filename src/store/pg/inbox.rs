@@ -1,0 +1,181 @@
+//! INBOX_CURSOR, INBOX_HOLE, INBOX_LATE_ROW and the enqueue into PROC_STATE
+//! (design §4.1 step 5: insertIfAbsent and the cursor write in one
+//! transaction).
+
+use crate::pipeline::watermark::{Cursor, ReleasedHole};
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool, Row};
+
+/// The cursor and its seeding fact.
+#[derive(Debug, Clone, Copy)]
+pub struct CursorRow {
+    pub cursor: Cursor,
+    pub seeded_at: Option<DateTime<Utc>>,
+}
+
+/// Reads the cursor, locking it for the rest of the transaction.
+pub async fn load_for_update(conn: &mut PgConnection) -> Result<CursorRow, sqlx::Error> {
+    let r =
+        sqlx::query("SELECT w, hole_since, seeded_at FROM inbox_cursor WHERE id = 1 FOR UPDATE")
+            .fetch_one(conn)
+            .await?;
+    Ok(CursorRow {
+        cursor: Cursor {
+            w: r.try_get("w")?,
+            hole_since: r.try_get("hole_since")?,
+        },
+        seeded_at: r.try_get("seeded_at")?,
+    })
+}
+
+/// Reads the cursor.
+pub async fn load(pool: &PgPool) -> Result<CursorRow, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    let r = sqlx::query("SELECT w, hole_since, seeded_at FROM inbox_cursor WHERE id = 1")
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(CursorRow {
+        cursor: Cursor {
+            w: r.try_get("w")?,
+            hole_since: r.try_get("hole_since")?,
+        },
+        seeded_at: r.try_get("seeded_at")?,
+    })
+}
+
+/// Writes W and HOLE_SINCE.
+pub async fn save(
+    conn: &mut PgConnection,
+    c: Cursor,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE inbox_cursor SET w = $1, hole_since = $2, updated_at = $3 WHERE id = 1")
+        .bind(c.w)
+        .bind(c.hole_since)
+        .bind(now)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Cutover seeding (§4.3): W and SEEDED_AT in one statement, only on a fresh
+/// instance (W = 0, never seeded, no processing records). Returns false when
+/// the instance is not fresh.
+pub async fn seed(
+    conn: &mut PgConnection,
+    w: i64,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let n = sqlx::query(
+        "UPDATE inbox_cursor SET w = $1, hole_since = NULL, seeded_at = $2, updated_at = $2 \
+         WHERE id = 1 AND w = 0 AND seeded_at IS NULL AND NOT EXISTS (SELECT 1 FROM proc_state)",
+    )
+    .bind(w)
+    .bind(now)
+    .execute(conn)
+    .await?
+    .rows_affected();
+    Ok(n == 1)
+}
+
+/// insertIfAbsent: new PENDING rows; an existing MSG_ID (re-scan, compat
+/// entry) is neither counted nor an error. Returns the number inserted.
+pub async fn enqueue(
+    conn: &mut PgConnection,
+    ids: &[i64],
+    received: &[Option<DateTime<Utc>>],
+    now: DateTime<Utc>,
+) -> Result<u64, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    Ok(sqlx::query(
+        "INSERT INTO proc_state (msg_id, state, received_at, enqueued_at, updated_at, source) \
+         SELECT id, 'PENDING', r, $3, $3, 'poller' FROM UNNEST($1::bigint[], $2::timestamptz[]) AS t(id, r) \
+         ON CONFLICT (msg_id) DO NOTHING",
+    )
+    .bind(ids)
+    .bind(received)
+    .bind(now)
+    .execute(conn)
+    .await?
+    .rows_affected())
+}
+
+/// Records a released hole.
+pub async fn record_hole(
+    conn: &mut PgConnection,
+    h: ReleasedHole,
+    now: DateTime<Utc>,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "INSERT INTO inbox_hole (first_id, last_id, first_seen, released_at) VALUES ($1, $2, $3, $4) RETURNING id",
+    )
+    .bind(h.first_id)
+    .bind(h.last_id)
+    .bind(h.first_seen)
+    .bind(now)
+    .fetch_one(conn)
+    .await
+}
+
+/// A released hole to re-check for late commits.
+#[derive(Debug, Clone, Copy)]
+pub struct HoleRow {
+    pub id: i64,
+    pub first_id: i64,
+    pub last_id: i64,
+}
+
+/// The most recent holes released after `since`.
+pub async fn recent_holes(
+    pool: &PgPool,
+    since: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<HoleRow>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT id, first_id, last_id FROM inbox_hole WHERE released_at >= $1 ORDER BY released_at DESC LIMIT $2",
+    )
+    .bind(since)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(HoleRow {
+                id: r.try_get("id")?,
+                first_id: r.try_get("first_id")?,
+                last_id: r.try_get("last_id")?,
+            })
+        })
+        .collect()
+}
+
+/// Records a late row; true when it is new.
+pub async fn record_late_row(
+    pool: &PgPool,
+    msg_id: i64,
+    hole_id: i64,
+    received_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let n = sqlx::query(
+        "INSERT INTO inbox_late_row (msg_id, hole_id, detected_at, received_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (msg_id) DO NOTHING",
+    )
+    .bind(msg_id)
+    .bind(hole_id)
+    .bind(now)
+    .bind(received_at)
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(n == 1)
+}
+
+/// True when any processing record exists.
+pub async fn has_proc_state(pool: &PgPool) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM proc_state)")
+        .fetch_one(pool)
+        .await
+}
