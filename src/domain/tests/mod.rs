@@ -1,4 +1,6 @@
 //! Domain tests (style §6): one module per area.
 
+mod cascade;
 mod flop_table;
+mod schd;
 mod support;
