@@ -172,7 +172,7 @@ impl FlightStateEngine {
             }
             MsgKind::Fdel(d) => {
                 let staged = match fdel::delete(d, current) {
-                    Ok(FdelOutcome::Delete(next)) => Ok(vec![next]),
+                    Ok(FdelOutcome::Delete(next)) => Ok(vec![*next]),
                     Ok(FdelOutcome::Unknown) => {
                         return Decision::NoChange {
                             reason: NoChangeReason::UnknownFlight { flid: d.flid },

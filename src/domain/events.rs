@@ -133,7 +133,8 @@ impl Serialize for SchdProjection {
 /// The `KAFKA:schd` payload of one write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SchdPayload {
-    Upsert(SchdProjection),
+    /// Boxed: a projection is a whole flight.
+    Upsert(Box<SchdProjection>),
     /// The flight is DELETED: a null-valued message keyed by FLID.
     Tombstone,
 }
@@ -224,10 +225,10 @@ pub fn events_for(
     let payload = if deleted {
         SchdPayload::Tombstone
     } else {
-        SchdPayload::Upsert(SchdProjection {
+        SchdPayload::Upsert(Box::new(SchdProjection {
             flight: next.clone(),
             mafl,
-        })
+        }))
     };
     [
         DomainEvent::Msg(note),

@@ -65,10 +65,9 @@ pub fn masters_touched(old: Option<&FlightState>, new: &FlightState) -> Vec<i64>
     if let Some(m) = Some(new)
         .filter(|n| n.is_active())
         .and_then(FlightState::master_id)
+        .filter(|m| !out.contains(m))
     {
-        if !out.contains(&m) {
-            out.push(m);
-        }
+        out.push(m);
     }
     out
 }
@@ -87,4 +86,52 @@ pub fn detach_shares(master: i64, set: &FlightSet) -> Vec<FlightState> {
             next
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::flight_state::{FlightStatus, FlightValue};
+    use chrono::{TimeZone, Utc};
+
+    fn flight(flid: i64, maid: Option<i64>, active: bool) -> FlightState {
+        let now = Utc.timestamp_opt(0, 0).single().expect("epoch");
+        let mut f = FlightState::new(flid, now);
+        f.set_scalar(ScalarTag::FLNO, Some(FlightValue::Text(format!("F{flid}"))));
+        f.set_scalar(ScalarTag::MAID, maid.map(FlightValue::Int));
+        if !active {
+            f.state = FlightStatus::Deleted;
+        }
+        f
+    }
+
+    #[test]
+    fn derive_sorts_by_flid_whatever_the_input_order() {
+        let master = flight(1, None, true);
+        let children = [
+            flight(9, Some(1), true),
+            flight(3, Some(1), true),
+            flight(5, Some(1), false),
+            flight(7, Some(2), true),
+            flight(4, Some(1), true),
+        ];
+        let got = derive(&master, children.iter()).expect("master");
+        assert_eq!(
+            got.iter().map(|e| e.flid).collect::<Vec<_>>(),
+            vec![3, 4, 9]
+        );
+        assert_eq!(got[0].flno.as_deref(), Some("F3"));
+    }
+
+    #[test]
+    fn shares_and_deleted_masters_carry_no_mafl() {
+        let child = flight(3, Some(1), true);
+        assert_eq!(derive(&flight(1, Some(8), true), [&child]), None);
+        assert_eq!(derive(&flight(1, None, false), [&child]), None);
+        let selfref = flight(1, Some(1), true);
+        assert_eq!(
+            derive(&selfref, [&selfref, &child]).map(|m| m.len()),
+            Some(1)
+        );
+    }
 }

@@ -13,7 +13,7 @@ use crate::domain::flight_state::{FlightSet, FlightState, FlightStatus};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FdelOutcome {
     /// The flight's next state (DELETED).
-    Delete(FlightState),
+    Delete(Box<FlightState>),
     /// The flight is not loaded (unknown).
     Unknown,
     /// The flight is already DELETED.
@@ -31,7 +31,7 @@ pub fn delete(fdel: &Fdel, current: &FlightSet) -> Result<FdelOutcome, DomainErr
         Some(f) => {
             let mut next = f.clone();
             next.state = FlightStatus::Deleted;
-            FdelOutcome::Delete(next)
+            FdelOutcome::Delete(Box::new(next))
         }
     })
 }

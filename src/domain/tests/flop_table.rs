@@ -51,7 +51,7 @@ fn v(x: &str) -> Field<NaiveDateTime> {
 type TimeCtor = fn(Field<NaiveDateTime>) -> FlopPayload;
 
 /// The 16 clearable time subtypes.
-const TIME_SUBTYPES: [(TimeCtor, ScalarTag); 16] = [
+pub(super) const TIME_SUBTYPES: [(TimeCtor, ScalarTag); 16] = [
     (FlopPayload::APPT, ScalarTag::APPT),
     (FlopPayload::BOTM, ScalarTag::BOTM),
     (FlopPayload::CNCL, ScalarTag::CNCL),
@@ -73,7 +73,7 @@ const TIME_SUBTYPES: [(TimeCtor, ScalarTag); 16] = [
 type TextCtor = fn(Field<String>) -> FlopPayload;
 
 /// The 6 clearable text subtypes.
-const TEXT_SUBTYPES: [(TextCtor, ScalarTag); 6] = [
+pub(super) const TEXT_SUBTYPES: [(TextCtor, ScalarTag); 6] = [
     (FlopPayload::FTSS, ScalarTag::FTSS),
     (FlopPayload::REMC, ScalarTag::REMC),
     (FlopPayload::RENO, ScalarTag::RENO),

@@ -1,6 +1,8 @@
 //! Domain tests (style §6): one module per area.
 
 mod cascade;
+mod events;
 mod flop_table;
+mod props;
 mod schd;
 mod support;
