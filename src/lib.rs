@@ -8,3 +8,4 @@
 
 pub mod clock;
 pub mod codec;
+pub mod commands;

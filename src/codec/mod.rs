@@ -5,6 +5,7 @@
 //! requests. The error-class rules are tabled in docs/codec.md.
 
 mod decode;
+mod encode;
 pub mod error;
 mod fields;
 mod flop;
@@ -16,5 +17,6 @@ mod time;
 mod xml;
 
 pub use decode::decode;
+pub use encode::{OutboundRequest, decode_request, encode_rqfd, encode_rqrd};
 pub use error::DecodeError;
 pub use model::*;
