@@ -8,4 +8,5 @@
 
 pub mod clock;
 pub mod codec;
+pub mod commands;
 pub mod domain;
