@@ -2,6 +2,7 @@
 
 mod cascade;
 mod events;
+mod fixtures;
 mod flop_table;
 mod props;
 mod schd;
