@@ -10,7 +10,7 @@ use chrono::NaiveDate;
 #[serde(tag = "rule", rename_all = "snake_case")]
 pub enum DomainError {
     /// §7.1: RECS must equal the number of FLTR.
-    #[error("RECS is {recs:?} but the SCHD carries {count} FLTR")]
+    #[error("RECS is {} but the SCHD carries {count} FLTR", recs.map_or_else(|| "missing".to_string(), |n| n.to_string()))]
     RecsMismatch { recs: Option<i64>, count: usize },
     /// §12.1: every FLTR needs FLID (1-based FLTR position).
     #[error("FLTR #{index} has no FLID")]
@@ -29,11 +29,11 @@ pub enum DomainError {
         derived: NaiveDate,
     },
     /// A coded value outside its code list (DDIR, ARES, REID, POID, MVIN, FLIN, CHID).
-    #[error("{field} has invalid value {value:?}; allowed: {allowed}")]
+    #[error("{field} has invalid value {value:?}; allowed: {}", allowed.join(", "))]
     InvalidCode {
         field: &'static str,
         value: String,
-        allowed: &'static str,
+        allowed: &'static [&'static str],
     },
     /// A mandatory element or attribute is missing or empty.
     #[error("{field} is mandatory here: {context}")]
@@ -54,4 +54,27 @@ pub enum DomainError {
     /// Only SCHD DNLD/RESP/ADFT, FLOP and FDEL reach the flight domain.
     #[error("not a flight-domain message: {what}")]
     NotFlightMessage { what: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_name_the_element_and_the_allowed_codes() {
+        let e = DomainError::InvalidCode {
+            field: "FDIV@DDIR",
+            value: "TOO".into(),
+            allowed: &["TO", "FROM"],
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"FDIV@DDIR has invalid value "TOO"; allowed: TO, FROM"#
+        );
+        let e = DomainError::RecsMismatch {
+            recs: Some(3),
+            count: 2,
+        };
+        assert_eq!(e.to_string(), "RECS is 3 but the SCHD carries 2 FLTR");
+    }
 }

@@ -27,28 +27,19 @@ pub const POID_CODES: &[&str] = &["O", "C"];
 pub const CHID_CODES: &[&str] = &["ON", "OFF"];
 
 /// Checks `value` against `allowed` (exact, upper-case as SIS sends).
-pub fn code(field: &'static str, value: &str, allowed: &[&str]) -> Result<String, DomainError> {
+pub fn code(
+    field: &'static str,
+    value: &str,
+    allowed: &'static [&'static str],
+) -> Result<String, DomainError> {
     if allowed.contains(&value) {
         Ok(value.to_string())
     } else {
         Err(DomainError::InvalidCode {
             field,
             value: value.to_string(),
-            allowed: allowed_text(allowed),
+            allowed,
         })
-    }
-}
-
-fn allowed_text(allowed: &[&str]) -> &'static str {
-    match allowed {
-        ["A", "D"] => "A, D",
-        ["D", "I", "M"] => "D, I, M",
-        ["TO", "FROM"] => "TO, FROM",
-        ["A", "G"] => "A, G",
-        ["O", "G"] => "O, G",
-        ["O", "C"] => "O, C",
-        ["ON", "OFF"] => "ON, OFF",
-        _ => "see sis-format §2.3",
     }
 }
 
@@ -56,7 +47,7 @@ fn allowed_text(allowed: &[&str]) -> &'static str {
 fn opt_code(
     field: &'static str,
     f: &Field<String>,
-    allowed: &[&str],
+    allowed: &'static [&'static str],
 ) -> Result<Option<String>, DomainError> {
     f.value().map(|v| code(field, v, allowed)).transpose()
 }

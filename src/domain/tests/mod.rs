@@ -4,6 +4,7 @@ mod cascade;
 mod events;
 mod fixtures;
 mod flop_table;
+mod flop_table_collections;
 mod props;
 mod schd;
 mod support;
