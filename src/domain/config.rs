@@ -65,7 +65,9 @@ impl DomainConfig {
             .find_map(|t| self.timezone.from_local_datetime(&t).earliest())
             .map(|t| t.offset().fix())
             .unwrap_or(Utc.fix());
-        let instant = local - Duration::seconds(i64::from(before.local_minus_utc()));
+        let instant = local
+            .checked_sub_signed(Duration::seconds(i64::from(before.local_minus_utc())))
+            .unwrap_or(local);
         self.timezone.from_utc_datetime(&instant).fixed_offset()
     }
 
