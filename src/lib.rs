@@ -4,14 +4,17 @@
 //! scheduled jobs.
 //!
 //! Layout: `codec` and `domain` are pure (no I/O, no clock); `store` talks to
-//! PostgreSQL and the mailbox; `jobs`, `maintenance`, `delivery`, `requests`
-//! hold the jobs; `scheduler` runs them; `cli` is the command line.
+//! PostgreSQL and the mailbox; `pipeline`, `delivery`, `maintenance` and
+//! `requests` hold the jobs; `scheduler` runs them; `cli` and `commands` are
+//! the command line.
 
 pub mod cli;
 pub mod clock;
 pub mod codec;
+pub mod commands;
 pub mod config;
 pub mod delivery;
+pub mod domain;
 pub mod instance_lock;
 pub mod jobs;
 pub mod maintenance;

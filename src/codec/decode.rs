@@ -1,0 +1,284 @@
+//! The decoder entry point: bytes → envelope (sis-format §1) → the family
+//! decoder chosen by TYPE/STYP (design §2, §5.2).
+//!
+//! Dispatch on the upper-cased TYPE and STYP:
+//! - `SCHD` → [`MsgKind::Schd`] (STYP DNLD/RESP/ADFT, or kept as `Other`);
+//! - `FLOP` + `FDEL` → [`MsgKind::Fdel`]; `FLOP` + another of the 48
+//!   subtypes → [`MsgKind::Flop`]; `FLOP` + anything else → Unsupported;
+//! - one of the 23 reference types → [`MsgKind::RefData`];
+//! - anything else (SCHS, LDM, RQRD…) → [`MsgKind::Unsupported`], not an error.
+//!
+//! The error classes are tabled in docs/codec.md.
+
+use super::error::DecodeError;
+use super::fields::{extra_attrs, put, stray_text, text_leaf, unknown_el};
+use super::model::{
+    DecodedMessage, FLOP_SUBTYPES, Field, Meta, MsgKind, REF_TYPES, UnknownElement, Unsupported,
+};
+use super::xml::{self, El};
+use super::{flop, fltr, refdata, time};
+
+/// Decodes one SIS message. Never panics; every failure is classified as
+/// [`DecodeError::Malformed`] or [`DecodeError::Codec`] with the element
+/// path and a precise reason (it becomes LAST_ERROR).
+pub fn decode(bytes: &[u8]) -> Result<DecodedMessage, DecodeError> {
+    let src = std::str::from_utf8(bytes).map_err(|e| {
+        DecodeError::malformed(
+            "(document)",
+            format!(
+                "not UTF-8: invalid byte sequence at byte {} (sis-format §1.5)",
+                e.valid_up_to()
+            ),
+        )
+    })?;
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    xml::check_chars(src)?;
+    let doc = xml::parse(src)?;
+    let root = doc.root();
+    if root.name() != "MSG" {
+        return Err(DecodeError::malformed(
+            root.name(),
+            format!(
+                "root element is <{}>, expected <MSG> (sis-format §1.1)",
+                root.name()
+            ),
+        ));
+    }
+    let (meta, unknown) = envelope(root)?;
+    let kind = dispatch(root, &meta, unknown)?;
+    Ok(DecodedMessage { meta, kind })
+}
+
+/// Reads META (sis-format §1.2). SNDR, SEQN, TYPE and STYP are mandatory
+/// and non-empty; DTTM is optional. Unknown META children are returned so
+/// the family decoder can keep them.
+pub(crate) fn envelope(root: El<'_, '_>) -> Result<(Meta, Vec<UnknownElement>), DecodeError> {
+    let mut metas = root.children().filter(|c| c.name() == "META");
+    let Some(meta_el) = metas.next() else {
+        return Err(DecodeError::malformed(
+            "MSG",
+            "no <META> element (sis-format §1.2)",
+        ));
+    };
+    if let Some(second) = metas.next() {
+        return Err(DecodeError::malformed(
+            second.path(),
+            "more than one <META> element (sis-format §1.2)",
+        ));
+    }
+    let mut unknown = Vec::new();
+    let (mut sndr, mut seqn, mut dttm, mut typ, mut styp) = (
+        Field::Absent,
+        Field::Absent,
+        Field::Absent,
+        Field::Absent,
+        Field::Absent,
+    );
+    let mut dttm_el = None;
+    for c in meta_el.children() {
+        let slot = match c.name() {
+            "SNDR" => &mut sndr,
+            "SEQN" => &mut seqn,
+            "DTTM" => {
+                dttm_el = Some(c);
+                &mut dttm
+            }
+            "TYPE" => &mut typ,
+            "STYP" => &mut styp,
+            _ => {
+                unknown.push(unknown_el(c));
+                continue;
+            }
+        };
+        let v = text_leaf(c, &mut unknown)?;
+        put(slot, v, c)?;
+    }
+    extra_attrs(meta_el, &[], &mut unknown);
+    stray_text(meta_el, &mut unknown);
+    let need = |f: Field<String>, tag: &str| match f {
+        Field::Value(v) => Ok(v),
+        Field::Empty => Err(DecodeError::malformed(
+            format!("MSG/META/{tag}"),
+            format!("<{tag}> is empty; it is mandatory (sis-format §1.2)"),
+        )),
+        Field::Absent => Err(DecodeError::malformed(
+            "MSG/META",
+            format!("missing <{tag}>; it is mandatory (sis-format §1.2)"),
+        )),
+    };
+    let sndr = need(sndr, "SNDR")?;
+    let seqn = need(seqn, "SEQN")?;
+    let msg_type = need(typ, "TYPE")?.to_ascii_uppercase();
+    let styp = need(styp, "STYP")?.to_ascii_uppercase();
+    let dttm = match (dttm, dttm_el) {
+        (Field::Value(s), Some(el)) => Some(time::parse_dttm(&s).map_err(|e| e.at(el.path()))?),
+        _ => None,
+    };
+    Ok((
+        Meta {
+            sndr,
+            seqn,
+            dttm,
+            msg_type,
+            styp,
+        },
+        unknown,
+    ))
+}
+
+fn dispatch(
+    root: El<'_, '_>,
+    meta: &Meta,
+    unknown: Vec<UnknownElement>,
+) -> Result<MsgKind, DecodeError> {
+    let t = meta.msg_type.as_str();
+    let s = meta.styp.as_str();
+    let unsupported = |reason: String| {
+        MsgKind::Unsupported(Unsupported {
+            msg_type: t.to_owned(),
+            styp: s.to_owned(),
+            reason,
+        })
+    };
+    Ok(match t {
+        "SCHD" => MsgKind::Schd(fltr::schd(root, s, unknown)?),
+        "FLOP" if FLOP_SUBTYPES.contains(&s) => flop::flop(root, s, unknown)?,
+        "FLOP" => unsupported(format!(
+            "unknown FLOP subtype {s} (sis-format §3.3 lists 48; legacy drops these too)"
+        )),
+        _ if REF_TYPES.contains(&t) => MsgKind::RefData(refdata::refdata(root, t, s, unknown)?),
+        "SCHS" => {
+            unsupported("seasonal schedule SCHS is not handled by msgx (sis-format §2.5)".into())
+        }
+        "RQRD" | "RQFD" => unsupported(format!(
+            "{t} is an outbound request msgx sends, not a message it consumes (sis-format §5)"
+        )),
+        _ => unsupported(format!("message type {t} is not handled by msgx")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(meta: &str, body: &str) -> String {
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><MSG xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:noNamespaceSchemaLocation="unisysaodbsis.xsd"><META>{meta}</META>{body}</MSG>"#
+        )
+    }
+
+    fn meta(t: &str, s: &str) -> String {
+        format!(
+            "<SNDR>AODB</SNDR><SEQN>7</SEQN><DTTM>20261201080000</DTTM><TYPE>{t}</TYPE><STYP>{s}</STYP>"
+        )
+    }
+
+    #[test]
+    fn meta_is_read_and_upper_cased() {
+        let m = decode(msg(&meta("flop", "appt"), "<FLOP><FLID>1</FLID><APPT/></FLOP>").as_bytes())
+            .expect("ok");
+        assert_eq!(m.meta.msg_type, "FLOP");
+        assert_eq!(m.meta.styp, "APPT");
+        assert_eq!(m.meta.sndr, "AODB");
+        assert_eq!(m.meta.seqn, "7");
+        assert_eq!(
+            m.meta.dttm.map(|d| d.to_string()).as_deref(),
+            Some("2026-12-01 08:00:00")
+        );
+    }
+
+    #[test]
+    fn mandatory_meta_fields() {
+        for tag in ["SNDR", "SEQN", "TYPE", "STYP"] {
+            let full = meta("GLST", "ADD");
+            let open = format!("<{tag}>");
+            let start = full.find(&open).expect("tag");
+            let end = full.find(&format!("</{tag}>")).expect("end") + tag.len() + 3;
+            let missing = format!("{}{}", &full[..start], &full[end..]);
+            let e = decode(msg(&missing, "").as_bytes()).expect_err(tag);
+            assert_eq!(
+                e,
+                DecodeError::malformed(
+                    "MSG/META",
+                    format!("missing <{tag}>; it is mandatory (sis-format §1.2)")
+                )
+            );
+            let empty = format!("{}<{tag}/>{}", &full[..start], &full[end..]);
+            let e = decode(msg(&empty, "").as_bytes()).expect_err(tag);
+            assert!(e.to_string().contains(&format!("MSG/META/{tag}")), "{e}");
+        }
+        let e = decode(b"<MSG><RECS>1</RECS></MSG>").expect_err("no meta");
+        assert!(e.to_string().contains("no <META>"), "{e}");
+        let e = decode(b"<ROOT/>").expect_err("root");
+        assert!(e.to_string().contains("expected <MSG>"), "{e}");
+    }
+
+    #[test]
+    fn dttm_classes() {
+        let bad = "<SNDR>A</SNDR><SEQN>1</SEQN><DTTM>2026-12-01T08:00:00</DTTM><TYPE>LDM</TYPE><STYP>X</STYP>";
+        let e = decode(msg(bad, "").as_bytes()).expect_err("iso");
+        assert_eq!(e.class(), "CODEC_ERROR");
+        assert!(
+            e.to_string()
+                .starts_with("CODEC_ERROR at MSG/META/DTTM: expected yyyyMMddHHmmss"),
+            "{e}"
+        );
+        let none = "<SNDR>A</SNDR><SEQN>1</SEQN><DTTM/><TYPE>LDM</TYPE><STYP>X</STYP>";
+        assert_eq!(
+            decode(msg(none, "").as_bytes()).expect("ok").meta.dttm,
+            None
+        );
+    }
+
+    #[test]
+    fn non_utf8_and_bom() {
+        let mut b = msg(&meta("LDM", "X"), "").into_bytes();
+        b.insert(60, 0xFF);
+        let e = decode(&b).expect_err("bytes");
+        assert_eq!(e.class(), "MALFORMED");
+        assert!(e.to_string().contains("not UTF-8"), "{e}");
+        let with_bom = format!("\u{feff}{}", msg(&meta("LDM", "X"), ""));
+        assert!(decode(with_bom.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn dispatch_unsupported() {
+        for (t, s, want) in [
+            ("SCHS", "DNLD", "seasonal"),
+            ("LDM", "X", "not handled"),
+            ("FLOP", "ACTT", "unknown FLOP subtype ACTT"),
+            ("RQRD", "GLST", "outbound request"),
+        ] {
+            let m = decode(msg(&meta(t, s), "").as_bytes()).expect("ok");
+            let MsgKind::Unsupported(u) = m.kind else {
+                panic!("{t}: {:?}", m.kind)
+            };
+            assert!(u.reason.contains(want), "{}", u.reason);
+            assert_eq!(u.msg_type, t);
+        }
+    }
+
+    #[test]
+    fn payload_missing_is_malformed() {
+        let e = decode(msg(&meta("FLOP", "APPT"), "").as_bytes()).expect_err("no flop");
+        assert_eq!(e.class(), "MALFORMED");
+        let e = decode(msg(&meta("SCHD", "DNLD"), "").as_bytes()).expect_err("no schd");
+        assert_eq!(e.class(), "MALFORMED");
+    }
+
+    #[test]
+    fn meta_unknowns_are_kept() {
+        let m = decode(
+            msg(
+                &format!("{}<PRIO>1</PRIO>", meta("GLST", "ADD")),
+                "<RECS>1</RECS><GLST><GCOD>G1</GCOD></GLST>",
+            )
+            .as_bytes(),
+        )
+        .expect("ok");
+        let MsgKind::RefData(r) = m.kind else {
+            panic!()
+        };
+        assert_eq!(r.unknown[0].path, "MSG/META/PRIO");
+    }
+}

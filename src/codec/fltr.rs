@@ -1,0 +1,271 @@
+//! SCHD messages and their FLTR flight records (sis-format §2.1–§2.4).
+//!
+//! The codec checks only what the format itself forbids (a repeated
+//! single element, a non-integer FLID, an impossible time). Mandatory-field
+//! checks (FLID, ALCD, FLNO… for SCHD) belong to the domain, which skips
+//! the one FLTR rather than the whole message (sis-format §2.1).
+
+use super::error::DecodeError;
+use super::fields::{
+    duplicate, extra_attrs, int_leaf, leaf, parse_scalar, put, stray_text, unknown_el,
+};
+use super::groups::{
+    airbridge_event, carousel_alloc, chock_event, chute_alloc, collect, counter_alloc, delay,
+    diversion, door_event, gate_alloc, landing_abort, push_event, ret, route_point, service,
+    stand_alloc, tractor_event, vip,
+};
+use super::model::{Field, Fltr, ScalarTag, Schd, SchdStyp, UnknownElement};
+use super::xml::El;
+
+// One bit per scalar tag tracks "already sent" without a search.
+const _: () = assert!(ScalarTag::ALL.len() <= 64);
+
+/// The repeating groups of a FLTR (sis-format §2.4), in catalogue order.
+#[derive(Clone, Copy)]
+enum Group {
+    Rout,
+    Erut,
+    Psdt,
+    Gtdt,
+    Ckdt,
+    Cldt,
+    Chdt,
+    Chot,
+    Abtm,
+    Dely,
+    Srvt,
+    Vipf,
+    Port,
+    Tipt,
+    Psht,
+}
+
+const GROUPS: usize = 15;
+
+fn group_of(name: &str) -> Option<Group> {
+    Some(match name {
+        "ROUT" => Group::Rout,
+        "ERUT" => Group::Erut,
+        "PSDT" => Group::Psdt,
+        "GTDT" => Group::Gtdt,
+        "CKDT" => Group::Ckdt,
+        "CLDT" => Group::Cldt,
+        "CHDT" => Group::Chdt,
+        "CHOT" => Group::Chot,
+        "ABTM" => Group::Abtm,
+        "DELY" => Group::Dely,
+        "SRVT" => Group::Srvt,
+        "VIPF" => Group::Vipf,
+        "PORT" => Group::Port,
+        "TIPT" => Group::Tipt,
+        "PSHT" => Group::Psht,
+        _ => return None,
+    })
+}
+
+/// Decodes one `<FLTR>`.
+pub(crate) fn fltr(el: El<'_, '_>) -> Result<Fltr, DecodeError> {
+    let mut f = Fltr::default();
+    let mut seen: u64 = 0;
+    let mut groups: [Vec<El<'_, '_>>; GROUPS] = Default::default();
+    for c in el.children() {
+        let name = c.name();
+        if let Some(tag) = ScalarTag::from_name(name) {
+            let bit = 1u64 << (tag as u32);
+            if seen & bit != 0 {
+                return Err(duplicate(c));
+            }
+            seen |= bit;
+            let kind = tag.kind();
+            let v = leaf(c, &mut f.unknown, |s| parse_scalar(kind, s))?;
+            f.scalars.push((tag, v));
+            continue;
+        }
+        match name {
+            "FDIV" => {
+                let v = diversion(c, &mut f.unknown);
+                put(&mut f.fdiv, v, c)?;
+            }
+            "FRET" => {
+                let v = ret(c, &mut f.unknown);
+                put(&mut f.fret, v, c)?;
+            }
+            "FLAB" => {
+                let v = landing_abort(c, &mut f.unknown);
+                put(&mut f.flab, v, c)?;
+            }
+            _ => match group_of(name) {
+                Some(g) => groups[g as usize].push(c),
+                None => f.unknown.push(unknown_el(c)),
+            },
+        }
+    }
+    let g = |x: Group| &groups[x as usize];
+    f.rout = collect(g(Group::Rout), route_point)?;
+    f.erut = collect(g(Group::Erut), route_point)?;
+    f.psdt = collect(g(Group::Psdt), stand_alloc)?;
+    f.gtdt = collect(g(Group::Gtdt), gate_alloc)?;
+    f.ckdt = collect(g(Group::Ckdt), counter_alloc)?;
+    f.cldt = collect(g(Group::Cldt), carousel_alloc)?;
+    f.chdt = collect(g(Group::Chdt), chute_alloc)?;
+    f.chot = collect(g(Group::Chot), chock_event)?;
+    f.abtm = collect(g(Group::Abtm), airbridge_event)?;
+    let mut dely_unknown: Vec<UnknownElement> = Vec::new();
+    f.dely = collect(g(Group::Dely), |e| delay(e, &mut dely_unknown))?;
+    f.unknown.append(&mut dely_unknown);
+    f.srvt = collect(g(Group::Srvt), service)?;
+    f.vipf = collect(g(Group::Vipf), vip)?;
+    f.port = collect(g(Group::Port), door_event)?;
+    f.tipt = collect(g(Group::Tipt), tractor_event)?;
+    f.psht = collect(g(Group::Psht), push_event)?;
+    extra_attrs(el, &[], &mut f.unknown);
+    stray_text(el, &mut f.unknown);
+    Ok(f)
+}
+
+/// Decodes a SCHD message body: exactly one `<SCHD>` under `<MSG>` holding
+/// `RECS` then the FLTRs (sis-format §1.3). Other children of `<MSG>`
+/// (besides META) are kept as unknown, after what the envelope set aside.
+pub(crate) fn schd(
+    msg: El<'_, '_>,
+    styp: &str,
+    mut unknown: Vec<UnknownElement>,
+) -> Result<Schd, DecodeError> {
+    let mut wrapper = None;
+    for c in msg.children() {
+        match c.name() {
+            "META" => {}
+            "SCHD" if wrapper.is_some() => {
+                return Err(DecodeError::codec(
+                    c.path(),
+                    "more than one <SCHD> block in one message; this codec version handles one",
+                ));
+            }
+            "SCHD" => wrapper = Some(c),
+            _ => unknown.push(unknown_el(c)),
+        }
+    }
+    let Some(body) = wrapper else {
+        return Err(DecodeError::malformed(
+            msg.path(),
+            "TYPE SCHD without a <SCHD> block (sis-format §1.3)",
+        ));
+    };
+    let mut recs = Field::Absent;
+    let mut flights = Vec::new();
+    for c in body.children() {
+        match c.name() {
+            "RECS" => {
+                let v = int_leaf(c, &mut unknown)?;
+                put(&mut recs, v, c)?;
+            }
+            "FLTR" => flights.push(fltr(c)?),
+            _ => unknown.push(unknown_el(c)),
+        }
+    }
+    extra_attrs(body, &[], &mut unknown);
+    stray_text(body, &mut unknown);
+    Ok(Schd {
+        styp: match styp {
+            "DNLD" => SchdStyp::Dnld,
+            "RESP" => SchdStyp::Resp,
+            "ADFT" => SchdStyp::Adft,
+            other => SchdStyp::Other(other.to_owned()),
+        },
+        recs,
+        flights,
+        unknown,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::model::{Collection, ScalarValue};
+    use crate::codec::xml::parse;
+
+    fn one(xml: &str) -> Result<Fltr, DecodeError> {
+        let d = parse(xml).expect("xml");
+        fltr(d.root())
+    }
+
+    #[test]
+    fn scalars_keep_order_and_kinds() {
+        let f = one("<FLTR><FLID>15</FLID><ALCD>YG</ALCD><SODT>23jan210535</SODT><LBWT>12.5</LBWT><RENO/></FLTR>")
+            .expect("ok");
+        let tags: Vec<_> = f.scalars.iter().map(|(t, _)| *t).collect();
+        assert_eq!(
+            tags,
+            [
+                ScalarTag::FLID,
+                ScalarTag::ALCD,
+                ScalarTag::SODT,
+                ScalarTag::LBWT,
+                ScalarTag::RENO
+            ]
+        );
+        assert_eq!(
+            f.scalar(ScalarTag::FLID),
+            Field::Value(&ScalarValue::Int(15))
+        );
+        assert_eq!(
+            f.scalar(ScalarTag::LBWT),
+            Field::Value(&ScalarValue::Decimal("12.5".into()))
+        );
+        assert_eq!(f.scalar(ScalarTag::RENO), Field::Empty);
+        assert_eq!(f.scalar(ScalarTag::ACFT), Field::Absent);
+    }
+
+    #[test]
+    fn repeated_scalar_is_malformed_with_path() {
+        let e = one("<FLTR><STND>1</STND><STND>2</STND></FLTR>").expect_err("dup");
+        assert_eq!(e.class(), "MALFORMED");
+        assert!(e.to_string().contains("FLTR/STND[2]"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_carry_their_path() {
+        let e = one("<FLTR><FLID>x15</FLID></FLTR>").expect_err("bad");
+        assert_eq!(
+            e,
+            DecodeError::malformed("FLTR/FLID", "expected an integer, got \"x15\"")
+        );
+        let e = one("<FLTR><SODT>2021-01-23T05:35</SODT></FLTR>").expect_err("bad");
+        assert_eq!(e.class(), "CODEC_ERROR");
+        let e = one(r#"<FLTR><ROUT RTNO="a"/></FLTR>"#).expect_err("bad");
+        assert_eq!(
+            e,
+            DecodeError::malformed(
+                "FLTR/ROUT/@RTNO",
+                "sequence RTNO must be a number, got \"a\""
+            )
+        );
+    }
+
+    #[test]
+    fn groups_clear_all_vs_items() {
+        let f = one("<FLTR><DELY></DELY><SRVT/><SRVT></SRVT></FLTR>").expect("ok");
+        assert_eq!(f.dely, Collection::ClearAll);
+        assert_eq!(f.srvt, Collection::ClearAll);
+        assert_eq!(f.gtdt, Collection::Absent);
+        let f = one(r#"<FLTR><DELY CODE="A" DURA="0130"/><DELY/></FLTR>"#).expect("ok");
+        let items = f.dely.items();
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].dura_minutes, Field::Value(90));
+        assert_eq!(items[1].code, Field::Absent);
+    }
+
+    #[test]
+    fn attributed_elements_and_unknowns() {
+        let f = one(r#"<FLTR><FDIV DDES="PEK" DDIR="TOO">fog</FDIV><FRET/><XYZZ>1</XYZZ><DELY CODE="A" ODD="1"/></FLTR>"#)
+            .expect("ok");
+        let d = f.fdiv.value().expect("fdiv");
+        assert_eq!(d.ddir, Field::Value("TOO".into()));
+        assert_eq!(d.reason, Field::Value("fog".into()));
+        assert_eq!(f.fret, Field::Empty);
+        assert_eq!(f.flab, Field::Absent);
+        let paths: Vec<_> = f.unknown.iter().map(|u| u.path.as_str()).collect();
+        assert_eq!(paths, ["FLTR/XYZZ", "FLTR/DELY/@ODD"]);
+        assert_eq!(f.unknown[0].raw, "<XYZZ>1</XYZZ>");
+    }
+}

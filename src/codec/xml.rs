@@ -1,0 +1,672 @@
+//! A small element-tree reader on top of quick-xml events, shared by every
+//! message family (sis-format §1).
+//!
+//! Why a tree and not serde: the model is three-valued (absent / empty /
+//! value, sis-format §3.2), unknown elements must be kept with their raw XML
+//! (issue 3, item 2), and every error must name its element path. A tree
+//! built once from borrowed slices of the input gives all three cheaply.
+//!
+//! The tree is an arena (`Vec<Node>`) linked by indices: one allocation for
+//! all elements, names and (most) text borrowed from the input. Nesting is
+//! capped at [`MAX_DEPTH`], so nothing downstream can recurse without bound.
+//!
+//! Well-formedness checks beyond quick-xml's own: exactly one root element,
+//! nothing but whitespace, comments and processing instructions after it,
+//! no text outside it, every element closed, only the five predefined
+//! entities, and no C0 control characters other than tab, CR and LF.
+
+use std::borrow::Cow;
+
+use quick_xml::events::{BytesRef, BytesStart, Event};
+use quick_xml::reader::Reader;
+
+use super::error::DecodeError;
+
+/// Deepest element nesting accepted. SIS nests at most 5 levels
+/// (`MSG/SCHD/FLTR/VIPF/VIPT`); anything far deeper is not a SIS message.
+pub(crate) const MAX_DEPTH: usize = 32;
+
+const NONE: usize = usize::MAX;
+
+/// One attribute, as written (value unescaped).
+#[derive(Debug)]
+pub(crate) struct Attr<'a> {
+    pub name: &'a str,
+    pub value: Cow<'a, str>,
+}
+
+#[derive(Debug)]
+struct Node<'a> {
+    name: &'a str,
+    /// Character data directly inside the element (all segments joined,
+    /// leading whitespace-only segments dropped: values are trimmed anyway).
+    text: Cow<'a, str>,
+    attrs: (usize, usize),
+    parent: usize,
+    first_child: usize,
+    last_child: usize,
+    next_sibling: usize,
+    /// Byte span of the whole element in the source, `<` to `>`.
+    start: usize,
+    end: usize,
+}
+
+/// A parsed document: the source and its element arena (root = node 0).
+#[derive(Debug)]
+pub(crate) struct Document<'a> {
+    src: &'a str,
+    nodes: Vec<Node<'a>>,
+    attrs: Vec<Attr<'a>>,
+}
+
+impl<'a> Document<'a> {
+    /// The root element.
+    pub fn root(&self) -> El<'_, 'a> {
+        El { doc: self, id: 0 }
+    }
+}
+
+/// A cheap handle on one element of a [`Document`].
+#[derive(Clone, Copy)]
+pub(crate) struct El<'d, 'a> {
+    doc: &'d Document<'a>,
+    id: usize,
+}
+
+impl std::fmt::Debug for El<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "El({})", self.path())
+    }
+}
+
+impl<'d, 'a> El<'d, 'a> {
+    fn node(&self) -> &'d Node<'a> {
+        &self.doc.nodes[self.id]
+    }
+
+    /// The element name.
+    pub fn name(&self) -> &'a str {
+        self.node().name
+    }
+
+    /// The text directly inside the element, trimmed of XML whitespace.
+    pub fn text(&self) -> &'d str {
+        trim_xml(&self.node().text)
+    }
+
+    /// The attributes, in document order.
+    pub fn attrs(&self) -> &'d [Attr<'a>] {
+        let (a, b) = self.node().attrs;
+        &self.doc.attrs[a..b]
+    }
+
+    /// The value of attribute `name`, if present.
+    pub fn attr(&self, name: &str) -> Option<&'d str> {
+        self.attrs()
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.value.as_ref())
+    }
+
+    /// The child elements, in document order.
+    pub fn children(&self) -> Children<'d, 'a> {
+        Children {
+            doc: self.doc,
+            next: self.node().first_child,
+        }
+    }
+
+    /// True when the element has child elements.
+    pub fn has_children(&self) -> bool {
+        self.node().first_child != NONE
+    }
+
+    /// A bare element: no attributes, no children, no (non-whitespace) text.
+    /// This is the "delete all" form of sis-format §3.2.
+    pub fn is_bare(&self) -> bool {
+        self.attrs().is_empty() && !self.has_children() && self.text().is_empty()
+    }
+
+    /// The element's XML exactly as it appeared in the message.
+    pub fn raw(&self) -> &'a str {
+        let n = self.node();
+        self.doc.src.get(n.start..n.end).unwrap_or("")
+    }
+
+    /// The element path from the root, e.g. `MSG/SCHD/FLTR[2]/SODT`. An index
+    /// (1-based) is added where the parent has several children of that name.
+    pub fn path(&self) -> String {
+        let mut segs: Vec<(&str, Option<usize>)> = Vec::new();
+        let mut id = self.id;
+        while id != NONE {
+            let node = &self.doc.nodes[id];
+            let mut index = None;
+            if node.parent != NONE {
+                let parent = El {
+                    doc: self.doc,
+                    id: node.parent,
+                };
+                let mut seen = 0;
+                let mut total = 0;
+                for c in parent.children() {
+                    if c.name() == node.name {
+                        total += 1;
+                        if c.id <= id {
+                            seen += 1;
+                        }
+                    }
+                }
+                if total > 1 {
+                    index = Some(seen);
+                }
+            }
+            segs.push((node.name, index));
+            id = node.parent;
+        }
+        let mut out = String::new();
+        for (i, (name, index)) in segs.iter().rev().enumerate() {
+            if i > 0 {
+                out.push('/');
+            }
+            out.push_str(name);
+            if let Some(n) = index {
+                out.push_str(&format!("[{n}]"));
+            }
+        }
+        out
+    }
+
+    /// The path of attribute `name` of this element, e.g. `…/DELY[2]/@DURA`.
+    pub fn attr_path(&self, name: &str) -> String {
+        format!("{}/@{}", self.path(), name)
+    }
+}
+
+/// Iterator over an element's children.
+pub(crate) struct Children<'d, 'a> {
+    doc: &'d Document<'a>,
+    next: usize,
+}
+
+impl<'d, 'a> Iterator for Children<'d, 'a> {
+    type Item = El<'d, 'a>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next == NONE {
+            return None;
+        }
+        let el = El {
+            doc: self.doc,
+            id: self.next,
+        };
+        self.next = self
+            .doc
+            .nodes
+            .get(self.next)
+            .map_or(NONE, |n| n.next_sibling);
+        Some(el)
+    }
+}
+
+/// Trims XML whitespace (space, tab, CR, LF) from both ends.
+pub(crate) fn trim_xml(s: &str) -> &str {
+    s.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'))
+}
+
+fn is_xml_ws(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
+/// Re-borrows `part` (a slice handed out by quick-xml) from `src`, so it gets
+/// the source lifetime. The slice reader never copies, so this only fails on
+/// a quick-xml behaviour change; callers turn that into a codec error.
+fn rebase<'a>(src: &'a str, part: &[u8]) -> Option<(usize, &'a str)> {
+    let base = src.as_ptr() as usize;
+    let p = part.as_ptr() as usize;
+    let off = p.checked_sub(base)?;
+    let s = src.get(off..off.checked_add(part.len())?)?;
+    (s.as_bytes() == part).then_some((off, s))
+}
+
+fn internal(path: String) -> DecodeError {
+    DecodeError::codec(
+        path,
+        "internal: quick-xml returned a slice outside the input",
+    )
+}
+
+/// Parses `src` into a [`Document`], checking well-formedness.
+pub(crate) fn parse(src: &str) -> Result<Document<'_>, DecodeError> {
+    Parser::new(src).run()
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    doc: Document<'a>,
+    /// Open elements (node ids), root first.
+    stack: Vec<usize>,
+    root_closed_at: Option<usize>,
+    seen_markup: bool,
+    decoder: quick_xml::encoding::Decoder,
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Self {
+        Parser {
+            src,
+            doc: Document {
+                src,
+                nodes: Vec::with_capacity(src.len() / 24 + 4),
+                attrs: Vec::new(),
+            },
+            stack: Vec::with_capacity(MAX_DEPTH),
+            root_closed_at: None,
+            seen_markup: false,
+            decoder: Reader::from_str("").decoder(),
+        }
+    }
+
+    /// Path of the innermost open element, or `(document)`.
+    fn here(&self) -> String {
+        match self.stack.last() {
+            Some(&id) => El { doc: &self.doc, id }.path(),
+            None if self.doc.nodes.is_empty() => "(document)".into(),
+            None => "MSG".into(),
+        }
+    }
+
+    fn malformed(&self, reason: impl Into<String>) -> DecodeError {
+        DecodeError::malformed(self.here(), reason)
+    }
+
+    fn trailing(&self, what: &str, at: usize) -> DecodeError {
+        let closed = self.root_closed_at.unwrap_or(0);
+        let root = self.doc.nodes.first().map_or("MSG", |n| n.name);
+        DecodeError::malformed(
+            root,
+            format!(
+                "trailing content after the root element: </{root}> closed it at byte {closed}, \
+                 then {what} at byte {at}"
+            ),
+        )
+    }
+
+    fn run(mut self) -> Result<Document<'a>, DecodeError> {
+        let mut reader = Reader::from_str(self.src);
+        {
+            let cfg = reader.config_mut();
+            cfg.check_end_names = true;
+            cfg.check_comments = true;
+            cfg.expand_empty_elements = false;
+            cfg.trim_text(false);
+        }
+        loop {
+            let before = usize::try_from(reader.buffer_position()).unwrap_or(usize::MAX);
+            let ev = match reader.read_event() {
+                Ok(ev) => ev,
+                Err(e) => {
+                    if self.root_closed_at.is_some() {
+                        let rest = self.src.get(before..).unwrap_or("");
+                        let skipped = rest.len() - rest.trim_start().len();
+                        let snippet: String = rest.trim_start().chars().take(24).collect();
+                        let snippet = snippet.lines().next().unwrap_or("");
+                        return Err(self.trailing(&format!("`{snippet}`"), before + skipped));
+                    }
+                    return Err(
+                        self.malformed(format!("not well-formed XML at byte {before}: {e}"))
+                    );
+                }
+            };
+            let after = usize::try_from(reader.buffer_position()).unwrap_or(usize::MAX);
+            match ev {
+                Event::Decl(d) => {
+                    if self.seen_markup {
+                        return Err(self.malformed("XML declaration is not at the start"));
+                    }
+                    if let Some(Ok(enc)) = d.encoding() {
+                        let enc = String::from_utf8_lossy(&enc).to_ascii_uppercase();
+                        if enc != "UTF-8" && enc != "UTF8" {
+                            return Err(DecodeError::codec(
+                                "(document)",
+                                format!(
+                                    "declared encoding {enc} is not supported; \
+                                     SIS messages are UTF-8 (sis-format §1.5)"
+                                ),
+                            ));
+                        }
+                    }
+                }
+                Event::DocType(_) => {
+                    return Err(DecodeError::codec(
+                        "(document)",
+                        "a DOCTYPE declaration is not supported (SIS messages have none)",
+                    ));
+                }
+                Event::PI(_) | Event::Comment(_) => {}
+                Event::Start(e) => {
+                    self.open(&e, before)?;
+                }
+                Event::Empty(e) => {
+                    let id = self.open(&e, before)?;
+                    self.close(id, after);
+                }
+                Event::End(_) => {
+                    let Some(id) = self.stack.pop() else {
+                        return Err(self.trailing("an end tag", before));
+                    };
+                    self.close(id, after);
+                }
+                Event::Text(t) => {
+                    let text = t
+                        .xml10_content()
+                        .map_err(|e| self.malformed(format!("bad text at byte {before}: {e}")))?;
+                    self.text(text, before)?;
+                }
+                Event::CData(c) => {
+                    let text = c
+                        .xml10_content()
+                        .map_err(|e| self.malformed(format!("bad CDATA at byte {before}: {e}")))?;
+                    if self.stack.is_empty() {
+                        return Err(self.outside("CDATA", before));
+                    }
+                    self.append(text);
+                }
+                Event::GeneralRef(r) => {
+                    let ch = self.entity(&r, before)?;
+                    if self.stack.is_empty() {
+                        return Err(self.outside("an entity reference", before));
+                    }
+                    self.append(Cow::Owned(ch.to_string()));
+                }
+                Event::Eof => break,
+            }
+            self.seen_markup = true;
+        }
+        if !self.stack.is_empty() {
+            let open = self.here();
+            return Err(DecodeError::malformed(
+                open,
+                "unexpected end of document: element not closed",
+            ));
+        }
+        if self.doc.nodes.is_empty() {
+            return Err(DecodeError::malformed("(document)", "no root element"));
+        }
+        Ok(self.doc)
+    }
+
+    fn outside(&self, what: &str, at: usize) -> DecodeError {
+        if self.root_closed_at.is_some() {
+            self.trailing(what, at)
+        } else {
+            DecodeError::malformed(
+                "(document)",
+                format!("{what} before the root element at byte {at}"),
+            )
+        }
+    }
+
+    fn open(&mut self, e: &BytesStart<'_>, before: usize) -> Result<usize, DecodeError> {
+        if self.root_closed_at.is_some() {
+            return Err(self.trailing("another element", before));
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(self.malformed(format!(
+                "elements nested deeper than {MAX_DEPTH} levels (SIS nests at most 5)"
+            )));
+        }
+        let name_bytes = e.name();
+        let Some((_, name)) = rebase(self.src, name_bytes.as_ref()) else {
+            return Err(internal(self.here()));
+        };
+        if name.is_empty() {
+            return Err(self.malformed(format!("element without a name at byte {before}")));
+        }
+        let a0 = self.doc.attrs.len();
+        for attr in e.attributes() {
+            let attr = attr.map_err(|err| {
+                self.malformed(format!("bad attribute in <{name}> at byte {before}: {err}"))
+            })?;
+            let Some((_, key)) = rebase(self.src, attr.key.as_ref()) else {
+                return Err(internal(self.here()));
+            };
+            let value = match &attr.value {
+                Cow::Borrowed(v) if !v.contains(&b'&') => match rebase(self.src, v) {
+                    Some((_, s)) => Cow::Borrowed(s),
+                    None => return Err(internal(self.here())),
+                },
+                _ => {
+                    let v = attr
+                        .decode_and_unescape_value(self.decoder)
+                        .map_err(|err| {
+                            self.malformed(format!(
+                                "bad value of attribute {key} in <{name}> at byte {before}: {err}"
+                            ))
+                        })?;
+                    Cow::Owned(v.into_owned())
+                }
+            };
+            self.doc.attrs.push(Attr { name: key, value });
+        }
+        let id = self.doc.nodes.len();
+        let parent = self.stack.last().copied().unwrap_or(NONE);
+        self.doc.nodes.push(Node {
+            name,
+            text: Cow::Borrowed(""),
+            attrs: (a0, self.doc.attrs.len()),
+            parent,
+            first_child: NONE,
+            last_child: NONE,
+            next_sibling: NONE,
+            start: before,
+            end: before,
+        });
+        if parent != NONE {
+            let last = self.doc.nodes[parent].last_child;
+            if last == NONE {
+                self.doc.nodes[parent].first_child = id;
+            } else {
+                self.doc.nodes[last].next_sibling = id;
+            }
+            self.doc.nodes[parent].last_child = id;
+        }
+        self.stack.push(id);
+        Ok(id)
+    }
+
+    fn close(&mut self, id: usize, after: usize) {
+        if self.stack.last() == Some(&id) {
+            self.stack.pop();
+        }
+        if let Some(n) = self.doc.nodes.get_mut(id) {
+            n.end = after;
+        }
+        if self.stack.is_empty() {
+            self.root_closed_at = Some(after);
+        }
+    }
+
+    fn text(&mut self, text: Cow<'a, str>, at: usize) -> Result<(), DecodeError> {
+        if self.stack.is_empty() {
+            if is_xml_ws(&text) {
+                return Ok(());
+            }
+            return Err(self.outside("text", at));
+        }
+        self.append(text);
+        Ok(())
+    }
+
+    fn append(&mut self, text: Cow<'a, str>) {
+        let Some(&id) = self.stack.last() else {
+            return;
+        };
+        let node = &mut self.doc.nodes[id];
+        if node.text.is_empty() {
+            if !is_xml_ws(&text) {
+                node.text = text;
+            }
+        } else {
+            node.text.to_mut().push_str(&text);
+        }
+    }
+
+    fn entity(&self, r: &BytesRef<'_>, at: usize) -> Result<char, DecodeError> {
+        let resolved = r
+            .resolve_char_ref()
+            .map_err(|e| self.malformed(format!("bad character reference at byte {at}: {e}")))?;
+        let ch = match resolved {
+            Some(c) => c,
+            None => match AsRef::<[u8]>::as_ref(&**r) {
+                b"lt" => '<',
+                b"gt" => '>',
+                b"amp" => '&',
+                b"apos" => '\'',
+                b"quot" => '"',
+                other => {
+                    return Err(self.malformed(format!(
+                        "undefined entity &{}; at byte {at}",
+                        String::from_utf8_lossy(other)
+                    )));
+                }
+            },
+        };
+        if !is_xml_char(ch) {
+            return Err(self.malformed(format!(
+                "character reference to U+{:04X} at byte {at}, which XML forbids",
+                ch as u32
+            )));
+        }
+        Ok(ch)
+    }
+}
+
+/// XML 1.0 `Char` production.
+fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+/// Rejects C0 control characters (other than tab, LF, CR) anywhere in the
+/// input: XML 1.0 forbids them even escaped-free, and quick-xml does not check.
+pub(crate) fn check_chars(src: &str) -> Result<(), DecodeError> {
+    match src
+        .bytes()
+        .position(|b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r'))
+    {
+        Some(at) => Err(DecodeError::malformed(
+            "(document)",
+            format!(
+                "control character 0x{:02X} at byte {at}, which XML forbids",
+                src.as_bytes()[at]
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(s: &str) -> Document<'_> {
+        parse(s).expect("parses")
+    }
+
+    fn err(s: &str) -> DecodeError {
+        parse(s).expect_err("must fail")
+    }
+
+    #[test]
+    fn builds_tree_with_text_attrs_and_raw() {
+        let src = r#"<MSG><A x = "1" y='2'> hi </A><B/><B>t&amp;u</B></MSG>"#;
+        let d = doc(src);
+        let root = d.root();
+        assert_eq!(root.name(), "MSG");
+        let kids: Vec<_> = root.children().collect();
+        assert_eq!(kids.len(), 3);
+        assert_eq!(kids[0].text(), "hi");
+        assert_eq!(kids[0].attr("x"), Some("1"));
+        assert_eq!(kids[0].attr("y"), Some("2"));
+        assert_eq!(kids[0].raw(), r#"<A x = "1" y='2'> hi </A>"#);
+        assert!(kids[1].is_bare());
+        assert_eq!(kids[1].raw(), "<B/>");
+        assert_eq!(kids[2].text(), "t&u");
+        assert_eq!(kids[2].path(), "MSG/B[2]");
+        assert_eq!(kids[0].path(), "MSG/A");
+        assert_eq!(kids[2].attr_path("Q"), "MSG/B[2]/@Q");
+    }
+
+    #[test]
+    fn whitespace_only_text_is_empty_and_bare() {
+        let d = doc("<MSG><X>  \n\t </X></MSG>");
+        let x = d.root().children().next().expect("child");
+        assert_eq!(x.text(), "");
+        assert!(x.is_bare());
+    }
+
+    #[test]
+    fn trailing_end_tag_is_reported() {
+        let e = err("<MSG><A/></MSG>\n\t</MSG>");
+        assert!(matches!(e, DecodeError::Malformed { .. }));
+        assert_eq!(
+            e,
+            DecodeError::malformed(
+                "MSG",
+                "trailing content after the root element: </MSG> closed it at byte 15, \
+                 then `</MSG>` at byte 17"
+            )
+        );
+    }
+
+    #[test]
+    fn trailing_element_and_text_are_reported() {
+        assert!(err("<MSG/><MSG/>").to_string().contains("trailing content"));
+        assert!(err("<MSG/>junk").to_string().contains("trailing content"));
+        // Whitespace and comments after the root are fine.
+        doc("<MSG/>\n<!-- c -->\n");
+    }
+
+    #[test]
+    fn unclosed_and_mismatched_are_malformed() {
+        let e = err("<MSG><A></MSG>");
+        assert!(matches!(e, DecodeError::Malformed { .. }), "{e}");
+        let e = err("<MSG><A>");
+        assert!(e.to_string().contains("not closed"), "{e}");
+        assert!(e.to_string().contains("MSG/A"), "{e}");
+        assert!(err("").to_string().contains("no root"));
+    }
+
+    #[test]
+    fn entities_and_depth_are_checked() {
+        assert!(
+            err("<MSG>&nbsp;</MSG>")
+                .to_string()
+                .contains("undefined entity")
+        );
+        assert!(err("<MSG>&#1;</MSG>").to_string().contains("forbids"));
+        let d = doc("<MSG>&#x41;&lt;</MSG>");
+        assert_eq!(d.root().text(), "A<");
+        let deep = format!("{}{}", "<a>".repeat(40), "</a>".repeat(40));
+        assert!(err(&deep).to_string().contains("nested deeper"));
+    }
+
+    #[test]
+    fn declaration_encoding_and_doctype() {
+        doc(r#"<?xml version="1.0" encoding="UTF-8"?><MSG/>"#);
+        let e = err(r#"<?xml version="1.0" encoding="GBK"?><MSG/>"#);
+        assert!(matches!(e, DecodeError::Codec { .. }), "{e}");
+        let e = err("<!DOCTYPE MSG><MSG/>");
+        assert!(matches!(e, DecodeError::Codec { .. }), "{e}");
+    }
+
+    #[test]
+    fn control_characters_are_rejected() {
+        assert!(check_chars("<MSG>\u{1}</MSG>").is_err());
+        assert!(check_chars("<MSG>\t\r\n</MSG>").is_ok());
+    }
+
+    #[test]
+    fn duplicate_attribute_is_malformed() {
+        let e = err(r#"<MSG a="1" a="2"/>"#);
+        assert!(matches!(e, DecodeError::Malformed { .. }), "{e}");
+    }
+}

@@ -1,0 +1,310 @@
+//! `msgx decode <FILE|->... [--json]`: decode mailbox messages for an
+//! operator (issue 3, item 7).
+//!
+//! Prints, per input, either a readable summary or one line of JSON
+//! (`{"input":…,"message":…}` or `{"input":…,"error":{"class":…,"path":…,"reason":…}}`).
+//!
+//! Exit code: 1 when an input could not be read (that wins: the run is
+//! incomplete), else 5 when any message is MALFORMED, else 6 when any has a
+//! CODEC_ERROR, else 0.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::codec::{
+    Collection, DecodeError, DecodedMessage, Field, MsgKind, RefStyp, ScalarTag, ScalarValue,
+    SchdStyp, UnknownElement, decode,
+};
+
+/// Exit code when every input decoded (Unsupported included).
+pub const EXIT_OK: i32 = 0;
+/// Exit code when an input file could not be read.
+pub const EXIT_UNREADABLE: i32 = 1;
+/// Exit code when any message is MALFORMED.
+pub const EXIT_MALFORMED: i32 = 5;
+/// Exit code when any message has a CODEC_ERROR (and none is MALFORMED).
+pub const EXIT_CODEC: i32 = 6;
+
+/// Decodes each input (`-` = standard input) and prints the result to `out`.
+pub fn run(inputs: &[PathBuf], json: bool, out: &mut dyn Write) -> i32 {
+    let mut unreadable = false;
+    let mut malformed = false;
+    let mut codec = false;
+    for input in inputs {
+        let name = input.display().to_string();
+        let bytes = match read_input(input) {
+            Ok(b) => b,
+            Err(e) => {
+                unreadable = true;
+                let line = if json {
+                    serde_json::json!({"input": name, "unreadable": e.to_string()}).to_string()
+                } else {
+                    format!("{name}: cannot read: {e}")
+                };
+                if writeln!(out, "{line}").is_err() {
+                    return EXIT_UNREADABLE;
+                }
+                continue;
+            }
+        };
+        let result = decode(&bytes);
+        match &result {
+            Err(DecodeError::Malformed { .. }) => malformed = true,
+            Err(DecodeError::Codec { .. }) => codec = true,
+            Ok(_) => {}
+        }
+        let text = if json {
+            json_line(&name, &result)
+        } else {
+            summary(&name, &result)
+        };
+        if writeln!(out, "{text}").is_err() {
+            return EXIT_UNREADABLE;
+        }
+    }
+    if unreadable {
+        EXIT_UNREADABLE
+    } else if malformed {
+        EXIT_MALFORMED
+    } else if codec {
+        EXIT_CODEC
+    } else {
+        EXIT_OK
+    }
+}
+
+fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut buf)?;
+        Ok(buf)
+    } else {
+        std::fs::read(path)
+    }
+}
+
+fn json_line(name: &str, result: &Result<DecodedMessage, DecodeError>) -> String {
+    let v = match result {
+        Ok(m) => serde_json::json!({"input": name, "message": m}),
+        Err(e) => serde_json::json!({"input": name, "error": e}),
+    };
+    v.to_string()
+}
+
+fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) -> String {
+    let m = match result {
+        Ok(m) => m,
+        Err(e) => return format!("{name}: {e}"),
+    };
+    let dttm = m
+        .meta
+        .dttm
+        .map_or_else(|| "-".to_owned(), |d| d.to_string());
+    let mut s = format!(
+        "{name}: {}/{} from {}, SEQN {}, DTTM {}\n",
+        m.meta.msg_type, m.meta.styp, m.meta.sndr, m.meta.seqn, dttm
+    );
+    match &m.kind {
+        MsgKind::Schd(x) => {
+            let styp = match &x.styp {
+                SchdStyp::Dnld => "DNLD".to_owned(),
+                SchdStyp::Resp => "RESP".to_owned(),
+                SchdStyp::Adft => "ADFT".to_owned(),
+                SchdStyp::Other(o) => format!("other ({o})"),
+            };
+            s += &format!(
+                "  schedule {styp}: RECS {}, {} flight(s)\n",
+                field_text(&x.recs),
+                x.flights.len()
+            );
+            for (i, f) in x.flights.iter().enumerate() {
+                let sc = |t: ScalarTag| match f.scalar(t) {
+                    Field::Value(v) => scalar_text(v),
+                    Field::Empty => "(empty)".into(),
+                    Field::Absent => "-".into(),
+                };
+                let groups = [
+                    ("ROUT", f.rout.items().len(), is_clear(&f.rout)),
+                    ("ERUT", f.erut.items().len(), is_clear(&f.erut)),
+                    ("PSDT", f.psdt.items().len(), is_clear(&f.psdt)),
+                    ("GTDT", f.gtdt.items().len(), is_clear(&f.gtdt)),
+                    ("DELY", f.dely.items().len(), is_clear(&f.dely)),
+                ];
+                let g: Vec<String> = groups
+                    .iter()
+                    .filter(|(_, n, c)| *n > 0 || *c)
+                    .map(|(t, n, c)| {
+                        if *c {
+                            format!("{t} clear-all")
+                        } else {
+                            format!("{t}×{n}")
+                        }
+                    })
+                    .collect();
+                s += &format!(
+                    "    FLTR {}: FLID {} {} {} SODT {} ({} scalars{}{})\n",
+                    i + 1,
+                    sc(ScalarTag::FLID),
+                    sc(ScalarTag::FLNO),
+                    sc(ScalarTag::MVIN),
+                    sc(ScalarTag::SODT),
+                    f.scalars.len(),
+                    if g.is_empty() { "" } else { "; " },
+                    g.join(", ")
+                );
+                s += &unknown_lines(&f.unknown);
+            }
+            s += &unknown_lines(&x.unknown);
+        }
+        MsgKind::Flop(x) => {
+            let payload = serde_json::to_value(&x.payload).unwrap_or_default();
+            let data = payload.get("data").cloned().unwrap_or_default();
+            s += &format!(
+                "  flop for FLID {} (FFID {}): {}\n",
+                x.flid,
+                field_text(&x.ffid),
+                data
+            );
+            s += &unknown_lines(&x.unknown);
+        }
+        MsgKind::Fdel(x) => {
+            s += &format!(
+                "  delete FLID {} (FFID {}), <FDEL/> empty: {}\n",
+                x.flid,
+                field_text(&x.ffid),
+                if x.fdel_empty { "yes" } else { "NO" }
+            );
+        }
+        MsgKind::RefData(x) => {
+            let keys: Vec<&str> = x.records.iter().map(|r| r.key.as_str()).collect();
+            s += &format!(
+                "  reference {} {}: RECS {}, {} record(s): {}\n",
+                x.rtype,
+                match &x.styp {
+                    RefStyp::Dnld => "DNLD",
+                    RefStyp::Resp => "RESP",
+                    RefStyp::Add => "ADD",
+                    RefStyp::Upd => "UPD",
+                    RefStyp::Del => "DEL",
+                    RefStyp::Other(o) => o.as_str(),
+                },
+                field_text(&x.recs),
+                keys.len(),
+                keys.join(", ")
+            );
+            s += &unknown_lines(&x.unknown);
+        }
+        MsgKind::Unsupported(x) => {
+            s += &format!("  unsupported: {}\n", x.reason);
+        }
+    }
+    s.trim_end().to_owned()
+}
+
+fn is_clear<T>(c: &Collection<T>) -> bool {
+    matches!(c, Collection::ClearAll)
+}
+
+fn field_text<T: std::fmt::Display>(f: &Field<T>) -> String {
+    match f {
+        Field::Absent => "-".into(),
+        Field::Empty => "(empty)".into(),
+        Field::Value(v) => v.to_string(),
+    }
+}
+
+fn scalar_text(v: &ScalarValue) -> String {
+    match v {
+        ScalarValue::Text(s) | ScalarValue::Decimal(s) | ScalarValue::Hhmm(s) => s.clone(),
+        ScalarValue::Int(i) => i.to_string(),
+        ScalarValue::Time(t) => t.format("%Y-%m-%d %H:%M").to_string(),
+        ScalarValue::Date(d) => d.to_string(),
+    }
+}
+
+fn unknown_lines(unknown: &[UnknownElement]) -> String {
+    unknown
+        .iter()
+        .map(|u| format!("    unknown element {}: {}\n", u.path, u.raw))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, body).expect("write");
+        p
+    }
+
+    const GOOD: &str = "<MSG><META><SNDR>AODB</SNDR><SEQN>1</SEQN><TYPE>FLOP</TYPE><STYP>APPT</STYP></META>\
+                        <FLOP><FLID>9001</FLID><APPT>01DEC260800</APPT></FLOP></MSG>";
+    const CODEC: &str = "<MSG><META><SNDR>AODB</SNDR><SEQN>1</SEQN><TYPE>FLOP</TYPE><STYP>APPT</STYP></META>\
+                         <FLOP><FLID>9001</FLID><APPT>2026-12-01T08:00</APPT></FLOP></MSG>";
+
+    #[test]
+    fn exit_codes_follow_the_worst_class() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let good = write(dir.path(), "good.xml", GOOD);
+        let codec = write(dir.path(), "codec.xml", CODEC);
+        let bad = write(dir.path(), "bad.xml", "<MSG></MSG></MSG>");
+        let missing = dir.path().join("missing.xml");
+        let mut out = Vec::new();
+        assert_eq!(run(std::slice::from_ref(&good), false, &mut out), EXIT_OK);
+        assert_eq!(
+            run(&[good.clone(), codec.clone()], false, &mut out),
+            EXIT_CODEC
+        );
+        assert_eq!(
+            run(&[codec.clone(), bad.clone(), good.clone()], false, &mut out),
+            EXIT_MALFORMED
+        );
+        let mut out = Vec::new();
+        assert_eq!(run(&[missing, bad], false, &mut out), EXIT_UNREADABLE);
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(text.contains("missing.xml: cannot read"), "{text}");
+        assert!(
+            text.contains("bad.xml: MALFORMED at MSG: trailing content"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn json_lines_carry_message_or_error() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let good = write(dir.path(), "good.xml", GOOD);
+        let codec = write(dir.path(), "codec.xml", CODEC);
+        let mut out = Vec::new();
+        assert_eq!(run(&[good, codec], true, &mut out), EXIT_CODEC);
+        let text = String::from_utf8(out).expect("utf8");
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json line"))
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["message"]["kind"]["kind"], "flop");
+        assert_eq!(lines[0]["message"]["kind"]["flid"], 9001);
+        assert_eq!(
+            lines[0]["message"]["kind"]["payload"]["data"]["value"],
+            "2026-12-01T08:00:00"
+        );
+        assert_eq!(lines[1]["error"]["class"], "CODEC_ERROR");
+        assert_eq!(lines[1]["error"]["path"], "MSG/FLOP/APPT");
+    }
+
+    #[test]
+    fn summary_names_the_flight() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let good = write(dir.path(), "good.xml", GOOD);
+        let mut out = Vec::new();
+        run(&[good], false, &mut out);
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(
+            text.contains("FLOP/APPT from AODB, SEQN 1, DTTM -"),
+            "{text}"
+        );
+        assert!(text.contains("flop for FLID 9001"), "{text}");
+    }
+}

@@ -1,0 +1,3 @@
+//! Operator commands behind the CLI (wired in main.rs by the project lead).
+
+pub mod decode;

@@ -1,0 +1,311 @@
+//! `FlightStateEngine`: the pure flight-domain decision (design §12, first
+//! paragraph; US-03, INV-17). Given the current complete states a message
+//! touches and the decoded message, it returns the next complete states and
+//! the events to store. No I/O, no clock, no globals.
+//!
+//! # Loading protocol (for the transactional processor)
+//!
+//! Inside the `PIPELINE_LOCK` transaction the processor fills one [`FlightSet`]
+//! with two indexed queries, then calls [`FlightStateEngine::decide`]:
+//!
+//! 1. `ids = engine.flids_to_load(&msg)`; load every flight (ACTIVE **and**
+//!    DELETED) with `FLID = ANY(ids)` (primary key).
+//! 2. `m = engine.masters_to_load(&msg, &set)`; load every flight with
+//!    `FLID = ANY(m)` not yet loaded, **and** every ACTIVE flight with
+//!    `MAID = ANY(m)` (the `MAID` index, §11.4), into the same set.
+//! 3. `engine.decide(&ctx, &msg, &set)`.
+//!
+//! `decide` never panics on an incomplete set: a flight that is not loaded is
+//! unknown, and a master that is not loaded gets no projection. A set that
+//! lacks some ACTIVE children of a loaded master, however, yields a wrong
+//! MAFL, so step 2 must load them all.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, SubsecRound, Utc};
+
+use crate::codec::{DecodedMessage, MsgKind, SchdStyp};
+use crate::domain::config::DomainConfig;
+use crate::domain::error::DomainError;
+use crate::domain::events::{DomainEvent, events_for};
+use crate::domain::flight_state::{FlightSet, FlightState, FlightStatus};
+use crate::domain::mafl;
+use crate::domain::rules::convert::Conv;
+use crate::domain::rules::fdel::{self, FdelOutcome};
+use crate::domain::rules::{adft, flop, schd};
+
+/// Per-message inputs the caller provides (the engine never reads a clock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApplyContext {
+    /// Mailbox ID (`CMINMSGS_ID` = `PROC_STATE.MSG_ID`) of the message.
+    pub msg_id: i64,
+    /// Transaction time, stored (truncated to microseconds) as audit time.
+    pub now: DateTime<Utc>,
+}
+
+/// Why a message was a successful no-op (no write, no event).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoChangeReason {
+    /// Every carried value equals the stored one (no version bump).
+    #[error("no field changed")]
+    Unchanged,
+    /// FDEL of a flight that is already DELETED (§12.3).
+    #[error("FLID {flid} is already deleted")]
+    AlreadyDeleted { flid: i64 },
+    /// FDEL of a flight that does not exist (§12.3).
+    #[error("FLID {flid} does not exist")]
+    UnknownFlight { flid: i64 },
+}
+
+/// Why a FLOP matched no flight (the pipeline records SKIPPED with the reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoMatchReason {
+    #[error("no-match: FLID {flid} is unknown")]
+    UnknownFlight { flid: i64 },
+    #[error("no-match: FLID {flid} is deleted")]
+    DeletedFlight { flid: i64 },
+}
+
+/// The engine's answer for one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Write these complete next states (only flights whose content changed,
+    /// each with STATE_VERSION bumped by one) and store these events, in order.
+    Applied {
+        writes: Vec<FlightState>,
+        events: Vec<DomainEvent>,
+    },
+    /// Idempotent success: nothing to write, no event.
+    NoChange { reason: NoChangeReason },
+    /// FLOP for an unknown or DELETED flight: SKIPPED.
+    NoMatch { reason: NoMatchReason },
+    /// PROTOCOL error: DEAD, nothing written.
+    Rejected { reason: DomainError },
+}
+
+/// The flight state engine.
+#[derive(Debug, Clone)]
+pub struct FlightStateEngine {
+    config: DomainConfig,
+}
+
+/// A pending write: the next content and its changed fields.
+struct Pending {
+    next: FlightState,
+    changed: Vec<String>,
+}
+
+impl FlightStateEngine {
+    /// An engine for `config`.
+    pub fn new(config: DomainConfig) -> Self {
+        Self { config }
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &DomainConfig {
+        &self.config
+    }
+
+    /// Loading step 1: the FLIDs the message names (sorted, unique).
+    pub fn flids_to_load(&self, msg: &DecodedMessage) -> Vec<i64> {
+        let ids: BTreeSet<i64> = match &msg.kind {
+            MsgKind::Schd(s) => s.flights.iter().filter_map(schd::fltr_flid).collect(),
+            MsgKind::Flop(f) => [f.flid].into(),
+            MsgKind::Fdel(f) => [f.flid].into(),
+            MsgKind::RefData(_) | MsgKind::Unsupported(_) => BTreeSet::new(),
+        };
+        ids.into_iter().collect()
+    }
+
+    /// Loading step 2: the possible masters whose MAFL the message may change
+    /// (sorted, unique): the named FLIDs themselves, the stored MAID of each
+    /// loaded named flight, and every MAID a FLTR carries. The caller loads
+    /// these flights and all ACTIVE flights whose MAID is in this list.
+    pub fn masters_to_load(&self, msg: &DecodedMessage, loaded: &FlightSet) -> Vec<i64> {
+        let named = self.flids_to_load(msg);
+        let mut ids: BTreeSet<i64> = named.iter().copied().collect();
+        ids.extend(named.iter().filter_map(|f| loaded.get(*f)?.master_id()));
+        if let MsgKind::Schd(s) = &msg.kind {
+            ids.extend(s.flights.iter().filter_map(schd::fltr_maid));
+        }
+        ids.into_iter().collect()
+    }
+
+    /// Decides one message against the loaded flights (see the module docs
+    /// for what `current` must hold).
+    pub fn decide(
+        &self,
+        ctx: &ApplyContext,
+        msg: &DecodedMessage,
+        current: &FlightSet,
+    ) -> Decision {
+        let cx = Conv { cfg: &self.config };
+        let now = ctx.now.trunc_subsecs(6);
+        let (kind, staged) = match &msg.kind {
+            MsgKind::Schd(s) => {
+                let staged = match &s.styp {
+                    SchdStyp::Dnld | SchdStyp::Resp => schd::snapshot(s, current, cx, now),
+                    SchdStyp::Adft => adft::additional(s, current, cx, now),
+                    SchdStyp::Other(o) => Err(DomainError::NotFlightMessage {
+                        what: format!("SCHD-{o} (only DNLD, RESP, ADFT)"),
+                    }),
+                };
+                (format!("SCHD-{}", msg.meta.styp), staged)
+            }
+            MsgKind::Flop(f) => {
+                let base = match current.get(f.flid) {
+                    None => {
+                        return Decision::NoMatch {
+                            reason: NoMatchReason::UnknownFlight { flid: f.flid },
+                        };
+                    }
+                    Some(st) if !st.is_active() => {
+                        return Decision::NoMatch {
+                            reason: NoMatchReason::DeletedFlight { flid: f.flid },
+                        };
+                    }
+                    Some(st) => st,
+                };
+                let mut next = base.clone();
+                let staged = flop::apply(&mut next, cx, &f.payload).map(|()| vec![next]);
+                (format!("FLOP-{}", flop::subtype(&f.payload)), staged)
+            }
+            MsgKind::Fdel(d) => {
+                let staged = match fdel::delete(d, current) {
+                    Ok(FdelOutcome::Delete(next)) => Ok(vec![*next]),
+                    Ok(FdelOutcome::Unknown) => {
+                        return Decision::NoChange {
+                            reason: NoChangeReason::UnknownFlight { flid: d.flid },
+                        };
+                    }
+                    Ok(FdelOutcome::AlreadyDeleted) => {
+                        return Decision::NoChange {
+                            reason: NoChangeReason::AlreadyDeleted { flid: d.flid },
+                        };
+                    }
+                    Err(e) => Err(e),
+                };
+                ("FLOP-FDEL".to_string(), staged)
+            }
+            MsgKind::RefData(r) => (
+                String::new(),
+                Err(DomainError::NotFlightMessage {
+                    what: format!("reference data {}", r.rtype),
+                }),
+            ),
+            MsgKind::Unsupported(u) => (
+                String::new(),
+                Err(DomainError::NotFlightMessage {
+                    what: format!("{}-{}", u.msg_type, u.styp),
+                }),
+            ),
+        };
+        match staged {
+            Err(reason) => Decision::Rejected { reason },
+            Ok(staged) => finish(ctx.msg_id, now, &kind, current, staged),
+        }
+    }
+}
+
+/// Turns staged next states into the decision: keeps changed flights, runs
+/// the master/share cascade and MAFL propagation (§11.4, §12.3), bumps
+/// versions (INV-13) and builds the events.
+fn finish(
+    msg_id: i64,
+    now: DateTime<Utc>,
+    kind: &str,
+    current: &FlightSet,
+    staged: Vec<FlightState>,
+) -> Decision {
+    // 1. Named flights that changed (a new flight is always a write).
+    let mut writes: Vec<Pending> = Vec::new();
+    for next in staged {
+        let changed = match current.get(next.flid) {
+            Some(old) => old.changed_fields(&next),
+            None => FlightState::new(next.flid, now).changed_fields(&next),
+        };
+        if current.contains(next.flid) && changed.is_empty() {
+            continue;
+        }
+        writes.push(Pending { next, changed });
+    }
+    let mut after = current.clone();
+    writes.iter().for_each(|w| after.insert(w.next.clone()));
+
+    // 2. A deleted master detaches its shares (§12.3).
+    let deleted_masters: Vec<i64> = writes
+        .iter()
+        .filter(|w| w.next.state == FlightStatus::Deleted && w.next.master_id().is_none())
+        .filter(|w| current.get(w.next.flid).is_some_and(FlightState::is_active))
+        .map(|w| w.next.flid)
+        .collect();
+    for m in deleted_masters {
+        for share in mafl::detach_shares(m, &after) {
+            let old = current.get(share.flid);
+            let changed = old.map(|o| o.changed_fields(&share)).unwrap_or_default();
+            after.insert(share.clone());
+            match writes.iter_mut().find(|w| w.next.flid == share.flid) {
+                Some(w) => {
+                    w.changed = changed;
+                    w.next = share;
+                }
+                None => writes.push(Pending {
+                    next: share,
+                    changed,
+                }),
+            }
+        }
+    }
+
+    // 3. MAFL propagation: every master whose share list changed is written.
+    let mut candidates: BTreeSet<i64> = BTreeSet::new();
+    for w in &writes {
+        candidates.insert(w.next.flid);
+        candidates.extend(mafl::masters_touched(current.get(w.next.flid), &w.next));
+    }
+    for m in candidates {
+        // An absent MAFL (share) and an empty one list the same children.
+        if mafl::of(m, current).unwrap_or_default() == mafl::of(m, &after).unwrap_or_default() {
+            continue;
+        }
+        match writes.iter_mut().find(|w| w.next.flid == m) {
+            Some(w) => w.changed.push("MAFL".to_string()),
+            None => {
+                if let Some(master) = after.get(m).filter(|f| f.is_active()) {
+                    writes.push(Pending {
+                        next: master.clone(),
+                        changed: vec!["MAFL".to_string()],
+                    });
+                }
+            }
+        }
+    }
+    if writes.is_empty() {
+        return Decision::NoChange {
+            reason: NoChangeReason::Unchanged,
+        };
+    }
+
+    // 4. Versions and audit columns.
+    for w in &mut writes {
+        let old = current.get(w.next.flid);
+        w.next.state_version = old.map_or(0, |o| o.state_version).saturating_add(1);
+        w.next.last_msg_id = msg_id;
+        w.next.updated_at = now;
+        if old.is_none() {
+            w.next.created_at = now;
+        }
+        after.insert(w.next.clone());
+    }
+
+    // 5. Events (INV-13): one notification and one projection/tombstone each.
+    let mut events = Vec::with_capacity(writes.len() * 2);
+    for w in &writes {
+        let m = mafl::of(w.next.flid, &after);
+        events.extend(events_for(&w.next, m, kind, w.changed.clone()));
+    }
+    Decision::Applied {
+        writes: writes.into_iter().map(|w| w.next).collect(),
+        events,
+    }
+}

@@ -1,0 +1,241 @@
+//! Domain events (design §8, §12.4; INV-13). Every written flight yields one
+//! `KAFKA:msg` change notification and one `KAFKA:schd` full-state projection
+//! (or a tombstone when it is DELETED). JSON layouts: docs/events.md.
+//!
+//! Serialisation is deterministic: fixed key order (struct order; scalars in
+//! `ScalarTag::ALL` order), times as ISO-8601 with offset, audit times in UTC
+//! with microsecond precision. The same state at the same STATE_VERSION
+//! therefore always yields the same bytes.
+
+use chrono::{DateTime, Utc};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use crate::codec::ScalarTag;
+use crate::domain::flight_state::{FlightState, FlightStatus};
+use crate::domain::mafl::MaflEntry;
+
+/// Outbox target (`MSG_EVENT.TARGET`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventTarget {
+    KafkaMsg,
+    KafkaSchd,
+}
+
+impl EventTarget {
+    /// The stored target name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventTarget::KafkaMsg => "KAFKA:msg",
+            EventTarget::KafkaSchd => "KAFKA:schd",
+        }
+    }
+}
+
+/// `MSG_EVENT.EVENT_TYPE`: a value, or a null-valued delete (`KAFKA:schd` only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum EventType {
+    Upsert,
+    Tombstone,
+}
+
+/// What happened to the flight, in the change notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ChangeKind {
+    /// Created or updated (still ACTIVE).
+    Upsert,
+    /// Became DELETED.
+    Delete,
+}
+
+/// `KAFKA:msg`: "this flight changed" (not authoritative state).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChangeNotification {
+    pub flid: i64,
+    pub state_version: i64,
+    /// Mailbox ID of the message that caused the change.
+    pub msg_id: i64,
+    /// `TYPE-STYP` of that message, e.g. `FLOP-GTDT`, `SCHD-DNLD`, `FLOP-FDEL`.
+    pub msg_kind: String,
+    pub change: ChangeKind,
+    /// Changed content fields (SIS names; `MAFL` when a master's share list changed).
+    pub changed_fields: Vec<String>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// `KAFKA:schd` full-state projection of one flight at one STATE_VERSION.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchdProjection {
+    pub flight: FlightState,
+    /// `Some` for a master (possibly empty), `None` for a share.
+    pub mafl: Option<Vec<MaflEntry>>,
+}
+
+/// Builds the projection of `state` with its derived `mafl` (§11.4).
+pub fn schd_projection(state: &FlightState, mafl: Option<&[MaflEntry]>) -> SchdProjection {
+    SchdProjection {
+        flight: state.clone(),
+        mafl: mafl.map(<[MaflEntry]>::to_vec),
+    }
+}
+
+impl SchdProjection {
+    /// The projection as JSON bytes (the Kafka value).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // Serialising plain data with string keys into a Vec cannot fail.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+    /// The projection as a JSON value.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl Serialize for SchdProjection {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = &self.flight;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("flid", &f.flid)?;
+        m.serialize_entry("state", &f.state)?;
+        m.serialize_entry("state_version", &f.state_version)?;
+        m.serialize_entry("operation_day", &f.operation_day)?;
+        m.serialize_entry("last_msg_id", &f.last_msg_id)?;
+        m.serialize_entry("created_at", &f.created_at)?;
+        m.serialize_entry("updated_at", &f.updated_at)?;
+        for tag in ScalarTag::ALL.iter().filter(|t| **t != ScalarTag::FLID) {
+            m.serialize_entry(&tag.name().to_ascii_lowercase(), &f.scalar(*tag))?;
+        }
+        m.serialize_entry("fdiv", &f.fdiv)?;
+        m.serialize_entry("fret", &f.fret)?;
+        m.serialize_entry("flab", &f.flab)?;
+        m.serialize_entry("mafl", &self.mafl)?;
+        m.serialize_entry("rout", &f.rout)?;
+        m.serialize_entry("erut", &f.erut)?;
+        m.serialize_entry("psdt", &f.psdt)?;
+        m.serialize_entry("gtdt", &f.gtdt)?;
+        m.serialize_entry("ckdt", &f.ckdt)?;
+        m.serialize_entry("cldt", &f.cldt)?;
+        m.serialize_entry("chdt", &f.chdt)?;
+        m.serialize_entry("chot", &f.chot)?;
+        m.serialize_entry("abtm", &f.abtm)?;
+        m.serialize_entry("dely", &f.dely)?;
+        m.serialize_entry("srvt", &f.srvt)?;
+        m.serialize_entry("vipf", &f.vipf)?;
+        m.serialize_entry("port", &f.port)?;
+        m.serialize_entry("tipt", &f.tipt)?;
+        m.serialize_entry("psht", &f.psht)?;
+        m.end()
+    }
+}
+
+/// The `KAFKA:schd` payload of one write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchdPayload {
+    /// Boxed: a projection is a whole flight.
+    Upsert(Box<SchdProjection>),
+    /// The flight is DELETED: a null-valued message keyed by FLID.
+    Tombstone,
+}
+
+/// One `KAFKA:schd` row (upserted by FLID, newest STATE_VERSION wins, §8.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchdEvent {
+    pub flid: i64,
+    pub state_version: i64,
+    pub payload: SchdPayload,
+}
+
+/// An event for the outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DomainEvent {
+    Msg(ChangeNotification),
+    Schd(SchdEvent),
+}
+
+impl DomainEvent {
+    /// `MSG_EVENT.TARGET`.
+    pub fn target(&self) -> EventTarget {
+        match self {
+            DomainEvent::Msg(_) => EventTarget::KafkaMsg,
+            DomainEvent::Schd(_) => EventTarget::KafkaSchd,
+        }
+    }
+    /// `MSG_EVENT.PARTITION_KEY` (FLID, §8.1).
+    pub fn partition_key(&self) -> i64 {
+        match self {
+            DomainEvent::Msg(n) => n.flid,
+            DomainEvent::Schd(e) => e.flid,
+        }
+    }
+    /// The flight's STATE_VERSION this event describes.
+    pub fn state_version(&self) -> i64 {
+        match self {
+            DomainEvent::Msg(n) => n.state_version,
+            DomainEvent::Schd(e) => e.state_version,
+        }
+    }
+    /// `MSG_EVENT.EVENT_TYPE`: notifications are always UPSERT (they carry a
+    /// value, also for a deletion); a schd tombstone is TOMBSTONE.
+    pub fn event_type(&self) -> EventType {
+        match self {
+            DomainEvent::Schd(SchdEvent {
+                payload: SchdPayload::Tombstone,
+                ..
+            }) => EventType::Tombstone,
+            _ => EventType::Upsert,
+        }
+    }
+    /// The Kafka value: JSON bytes, or `None` for a tombstone (null value).
+    pub fn to_bytes(&self) -> Option<Vec<u8>> {
+        match self {
+            DomainEvent::Msg(n) => Some(serde_json::to_vec(n).unwrap_or_default()),
+            DomainEvent::Schd(SchdEvent {
+                payload: SchdPayload::Upsert(p),
+                ..
+            }) => Some(p.to_bytes()),
+            DomainEvent::Schd(_) => None,
+        }
+    }
+}
+
+/// The events of one written flight (INV-13): notification, then projection
+/// or tombstone.
+pub fn events_for(
+    next: &FlightState,
+    mafl: Option<Vec<MaflEntry>>,
+    msg_kind: &str,
+    changed_fields: Vec<String>,
+) -> [DomainEvent; 2] {
+    let deleted = next.state == FlightStatus::Deleted;
+    let note = ChangeNotification {
+        flid: next.flid,
+        state_version: next.state_version,
+        msg_id: next.last_msg_id,
+        msg_kind: msg_kind.to_string(),
+        change: if deleted {
+            ChangeKind::Delete
+        } else {
+            ChangeKind::Upsert
+        },
+        changed_fields,
+        updated_at: next.updated_at,
+    };
+    let payload = if deleted {
+        SchdPayload::Tombstone
+    } else {
+        SchdPayload::Upsert(Box::new(SchdProjection {
+            flight: next.clone(),
+            mafl,
+        }))
+    };
+    [
+        DomainEvent::Msg(note),
+        DomainEvent::Schd(SchdEvent {
+            flid: next.flid,
+            state_version: next.state_version,
+            payload,
+        }),
+    ]
+}

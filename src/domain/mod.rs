@@ -1,0 +1,27 @@
+//! The flight domain (design §11–§12): pure rules that turn the current
+//! flight states and a decoded SIS message into the next states and the
+//! events to store. No I/O, no async, no clock reads.
+//!
+//! Rules and decisions: docs/domain.md. Event JSON: docs/events.md.
+
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod events;
+pub mod flight_state;
+pub mod mafl;
+pub mod operation_day;
+pub mod rules;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::{AbsentFieldPolicy, DomainConfig};
+pub use engine::{ApplyContext, Decision, FlightStateEngine, NoChangeReason, NoMatchReason};
+pub use error::DomainError;
+pub use events::{
+    ChangeKind, ChangeNotification, DomainEvent, EventTarget, EventType, SchdEvent, SchdPayload,
+    SchdProjection, schd_projection,
+};
+pub use flight_state::{FlightSet, FlightState, FlightStatus, FlightValue};
+pub use mafl::MaflEntry;

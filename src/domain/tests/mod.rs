@@ -1,0 +1,10 @@
+//! Domain tests (style §6): one module per area.
+
+mod cascade;
+mod events;
+mod fixtures;
+mod flop_table;
+mod flop_table_collections;
+mod props;
+mod schd;
+mod support;

@@ -1,0 +1,234 @@
+//! Property tests: `decode` never panics, on arbitrary bytes and on real
+//! and composed samples mutated (truncated, tags swapped, attributes
+//! dropped, non-UTF-8 bytes inserted, ranges cut or doubled), and every
+//! error it returns names a path and a reason.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use msgx::codec::{DecodeError, decode};
+use proptest::prelude::*;
+
+/// Samples that decode: ours always, the shared ones when present.
+fn corpus() -> &'static [Vec<u8>] {
+    static CORPUS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    CORPUS.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut out = Vec::new();
+        for dir in [
+            root.join("tests/fixtures/sis"),
+            root.join("../shared/fixtures/sis"),
+        ] {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                println!("skipping absent {}", dir.display());
+                continue;
+            };
+            let mut paths: Vec<_> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+                .collect();
+            paths.sort();
+            for p in paths {
+                let bytes = std::fs::read(&p).expect("read sample");
+                if decode(&bytes).is_ok() {
+                    out.push(bytes);
+                }
+            }
+        }
+        assert!(out.len() >= 20, "corpus too small: {}", out.len());
+        out
+    })
+}
+
+/// A decode that must not panic; errors must be explained.
+fn check(bytes: &[u8]) {
+    if let Err(e) = decode(bytes) {
+        let (DecodeError::Malformed { path, reason } | DecodeError::Codec { path, reason }) = &e;
+        assert!(!path.is_empty(), "error without a path: {e:?}");
+        assert!(!reason.is_empty(), "error without a reason: {e:?}");
+    }
+}
+
+/// Byte ranges of element names (`<NAME` and `</NAME`).
+fn tag_names(b: &[u8]) -> Vec<(usize, usize)> {
+    let mut v = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'<' {
+            let mut s = i + 1;
+            if b.get(s) == Some(&b'/') {
+                s += 1;
+            }
+            let mut e = s;
+            while e < b.len() && b[e].is_ascii_alphanumeric() {
+                e += 1;
+            }
+            if e > s {
+                v.push((s, e));
+            }
+            i = e.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    v
+}
+
+/// Byte ranges of attributes (` NAME = "value"`), leading blank included.
+fn attributes(b: &[u8]) -> Vec<(usize, usize)> {
+    let mut v = Vec::new();
+    let mut in_tag = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'<' => in_tag = true,
+            b'>' => in_tag = false,
+            b'"' if in_tag => {
+                // Walk back over `= ` and the name to the blank before it.
+                let mut s = i;
+                while s > 0 && matches!(b[s - 1], b' ' | b'=') {
+                    s -= 1;
+                }
+                while s > 0 && (b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b':') {
+                    s -= 1;
+                }
+                let Some(close) = b[i + 1..].iter().position(|&c| c == b'"') else {
+                    break;
+                };
+                let e = i + 1 + close + 1;
+                v.push((s.saturating_sub(1), e));
+                i = e;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    v
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    Truncate(usize),
+    SwapTag(usize, usize),
+    DropAttr(usize),
+    InsertBytes(usize, Vec<u8>),
+    Cut(usize, usize),
+    Double(usize, usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let non_utf8 = prop_oneof![
+        (0x80u8..=0xFF).prop_map(|b| vec![b]),
+        Just(vec![0xC3]),
+        Just(vec![0xED, 0xA0, 0x80]),
+        Just(vec![0xF4, 0x90, 0x80, 0x80]),
+        Just(vec![0x00]),
+        Just(b"&bogus;".to_vec()),
+        Just(b"<![CDATA[x]]>".to_vec()),
+    ];
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::SwapTag(a, b)),
+        any::<usize>().prop_map(Mutation::DropAttr),
+        (any::<usize>(), non_utf8).prop_map(|(a, b)| Mutation::InsertBytes(a, b)),
+        (any::<usize>(), 0usize..64).prop_map(|(a, n)| Mutation::Cut(a, n)),
+        (any::<usize>(), 0usize..256).prop_map(|(a, n)| Mutation::Double(a, n)),
+    ]
+}
+
+fn apply(b: &mut Vec<u8>, m: &Mutation) {
+    let len = b.len().max(1);
+    match m {
+        Mutation::Truncate(at) => b.truncate(at % len),
+        Mutation::SwapTag(i, j) => {
+            let names = tag_names(b);
+            if names.len() < 2 {
+                return;
+            }
+            let (s1, e1) = names[i % names.len()];
+            let (s2, e2) = names[j % names.len()];
+            let replacement = b[s2..e2].to_vec();
+            b.splice(s1..e1, replacement);
+        }
+        Mutation::DropAttr(i) => {
+            let attrs = attributes(b);
+            if let Some(&(s, e)) = attrs.get(i % attrs.len().max(1)) {
+                b.drain(s..e);
+            }
+        }
+        Mutation::InsertBytes(at, bytes) => {
+            let at = at % (b.len() + 1);
+            b.splice(at..at, bytes.iter().copied());
+        }
+        Mutation::Cut(at, n) => {
+            let s = at % len;
+            let e = (s + n).min(b.len());
+            if s < e {
+                b.drain(s..e);
+            }
+        }
+        Mutation::Double(at, n) => {
+            let s = at % len;
+            let e = (s + n).min(b.len());
+            if s < e {
+                let copy = b[s..e].to_vec();
+                b.splice(e..e, copy);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        check(&bytes);
+    }
+
+    #[test]
+    fn xml_like_text_never_panics(s in r#"(<[/?!]?[A-Z]{0,5}( [A-Z]{1,4} ?= ?"[^"<]{0,6}")?/?>|[A-Za-z0-9 &;#\n]{0,8}){0,40}"#) {
+        check(s.as_bytes());
+        let wrapped = format!("<MSG><META><SNDR>A</SNDR><SEQN>1</SEQN><TYPE>FLOP</TYPE><STYP>GTDT</STYP></META><FLOP><FLID>1</FLID>{s}</FLOP></MSG>");
+        check(wrapped.as_bytes());
+    }
+
+    #[test]
+    fn mutated_samples_never_panic(
+        pick in any::<usize>(),
+        mutations in proptest::collection::vec(mutation(), 1..5),
+    ) {
+        let corpus = corpus();
+        let mut bytes = corpus[pick % corpus.len()].clone();
+        for m in &mutations {
+            apply(&mut bytes, m);
+        }
+        check(&bytes);
+    }
+
+    #[test]
+    fn truncating_a_sample_inside_its_root_is_always_malformed(pick in any::<usize>(), at in any::<usize>()) {
+        let corpus = corpus();
+        let bytes = &corpus[pick % corpus.len()];
+        let end = bytes.iter().rposition(|&c| c == b'>').expect("root end");
+        let cut = &bytes[..at % end];
+        let result = decode(cut);
+        prop_assert!(matches!(result, Err(DecodeError::Malformed { .. })), "{:?}", result);
+    }
+}
+
+#[test]
+fn mutation_helpers_find_what_they_mutate() {
+    let b = br#"<MSG a = "1"><FLOP><FLID>1</FLID></FLOP></MSG>"#;
+    assert_eq!(tag_names(b).len(), 6);
+    let attrs = attributes(b);
+    assert_eq!(attrs.len(), 1);
+    let mut v = b.to_vec();
+    apply(&mut v, &Mutation::DropAttr(0));
+    assert_eq!(v, b"<MSG><FLOP><FLID>1</FLID></FLOP></MSG>".to_vec());
+    let mut v = b.to_vec();
+    apply(&mut v, &Mutation::SwapTag(1, 2));
+    assert!(String::from_utf8_lossy(&v).starts_with("<MSG a = \"1\"><FLID><FLID>"));
+}
