@@ -83,6 +83,15 @@ pub enum Command {
         #[arg(long, value_name = "PROFILE")]
         schedule: Option<String>,
     },
+    /// Decode SIS messages (files, or - for stdin) and show them or their error class.
+    Decode {
+        /// Files to decode; `-` reads standard input.
+        #[arg(required = true, value_name = "FILE|-")]
+        inputs: Vec<PathBuf>,
+        /// One JSON object per input.
+        #[arg(long)]
+        json: bool,
+    },
     /// Development and test tools for the mailbox (never against production).
     Mailbox {
         #[command(subcommand)]
@@ -117,6 +126,10 @@ pub enum ConfigAction {
 
 /// Runs the parsed command; returns the exit code.
 pub async fn run(cli: Cli) -> i32 {
+    // Decoding is pure: it needs no configuration, so it works anywhere.
+    if let Command::Decode { inputs, json } = &cli.command {
+        return crate::commands::decode::run(inputs, *json, &mut std::io::stdout().lock());
+    }
     let loaded = match Config::load(cli.config.as_deref()) {
         Ok(l) => l,
         Err(e) => {
@@ -145,6 +158,7 @@ pub async fn run(cli: Cli) -> i32 {
             print!("{}", loaded.config.to_masked_toml());
             exit::OK
         }
+        Command::Decode { .. } => exit::OK, // handled above: needs no config
         Command::Migrate => migrate(&loaded.config).await,
         Command::Jobs { json } => jobs(json),
         Command::Run {
