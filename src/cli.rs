@@ -7,7 +7,7 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, ConfigError, Loaded};
 use crate::jobs::manifest;
 use crate::jobs::registry;
-use crate::jobs::runner::{RunError, RunOptions, Runner, Trigger};
+use crate::jobs::runner::{Progress, RunError, RunOptions, Runner, Trigger};
 use crate::scheduler::daemon::{self, DaemonOptions};
 use crate::scheduler::profile::Profile;
 use crate::store::mailbox::Mailbox;
@@ -168,12 +168,22 @@ pub async fn run(cli: Cli) -> i32 {
             dry_run,
             json,
         } => {
+            let bar = progress_bar(until_empty && !json);
             let opts = RunOptions {
                 max_items,
                 until_empty,
                 dry_run,
+                progress: bar.clone().map(|b| {
+                    Progress(Arc::new(move |n| {
+                        b.set_position(n);
+                    }))
+                }),
             };
-            run_job(Arc::new(loaded.config), clock, &job, &opts, json).await
+            let code = run_job(Arc::new(loaded.config), clock, &job, &opts, json).await;
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            code
         }
         Command::Daemon { standby, schedule } => {
             daemon::run(
@@ -249,6 +259,20 @@ async fn mailbox_load(config: &Config, clock: SharedClock, paths: &[PathBuf]) ->
     mailbox.close().await;
     eprintln!("loaded {loaded} message(s) into the mailbox");
     exit::OK
+}
+
+/// A spinner with the running item count, only when stderr is a terminal.
+fn progress_bar(wanted: bool) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !wanted || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {elapsed} {pos} item(s) {per_sec}") {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    Some(bar)
 }
 
 fn config_check(loaded: &Loaded) -> i32 {

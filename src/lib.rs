@@ -15,6 +15,7 @@ pub mod commands;
 pub mod config;
 pub mod delivery;
 pub mod domain;
+pub mod http;
 pub mod instance_lock;
 pub mod jobs;
 pub mod maintenance;

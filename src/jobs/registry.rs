@@ -9,6 +9,7 @@ pub fn get(name: &str) -> Option<Arc<dyn Job>> {
     use crate::{delivery, maintenance, pipeline, requests};
     let job: Arc<dyn Job> = match name {
         "ingest-sweep" => Arc::new(pipeline::inbox_poller::InboxPoller),
+        "pump-drain" => Arc::new(pipeline::pump::Pump),
         "event-cleanup" => Arc::new(delivery::event_cleanup::EventCleanup),
         "snaplog-purge" => Arc::new(maintenance::snaplog_purge::SnaplogPurge),
         "retention" => Arc::new(maintenance::retention::Retention),

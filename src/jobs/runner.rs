@@ -30,9 +30,22 @@ impl Trigger {
     }
 }
 
+/// A callback told the running total after each bounded pass (the CLI's
+/// progress bar for `--until-empty`).
+#[derive(Clone)]
+pub struct Progress(pub Arc<dyn Fn(u64) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
+
 /// Per-run options from the CLI (the daemon uses the defaults).
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
+    /// Told the running item count after each pass.
+    pub progress: Option<Progress>,
     /// Overrides the manifest's `max-items`.
     pub max_items: Option<u64>,
     /// Repeat `run_once` while it reports more work.
@@ -216,6 +229,9 @@ impl Runner {
                     total.more = report.more;
                     for (k, v) in report.details {
                         total.count(&k, v.as_u64().unwrap_or(0));
+                    }
+                    if let Some(Progress(tell)) = &opts.progress {
+                        tell(total.items);
                     }
                     let stop = !opts.until_empty
                         || !report.more

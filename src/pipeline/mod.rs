@@ -1,4 +1,10 @@
-//! Inbox to state (design §4, §5): the watermark rule, the InboxPoller.
+//! Inbox to state (design §4, §5): the watermark rule and the InboxPoller,
+//! the Pump and processOne, and the transactional processors.
 
+pub mod failure;
+pub mod identity;
 pub mod inbox_poller;
+pub mod process_one;
+pub mod processors;
+pub mod pump;
 pub mod watermark;

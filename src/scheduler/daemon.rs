@@ -153,6 +153,21 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         stopping: AtomicBool::new(false),
     });
 
+    if let Some(listen) = config.msgx.http.compat_listen.clone() {
+        let state = crate::http::compat::CompatState {
+            pg: pool.clone(),
+            mailbox: inner.runner.mailbox.clone(),
+            clock: inner.runner.clock.clone(),
+            tz: config.msgx.airport.tz(),
+        };
+        let max_body = config.msgx.http.compat_max_body;
+        let stop = stop_rx.clone();
+        tokio::spawn(async move {
+            if let Err(e) = crate::http::compat::serve(&listen, state, max_body, stop).await {
+                tracing::error!(%listen, error = %e, "Compat entry could not serve");
+            }
+        });
+    }
     let mut sched = match build_scheduler(&profile, &inner).await {
         Ok(s) => s,
         Err(e) => {

@@ -180,3 +180,49 @@ impl Mailbox {
         Ok(row.unwrap_or((None, None)))
     }
 }
+
+impl Mailbox {
+    /// The raw message text of one row; `None` when the row no longer exists
+    /// (processOne turns that into DEAD(MALFORMED, raw-missing), §5.2).
+    pub async fn read_raw(&self, id: i64) -> Result<Option<Vec<u8>>, MailboxError> {
+        let sql = format!("SELECT CMINMSGS_CLOB_MSG FROM {} WHERE CMINMSGS_ID = ?", self.inbox);
+        self.bounded(async {
+            let mut conn = self.pool.get_conn().await?;
+            conn.exec_first::<Vec<u8>, _, _>(sql, (id,)).await
+        })
+        .await
+    }
+}
+
+impl Mailbox {
+    /// Inserts a message received through the compat entry (§4.4), copying
+    /// META into the SUBSYSTEM columns when it fits them (sis-format §1.6).
+    pub async fn insert_message(
+        &self,
+        xml: &str,
+        received_at: NaiveDateTime,
+        meta: Option<&crate::codec::Meta>,
+    ) -> Result<i64, MailboxError> {
+        if self.shadow {
+            return Err(MailboxError::Shadow);
+        }
+        let fit4 = |s: &str| (s.chars().count() <= 4).then(|| s.to_string());
+        let name = meta.and_then(|m| fit4(&m.sndr));
+        let seq = meta.and_then(|m| m.seqn.parse::<i32>().ok()).filter(|n| (0..=8_388_607).contains(n));
+        let sent = meta.and_then(|m| m.dttm);
+        let typ = meta.and_then(|m| fit4(&m.msg_type));
+        let sub = meta.and_then(|m| fit4(&m.styp));
+        let sql = format!(
+            "INSERT INTO {} (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_SUBSYSTEM_NAME, \
+             CMINMSGS_SUBSYSTEM_SEQUENCE, CMINMSGS_SUBSYSTEM_DATE_SENT, CMINMSGS_SUBSYSTEM_TYPE, \
+             CMINMSGS_SUBSYSTEM_SUBTYPE, CMINMSGS_STATUS) VALUES (?, ?, ?, ?, ?, ?, ?, 'VALID')",
+            self.inbox
+        );
+        self.bounded(async {
+            let mut conn = self.pool.get_conn().await?;
+            conn.exec_drop(sql, (xml, received_at, name, seq, sent, typ, sub)).await?;
+            Ok(i64::try_from(conn.last_insert_id().unwrap_or(0)).unwrap_or(0))
+        })
+        .await
+    }
+}

@@ -3,6 +3,10 @@
 
 pub mod inbox;
 pub mod job_run;
+pub mod msg_event;
+pub mod proc_state;
+pub mod ref_master;
+pub mod snap_log;
 
 use sqlx::PgPool;
 use sqlx::migrate::Migrator;

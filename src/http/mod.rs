@@ -1,0 +1,3 @@
+//! HTTP listeners (off by default): the compat entry (§4.4).
+
+pub mod compat;

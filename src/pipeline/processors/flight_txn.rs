@@ -1,0 +1,100 @@
+//! The one transactional path every flight processor shares (design §5.3,
+//! §7.1, §12 first paragraph): in one PostgreSQL transaction holding
+//! PIPELINE_LOCK — read the current complete state of the flights the message
+//! touches (the engine's two-query loading protocol), call the pure
+//! [`FlightStateEngine`], write the flight rows (details delete-then-insert,
+//! INV-14), append the outbox rows, and write SUCCEEDED with the backfill
+//! intent. All or nothing. A no-match or a PROTOCOL rejection writes nothing
+//! here: the caller records SKIPPED / DEAD as a single UPDATE (§5.3).
+
+use crate::codec::DecodedMessage;
+use crate::domain::{ApplyContext, Decision, FlightSet, FlightStateEngine};
+use crate::jobs::{JobContext, JobError};
+use crate::store::pg::flight::FlightStore;
+use crate::store::pg::{msg_event, proc_state};
+
+/// What the transaction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlightTxnResult {
+    /// Committed: flights written (may be none for a no-op) and SUCCEEDED.
+    Succeeded { flights_written: usize, events: usize, note: Option<String> },
+    /// Rolled back: the caller records SKIPPED with this reason.
+    NoMatch(String),
+    /// Rolled back: the caller records DEAD(PROTOCOL) with this reason.
+    Rejected(String),
+    /// The row was already terminal (e.g. processed before a crash after
+    /// commit): nothing written (§7.1 step 1).
+    AlreadyTerminal(String),
+}
+
+/// Runs the transaction for one decoded message.
+pub async fn apply(
+    ctx: &JobContext,
+    engine: &FlightStateEngine,
+    store: &FlightStore,
+    msg_id: i64,
+    msg: &DecodedMessage,
+) -> Result<FlightTxnResult, JobError> {
+    let now = ctx.clock.now();
+    let mut tx = ctx.pg.begin().await?;
+    proc_state::take_pipeline_lock(&mut tx).await?;
+    ctx.fence(&mut tx).await?;
+    match proc_state::lock_row(&mut tx, msg_id).await? {
+        Some(s) if s == "PENDING" || s == "FAILED" => {}
+        Some(s) => {
+            tx.rollback().await?;
+            return Ok(FlightTxnResult::AlreadyTerminal(s));
+        }
+        None => {
+            tx.rollback().await?;
+            return Err(JobError::Other(format!("PROC_STATE row {msg_id} vanished during processing")));
+        }
+    }
+    store.prepare(&mut tx).await?;
+    let mut set = FlightSet::new();
+    for f in store.load(&mut tx, &engine.flids_to_load(msg)).await? {
+        set.insert(f);
+    }
+    let masters = engine.masters_to_load(msg, &set);
+    let missing: Vec<i64> = masters.iter().copied().filter(|m| !set.contains(*m)).collect();
+    for f in store.load(&mut tx, &missing).await? {
+        set.insert(f);
+    }
+    for f in store.load_active_children(&mut tx, &masters).await? {
+        if !set.contains(f.flid) {
+            set.insert(f);
+        }
+    }
+    let decision = engine.decide(&ApplyContext { msg_id, now }, msg, &set);
+    match decision {
+        Decision::Applied { writes, events } => {
+            for next in &writes {
+                store.write(&mut tx, set.get(next.flid), next).await?;
+            }
+            msg_event::append(&mut tx, &events, Some(msg_id), now).await?;
+            if !proc_state::mark_succeeded(&mut tx, msg_id, None, now).await? {
+                tx.rollback().await?;
+                return Err(JobError::Other(format!("message {msg_id} changed state during processing")));
+            }
+            tx.commit().await?;
+            Ok(FlightTxnResult::Succeeded { flights_written: writes.len(), events: events.len(), note: None })
+        }
+        Decision::NoChange { reason } => {
+            let note = format!("no-change: {reason}");
+            if !proc_state::mark_succeeded(&mut tx, msg_id, Some(&note), now).await? {
+                tx.rollback().await?;
+                return Err(JobError::Other(format!("message {msg_id} changed state during processing")));
+            }
+            tx.commit().await?;
+            Ok(FlightTxnResult::Succeeded { flights_written: 0, events: 0, note: Some(note) })
+        }
+        Decision::NoMatch { reason } => {
+            tx.rollback().await?;
+            Ok(FlightTxnResult::NoMatch(reason.to_string()))
+        }
+        Decision::Rejected { reason } => {
+            tx.rollback().await?;
+            Ok(FlightTxnResult::Rejected(reason.to_string()))
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! The transactional processors (design §2, §5.3, §7.1): each coordinates
+//! one message's transaction and calls the pure domain; none touches Kafka.
+
+pub mod flight_txn;
+pub mod refdata;
+
+use crate::codec::{DecodedMessage, Schd};
+use crate::domain::FlightStateEngine;
+use crate::jobs::{JobContext, JobError};
+use crate::store::pg::flight::FlightStore;
+use crate::store::pg::snap_log::{self, SnapEntry};
+pub use flight_txn::FlightTxnResult;
+
+/// SCHD DNLD/RESP: the schedule snapshot (`applyScheduleRecords`, §7.1, §12.1).
+/// Whole-package validation and the operation-day check are the engine's; the
+/// snap-log entry is appended after the commit (§7.1 step 4), also for an
+/// already-succeeded replay (step 1: idempotent success, trace only).
+pub struct ScheduleProcessor;
+
+impl ScheduleProcessor {
+    pub async fn apply_schedule_records(
+        ctx: &JobContext,
+        engine: &FlightStateEngine,
+        store: &FlightStore,
+        msg_id: i64,
+        msg: &DecodedMessage,
+        schd: &Schd,
+    ) -> Result<FlightTxnResult, JobError> {
+        let result = flight_txn::apply(ctx, engine, store, msg_id, msg).await?;
+        trace(ctx, engine, msg_id, &msg.meta.styp, schd, &result).await;
+        Ok(result)
+    }
+}
+
+/// SCHD ADFT: set-only single-flight upserts (§12.3), same transaction shape.
+pub struct AdftProcessor;
+
+impl AdftProcessor {
+    pub async fn apply(
+        ctx: &JobContext,
+        engine: &FlightStateEngine,
+        store: &FlightStore,
+        msg_id: i64,
+        msg: &DecodedMessage,
+        schd: &Schd,
+    ) -> Result<FlightTxnResult, JobError> {
+        let result = flight_txn::apply(ctx, engine, store, msg_id, msg).await?;
+        trace(ctx, engine, msg_id, "ADFT", schd, &result).await;
+        Ok(result)
+    }
+}
+
+/// FLOP: one subtype's change to one flight (§12.2, INV-20).
+pub struct FlopProcessor;
+
+impl FlopProcessor {
+    pub async fn apply(
+        ctx: &JobContext,
+        engine: &FlightStateEngine,
+        store: &FlightStore,
+        msg_id: i64,
+        msg: &DecodedMessage,
+    ) -> Result<FlightTxnResult, JobError> {
+        flight_txn::apply(ctx, engine, store, msg_id, msg).await
+    }
+}
+
+/// FDEL: ACTIVE → DELETED with the master/share cascade (§12.3).
+pub struct FdelProcessor;
+
+impl FdelProcessor {
+    pub async fn apply(
+        ctx: &JobContext,
+        engine: &FlightStateEngine,
+        store: &FlightStore,
+        msg_id: i64,
+        msg: &DecodedMessage,
+    ) -> Result<FlightTxnResult, JobError> {
+        flight_txn::apply(ctx, engine, store, msg_id, msg).await
+    }
+}
+
+/// Appends the schedule trace: scope = earliest..latest SODT of the package.
+async fn trace(
+    ctx: &JobContext,
+    engine: &FlightStateEngine,
+    msg_id: i64,
+    styp: &str,
+    schd: &Schd,
+    result: &FlightTxnResult,
+) {
+    let sodts: Vec<chrono::DateTime<chrono::Utc>> = schd
+        .flights
+        .iter()
+        .filter_map(|f| match f.scalar(crate::codec::ScalarTag::SODT) {
+            crate::codec::Field::Value(crate::codec::ScalarValue::Time(t)) => {
+                Some(engine.config().local_time(*t).with_timezone(&chrono::Utc))
+            }
+            _ => None,
+        })
+        .collect();
+    let (outcome, note) = match result {
+        FlightTxnResult::Succeeded { note, .. } => ("SUCCEEDED", note.clone()),
+        FlightTxnResult::NoMatch(r) => ("SKIPPED", Some(r.clone())),
+        FlightTxnResult::Rejected(r) => ("DEAD", Some(r.clone())),
+        FlightTxnResult::AlreadyTerminal(s) => ("REPLAYED", Some(format!("already {s}: nothing written"))),
+    };
+    let entry = SnapEntry {
+        msg_id,
+        styp,
+        scope_start: sodts.iter().min().copied(),
+        scope_end: sodts.iter().max().copied(),
+        flights: i32::try_from(schd.flights.len()).unwrap_or(i32::MAX),
+        outcome,
+        note: note.as_deref(),
+    };
+    snap_log::append(&ctx.pg, &entry, ctx.clock.now()).await;
+}

@@ -1,0 +1,79 @@
+//! Reference data into REF_MASTER (design §7.2; issue 5 item 4), in the same
+//! kind of transaction as the flight processors: DNLD/RESP replace the type's
+//! rows, ADD/UPD upsert, DEL deletes by key.
+//!
+//! Decision (the design is silent, sis-format §7.2 shows wrong RECS in real
+//! samples): a snapshot whose RECS differs from its record count is rejected
+//! as PROTOCOL, because applying it could delete rows of a truncated package;
+//! ADD/UPD/DEL apply the records present and note the mismatch.
+
+use crate::codec::{Field, RefData, RefStyp};
+use crate::jobs::{JobContext, JobError};
+use crate::store::pg::{proc_state, ref_master};
+
+use super::FlightTxnResult;
+
+/// The reference-data processor.
+pub struct RefDataProcessor;
+
+impl RefDataProcessor {
+    /// Applies one reference message (the caller handled RESP matching and
+    /// unsupported subtypes).
+    pub async fn apply(ctx: &JobContext, msg_id: i64, r: &RefData) -> Result<FlightTxnResult, JobError> {
+        let recs_mismatch = match r.recs {
+            Field::Value(n) => usize::try_from(n).ok() != Some(r.records.len()),
+            _ => false,
+        };
+        let snapshot = matches!(r.styp, RefStyp::Dnld | RefStyp::Resp);
+        if snapshot && recs_mismatch {
+            return Ok(FlightTxnResult::Rejected(format!(
+                "{} snapshot: RECS {:?} differs from {} record(s); not applied (could delete rows of a truncated package)",
+                r.rtype,
+                r.recs.value(),
+                r.records.len()
+            )));
+        }
+        let now = ctx.clock.now();
+        let mut tx = ctx.pg.begin().await?;
+        proc_state::take_pipeline_lock(&mut tx).await?;
+        ctx.fence(&mut tx).await?;
+        match proc_state::lock_row(&mut tx, msg_id).await?.as_deref() {
+            Some("PENDING") | Some("FAILED") => {}
+            Some(s) => {
+                let s = s.to_string();
+                tx.rollback().await?;
+                return Ok(FlightTxnResult::AlreadyTerminal(s));
+            }
+            None => {
+                tx.rollback().await?;
+                return Err(JobError::Other(format!("PROC_STATE row {msg_id} vanished during processing")));
+            }
+        }
+        let note = match &r.styp {
+            RefStyp::Dnld | RefStyp::Resp => {
+                let (written, removed) = ref_master::replace_all(&mut tx, &r.rtype, &r.records, msg_id, now).await?;
+                format!("{}: {written} written, {removed} removed (snapshot)", r.rtype)
+            }
+            RefStyp::Add | RefStyp::Upd => {
+                let written = ref_master::upsert(&mut tx, &r.rtype, &r.records, msg_id, now).await?;
+                format!("{}: {written} upserted", r.rtype)
+            }
+            RefStyp::Del => {
+                let keys: Vec<&str> = r.records.iter().map(|x| x.key.as_str()).collect();
+                let removed = ref_master::delete(&mut tx, &r.rtype, &keys).await?;
+                format!("{}: {removed} deleted", r.rtype)
+            }
+            RefStyp::Other(s) => {
+                tx.rollback().await?;
+                return Err(JobError::Other(format!("unsupported reference subtype {s} reached the processor")));
+            }
+        };
+        let note = if recs_mismatch { format!("{note}; RECS {:?} differs from the record count", r.recs.value()) } else { note };
+        if !proc_state::mark_succeeded(&mut tx, msg_id, Some(&note), now).await? {
+            tx.rollback().await?;
+            return Err(JobError::Other(format!("message {msg_id} changed state during processing")));
+        }
+        tx.commit().await?;
+        Ok(FlightTxnResult::Succeeded { flights_written: 0, events: 0, note: Some(note) })
+    }
+}

@@ -1,0 +1,88 @@
+//! `pump-drain` = Pump.tick (design §5.1), repeated within the run's bounds.
+//!
+//! Each tick looks only at the head — the smallest unfinished message:
+//! none → the run ends (the schedule is the poll interval); head beyond W →
+//! not taken (only the compat entry registers such rows; taking it would pass
+//! smaller IDs not yet enqueued), one throttled WARN per value of W; FAILED at
+//! the attempt limit → DEAD(EXHAUSTED) in one UPDATE; FAILED not yet due →
+//! the run ends and later messages wait (strict FIFO, no time-based poison
+//! pill); otherwise processOne.
+
+use super::process_one::{MessageProcessor, ProcessOutcome};
+use crate::config::{AbsentFieldPolicy, Config};
+use crate::domain::{self, DomainConfig, FlightStateEngine};
+use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::store::pg::flight::FlightStore;
+use crate::store::pg::{inbox, proc_state};
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// The W value last warned about (one WARN per W, §5.1 step 2).
+static WARNED_BEYOND_W: AtomicI64 = AtomicI64::new(-1);
+
+/// The domain's view of the config (§11.2, Q13).
+pub fn domain_config(config: &Config) -> DomainConfig {
+    let a = &config.msgx.airport;
+    DomainConfig {
+        timezone: a.tz(),
+        day_cutover: a.cutover(),
+        absent_field_policy: match config.msgx.schd.absent_field_policy {
+            AbsentFieldPolicy::Preserve => domain::AbsentFieldPolicy::Preserve,
+            AbsentFieldPolicy::Clear => domain::AbsentFieldPolicy::Clear,
+        },
+    }
+}
+
+/// The pump job.
+pub struct Pump;
+
+#[async_trait::async_trait]
+impl Job for Pump {
+    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+        let deadline = bounds.deadline(ctx.clock.now());
+        let dc = domain_config(&ctx.config);
+        let processor = MessageProcessor {
+            ctx,
+            store: FlightStore::new(&dc),
+            engine: FlightStateEngine::new(dc),
+        };
+        let max_attempts = i32::try_from(ctx.config.msgx.pipeline.max_attempts).unwrap_or(i32::MAX);
+        let mut report = RunReport::default();
+        loop {
+            if report.items >= bounds.max_items || !ctx.may_continue(deadline)? {
+                report.more = true;
+                break;
+            }
+            let Some(head) = proc_state::head(&ctx.pg).await? else { break };
+            let w = inbox::load(&ctx.pg).await?.cursor.w;
+            if head.msg_id > w {
+                if WARNED_BEYOND_W.swap(w, Ordering::Relaxed) != w {
+                    tracing::warn!(head = head.msg_id, w, "Head is beyond the watermark; waiting for ingest to catch up");
+                }
+                report.count("waiting_for_watermark", 1);
+                break;
+            }
+            let now = ctx.clock.now();
+            if head.state == "FAILED" && head.attempts >= max_attempts {
+                if proc_state::mark_exhausted(&ctx.pg, head.msg_id, now).await? {
+                    tracing::warn!(msg_id = head.msg_id, attempts = head.attempts, "Message DEAD(EXHAUSTED)");
+                    report.items += 1;
+                    report.count("exhausted", 1);
+                }
+                continue;
+            }
+            if head.state == "FAILED" && head.next_attempt_at.is_some_and(|t| t > now) {
+                report.count("waiting_for_retry", 1);
+                report.more = true;
+                break;
+            }
+            let outcome = processor.process_one(&head).await?;
+            report.items += 1;
+            report.count(outcome.label(), 1);
+            if let ProcessOutcome::Failed(..) = outcome {
+                // The head now waits for its backoff; later messages wait too.
+                continue;
+            }
+        }
+        Ok(report)
+    }
+}

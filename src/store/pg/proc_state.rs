@@ -1,0 +1,226 @@
+//! PROC_STATE statements (design §1.2, §3, §5). Every non-business terminal
+//! state is one UPDATE that also registers the backfill intent
+//! (`BACKFILL_NEXT_AT`), so a terminal row can never lack it (§5.3).
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool, Row};
+
+/// The head of the queue (§5.1): the smallest unfinished message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub msg_id: i64,
+    /// `PENDING` or `FAILED`.
+    pub state: String,
+    pub attempts: i32,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub identity_key: Option<String>,
+}
+
+/// Error classes (design §3; reference "错误分类与重放白名单").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorClass {
+    Malformed,
+    CodecError,
+    Infra,
+    Unsupported,
+    Protocol,
+    Exhausted,
+}
+
+impl ErrorClass {
+    /// The stored text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Malformed => "MALFORMED",
+            ErrorClass::CodecError => "CODEC_ERROR",
+            ErrorClass::Infra => "INFRA",
+            ErrorClass::Unsupported => "UNSUPPORTED",
+            ErrorClass::Protocol => "PROTOCOL",
+            ErrorClass::Exhausted => "EXHAUSTED",
+        }
+    }
+}
+
+/// The head: the smallest PENDING/FAILED MSG_ID. ARCHIVED and terminal rows
+/// are excluded explicitly (§9.3).
+pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
+    let row = sqlx::query(
+        "SELECT msg_id, state, attempts, next_attempt_at, identity_key FROM proc_state \
+         WHERE state IN ('PENDING', 'FAILED') ORDER BY msg_id LIMIT 1",
+    )
+    .fetch_optional(pool)
+    .await?;
+    row.map(|r| {
+        Ok(Head {
+            msg_id: r.try_get("msg_id")?,
+            state: r.try_get("state")?,
+            attempts: r.try_get("attempts")?,
+            next_attempt_at: r.try_get("next_attempt_at")?,
+            identity_key: r.try_get("identity_key")?,
+        })
+    })
+    .transpose()
+}
+
+/// A FAILED head at the attempt limit → DEAD(EXHAUSTED), with the backfill
+/// intent, in one UPDATE (§5.1 step 3). ERROR_CLASS is overwritten;
+/// LAST_ERROR keeps the reason text (§3).
+pub async fn mark_exhausted(pool: &PgPool, msg_id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let n = sqlx::query(
+        "UPDATE proc_state SET state = 'DEAD', error_class = 'EXHAUSTED', next_attempt_at = NULL, \
+         updated_at = $2, finished_at = $2, backfill_next_at = $2 \
+         WHERE msg_id = $1 AND state = 'FAILED'",
+    )
+    .bind(msg_id)
+    .bind(now)
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(n == 1)
+}
+
+/// A non-business terminal state (SKIPPED, or DEAD with a class) and the
+/// backfill intent in one UPDATE (§5.3). Only an unfinished row moves.
+pub async fn finish_non_business(
+    pool: &PgPool,
+    msg_id: i64,
+    state: &str,
+    class: Option<ErrorClass>,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let (outcome, error) = if class.is_some() { (None, Some(reason)) } else { (Some(reason), None) };
+    let n = sqlx::query(
+        "UPDATE proc_state SET state = $2, error_class = COALESCE($3, error_class), \
+         last_error = COALESCE($4, last_error), outcome_reason = $5, next_attempt_at = NULL, \
+         updated_at = $6, finished_at = $6, backfill_next_at = $6 \
+         WHERE msg_id = $1 AND state IN ('PENDING', 'FAILED')",
+    )
+    .bind(msg_id)
+    .bind(state)
+    .bind(class.map(ErrorClass::as_str))
+    .bind(error)
+    .bind(outcome)
+    .bind(now)
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(n == 1)
+}
+
+/// Records a failed attempt (ProcFailure, §9.1): attempts + 1, the class and
+/// reason, and when it may be retried.
+pub async fn record_failure(
+    pool: &PgPool,
+    msg_id: i64,
+    class: ErrorClass,
+    reason: &str,
+    next_attempt_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<i32, sqlx::Error> {
+    sqlx::query_scalar(
+        "UPDATE proc_state SET state = 'FAILED', attempts = attempts + 1, error_class = $2, \
+         last_error = $3, next_attempt_at = $4, updated_at = $5 \
+         WHERE msg_id = $1 AND state IN ('PENDING', 'FAILED') RETURNING attempts",
+    )
+    .bind(msg_id)
+    .bind(class.as_str())
+    .bind(reason)
+    .bind(next_attempt_at)
+    .bind(now)
+    .fetch_one(pool)
+    .await
+}
+
+/// Result of binding the business identity (§2, §5.2 step 3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdentityBinding {
+    /// This message holds the identity (now or from an earlier attempt).
+    Ours,
+    /// Another message holds it.
+    DuplicateOf(i64),
+}
+
+/// Binds IDENTITY_KEY in one idempotent statement (`WHERE IDENTITY_KEY IS
+/// NULL`), outside any business transaction. A retry keeps its binding.
+pub async fn bind_identity(
+    pool: &PgPool,
+    msg_id: i64,
+    identity: &str,
+    msg_type: &str,
+    msg_styp: &str,
+) -> Result<IdentityBinding, sqlx::Error> {
+    let holder: Option<i64> = sqlx::query_scalar("SELECT msg_id FROM proc_state WHERE identity_key = $1")
+        .bind(identity)
+        .fetch_optional(pool)
+        .await?;
+    match holder {
+        Some(id) if id == msg_id => return Ok(IdentityBinding::Ours),
+        Some(id) => return Ok(IdentityBinding::DuplicateOf(id)),
+        None => {}
+    }
+    let bound = sqlx::query(
+        "UPDATE proc_state SET identity_key = $2, msg_type = $3, msg_styp = $4 \
+         WHERE msg_id = $1 AND identity_key IS NULL",
+    )
+    .bind(msg_id)
+    .bind(identity)
+    .bind(msg_type)
+    .bind(msg_styp)
+    .execute(pool)
+    .await;
+    match bound {
+        Ok(r) if r.rows_affected() == 1 => Ok(IdentityBinding::Ours),
+        Ok(_) => {
+            // Already bound (to a different identity, e.g. after a config
+            // change): keep the original binding (§2: never re-bind).
+            Ok(IdentityBinding::Ours)
+        }
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+            let id: i64 = sqlx::query_scalar("SELECT msg_id FROM proc_state WHERE identity_key = $1")
+                .bind(identity)
+                .fetch_one(pool)
+                .await?;
+            Ok(IdentityBinding::DuplicateOf(id))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Inside a processor transaction: locks the row and returns its state.
+pub async fn lock_row(conn: &mut PgConnection, msg_id: i64) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT state FROM proc_state WHERE msg_id = $1 FOR UPDATE")
+        .bind(msg_id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// Inside a processor transaction: SUCCEEDED with the backfill intent (§5.2
+/// step 6). Returns false when the row was not unfinished (the caller rolls
+/// back).
+pub async fn mark_succeeded(
+    conn: &mut PgConnection,
+    msg_id: i64,
+    note: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let n = sqlx::query(
+        "UPDATE proc_state SET state = 'SUCCEEDED', outcome_reason = $2, error_class = NULL, \
+         next_attempt_at = NULL, updated_at = $3, finished_at = $3, backfill_next_at = $3 \
+         WHERE msg_id = $1 AND state IN ('PENDING', 'FAILED')",
+    )
+    .bind(msg_id)
+    .bind(note)
+    .bind(now)
+    .execute(conn)
+    .await?
+    .rows_affected();
+    Ok(n == 1)
+}
+
+/// `PIPELINE_LOCK` (§5.3, INV-18): taken first in every processor transaction.
+pub async fn take_pipeline_lock(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT id FROM pipeline_lock WHERE id = 1 FOR UPDATE").execute(conn).await?;
+    Ok(())
+}

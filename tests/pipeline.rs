@@ -1,0 +1,341 @@
+//! Inbox to state (issue 5; design §4, §5, §7.1): ingest-sweep and
+//! pump-drain against a real MariaDB mailbox and a real PostgreSQL, with a
+//! manual clock.
+
+mod common;
+
+use chrono::Duration;
+use common::*;
+use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
+use std::path::{Path, PathBuf};
+
+const OWN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sis");
+
+fn own(name: &str) -> String {
+    std::fs::read_to_string(Path::new(OWN).join(name)).expect("own fixture")
+}
+
+async fn run(r: &Runner, job: &str) -> RunSummary {
+    r.run(job, &RunOptions { until_empty: true, ..Default::default() }, None).await.expect("job runs")
+}
+
+/// Ingest then pump until nothing is left that can run now.
+async fn drain(r: &Runner) -> RunSummary {
+    run(r, "ingest-sweep").await;
+    run(r, "pump-drain").await
+}
+
+async fn states(db: &TestDb) -> Vec<(i64, String, Option<String>, Option<String>)> {
+    sqlx::query_as(
+        "SELECT msg_id, state, error_class, COALESCE(outcome_reason, last_error) FROM proc_state ORDER BY msg_id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .unwrap()
+}
+
+fn flop(seqn: u32, flid: i64, styp: &str, payload: &str) -> String {
+    format!(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
+         <STYP>{styp}</STYP></META><FLOP><FLID>{flid}</FLID><FFID>X</FFID>{payload}</FLOP></MSG>"
+    )
+}
+
+fn schd(seqn: u32, styp: &str, fltrs: &[(i64, &str)]) -> String {
+    let body: String = fltrs
+        .iter()
+        .map(|(flid, sodt)| {
+            format!(
+                "<FLTR><FLID>{flid}</FLID><ALCD>YG</ALCD><FLNO>YG{flid}</FLNO><MVIN>D</MVIN><SODT>{sodt}</SODT>\
+                 <FLTY>W</FLTY><FLIN>D</FLIN><ACFT>733</ACFT></FLTR>"
+            )
+        })
+        .collect();
+    format!(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261130200000</DTTM><TYPE>SCHD</TYPE>\
+         <STYP>{styp}</STYP></META><SCHD><RECS>{}</RECS>{body}</SCHD></MSG>",
+        fltrs.len()
+    )
+}
+
+#[tokio::test]
+async fn the_projects_own_samples_reach_their_terminal_states() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(OWN)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    files.sort();
+    for f in &files {
+        mb.insert(&std::fs::read_to_string(f).unwrap()).await;
+    }
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    // 025 (Unsupported) blocks the queue with backoff, then becomes EXHAUSTED.
+    for _ in 0..8 {
+        drain(&r).await;
+        clock.advance(Duration::minutes(20));
+    }
+    let got: Vec<(String, String, Option<String>)> = states(&db)
+        .await
+        .into_iter()
+        .zip(files.iter())
+        .map(|((_, state, class, _), f)| {
+            (f.file_name().unwrap().to_string_lossy().into_owned(), state, class)
+        })
+        .collect();
+    for (file, state, class) in &got {
+        let expected: (&str, Option<&str>) = if file.starts_with("017") || file.starts_with("018") {
+            ("DEAD", Some("PROTOCOL"))
+        } else if file.starts_with("025") {
+            ("DEAD", Some("EXHAUSTED"))
+        } else if file.starts_with("027") {
+            ("DEAD", Some("MALFORMED"))
+        } else {
+            ("SUCCEEDED", None)
+        };
+        assert_eq!((state.as_str(), class.as_deref()), expected, "{file}");
+    }
+    assert_eq!(got.len(), files.len());
+    // The state is what the messages say: 9003 deleted, 9001 with its delays.
+    let f9003: (String, i64) =
+        sqlx::query_as("SELECT state, state_version FROM flight_schd WHERE flid = 9003").fetch_one(&db.pool).await.unwrap();
+    assert_eq!(f9003.0, "DELETED");
+    let delays: i64 = sqlx::query_scalar("SELECT count(*) FROM flight_delay WHERE flid = 9001").fetch_one(&db.pool).await.unwrap();
+    assert!(delays >= 2, "DELY merged into 9001");
+    let gates: i64 = sqlx::query_scalar("SELECT count(*) FROM ref_master WHERE rtype = 'GLST'").fetch_one(&db.pool).await.unwrap();
+    assert!(gates >= 2, "reference data stored");
+    // Every success wrote its events; every terminal row carries the backfill intent.
+    let no_intent: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM proc_state WHERE state IN ('SUCCEEDED','SKIPPED','DEAD') AND backfill_next_at IS NULL",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(no_intent, 0);
+    let tombstone: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = '9003' AND event_type = 'TOMBSTONE' AND payload IS NULL",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(tombstone, 1);
+}
+
+#[tokio::test]
+async fn fifo_holds_across_a_10000_message_backlog() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let flights: Vec<(i64, &str)> = (1..=50).map(|i| (7000 + i, "01DEC260900")).collect();
+    mb.insert(&schd(1, "DNLD", &flights)).await;
+    // Bulk insert the backlog in one statement batch: REMC updates cycling over 50 flights.
+    {
+        use mysql_async::prelude::Queryable;
+        let mut conn = mb.pool.get_conn().await.unwrap();
+        let rows: Vec<String> = (0..9_999u32)
+            .map(|i| flop(10 + i, 7001 + i64::from(i % 50), "REMC", &format!("<REMC>r{i}</REMC>")))
+            .collect();
+        conn.exec_batch(
+            "INSERT INTO CMINMSGS (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES (?, NOW(), 'VALID')",
+            rows.iter().map(|x| (x.as_str(),)),
+        )
+        .await
+        .unwrap();
+    }
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| c.msgx.pipeline.claim_batch = 2000);
+    let ingested = run(&r, "ingest-sweep").await;
+    assert_eq!(ingested.items, 10_000);
+    let pumped = r
+        .run("pump-drain", &RunOptions { until_empty: true, max_items: Some(100_000), ..Default::default() }, None)
+        .await
+        .unwrap();
+    assert_eq!(pumped.items, 10_000, "{pumped:?}");
+    let not_ok: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state WHERE state <> 'SUCCEEDED'")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(not_ok, 0);
+    // Events were allocated in message order (EVENT_ID order = MSG_ID order).
+    let inversions: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT msg_id, lag(msg_id) OVER (ORDER BY event_id) AS prev \
+         FROM msg_event WHERE target = 'KAFKA:msg') t WHERE prev > msg_id",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(inversions, 0, "strict FIFO");
+    // Each flight ends with the last remark sent for it.
+    let last: (String, i64) = sqlx::query_as("SELECT remc, state_version FROM flight_schd WHERE flid = 7050")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(last.0, "r9998");
+    assert_eq!(last.1, 1 + 200, "one version for the SCHD and one per REMC change");
+}
+
+#[tokio::test]
+async fn duplicates_malformed_and_missing_raw_rows_get_their_outcomes() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835")])).await; // 1
+    mb.insert(&flop(2, 9001, "APPT", "<APPT>01DEC260830</APPT>")).await; // 2
+    mb.insert(&flop(2, 9001, "APPT", "<APPT>01DEC260845</APPT>")).await; // 3: same identity
+    mb.insert("<MSG><META><SNDR>AODB</SNDR>").await; // 4: not well-formed
+    mb.insert(&flop(5, 9001, "RENO", "<RENO>B1234</RENO>")).await; // 5: raw deleted below
+    mb.insert(&flop(6, 4242, "APPT", "<APPT>01DEC260830</APPT>")).await; // 6: unknown flight
+    mb.insert("<MSG><META><SNDR>AODB</SNDR><SEQN>7</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>").await; // 7
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    run(&r, "ingest-sweep").await;
+    mb.exec("DELETE FROM CMINMSGS WHERE CMINMSGS_ID = 5").await;
+    run(&r, "pump-drain").await;
+    let got = states(&db).await;
+    let summary: Vec<(i64, &str, Option<&str>, Option<&str>)> =
+        got.iter().map(|(id, s, c, r)| (*id, s.as_str(), c.as_deref(), r.as_deref())).collect();
+    assert_eq!(summary[0], (1, "SUCCEEDED", None, None));
+    assert_eq!(summary[1], (2, "SUCCEEDED", None, None));
+    assert_eq!(summary[2], (3, "SKIPPED", None, Some("duplicate-of:2")));
+    assert_eq!((summary[3].1, summary[3].2), ("DEAD", Some("MALFORMED")));
+    assert_eq!(summary[4], (5, "DEAD", Some("MALFORMED"), Some("raw-missing")));
+    assert_eq!(summary[5], (6, "SKIPPED", None, Some("no-match: FLID 4242 is unknown")));
+    assert_eq!(summary[6], (7, "SKIPPED", None, Some("ignored:LDM")));
+    let appt: Option<chrono::DateTime<chrono::Utc>> =
+        sqlx::query_scalar("SELECT appt FROM flight_schd WHERE flid = 9001").fetch_one(&db.pool).await.unwrap();
+    assert_eq!(appt.map(|t| t.to_rfc3339()), Some("2026-12-01T00:30:00+00:00".into()), "the duplicate did not apply");
+}
+
+#[tokio::test]
+async fn unsupported_messages_back_off_then_become_exhausted_and_fifo_waits() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&own("025-FLOP-ESTT-unsupported.xml")).await; // 1
+    mb.insert("<MSG><META><SNDR>AODB</SNDR><SEQN>2</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>").await; // 2
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    drain(&r).await;
+    let tiers = [10, 60, 300, 900];
+    for (i, wait) in tiers.iter().enumerate() {
+        let s = states(&db).await;
+        assert_eq!((s[0].1.as_str(), s[0].2.as_deref()), ("FAILED", Some("UNSUPPORTED")), "after attempt {}", i + 1);
+        assert_eq!(s[1].1, "PENDING", "message 2 waits behind the failed head");
+        clock.advance(Duration::seconds(wait - 1));
+        assert_eq!(run(&r, "pump-drain").await.items, 0, "not due yet");
+        clock.advance(Duration::seconds(1));
+        run(&r, "pump-drain").await;
+    }
+    let s = states(&db).await;
+    assert_eq!((s[0].1.as_str(), s[0].2.as_deref()), ("DEAD", Some("EXHAUSTED")));
+    assert!(s[0].3.as_deref().unwrap_or("").contains("unsupported"), "LAST_ERROR keeps the reason");
+    assert_eq!(s[1].1, "SKIPPED", "the queue moved on");
+    let attempts: i32 = sqlx::query_scalar("SELECT attempts FROM proc_state WHERE msg_id = 1").fetch_one(&db.pool).await.unwrap();
+    assert_eq!(attempts, 5);
+}
+
+#[tokio::test]
+async fn a_schd_operation_day_conflict_rejects_the_whole_package() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835")])).await;
+    mb.insert(&schd(2, "DNLD", &[(9002, "01DEC261000"), (9001, "02DEC260835")])).await;
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    drain(&r).await;
+    let s = states(&db).await;
+    assert_eq!((s[1].1.as_str(), s[1].2.as_deref()), ("DEAD", Some("PROTOCOL")));
+    let flights: Vec<i64> = sqlx::query_scalar("SELECT flid FROM flight_schd ORDER BY flid").fetch_all(&db.pool).await.unwrap();
+    assert_eq!(flights, vec![9001], "no half package: 9002 was not created");
+    let day: chrono::NaiveDate =
+        sqlx::query_scalar("SELECT operation_day FROM flight_schd WHERE flid = 9001").fetch_one(&db.pool).await.unwrap();
+    assert_eq!(day.to_string(), "2026-12-01");
+}
+
+#[tokio::test]
+async fn a_postgres_failure_mid_transaction_leaves_nothing_half_written() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835")])).await;
+    mb.insert(&flop(2, 9001, "DELY", "<DELY CODE=\"93\" STRT=\"01DEC260835\" DURA=\"0045\">late</DELY>")).await;
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    drain(&r).await;
+    // Make the outbox fail after the flight rows are written.
+    sqlx::raw_sql(
+        "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full (test)'; END $$; \
+         CREATE TRIGGER boom BEFORE INSERT ON msg_event FOR EACH ROW EXECUTE FUNCTION boom();",
+    )
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    mb.insert(&flop(3, 9001, "DELY", "<DELY CODE=\"81\" STRT=\"01DEC260835\" DURA=\"0100\">crew</DELY>")).await;
+    run(&r, "ingest-sweep").await;
+    let before: (i64, i64) = sqlx::query_as(
+        "SELECT state_version, (SELECT count(*) FROM flight_delay WHERE flid = 9001) FROM flight_schd WHERE flid = 9001",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    let pumped = run(&r, "pump-drain").await;
+    assert_eq!(pumped.details.get("failed").and_then(|v| v.as_u64()), Some(1), "{pumped:?}");
+    let after: (i64, i64) = sqlx::query_as(
+        "SELECT state_version, (SELECT count(*) FROM flight_delay WHERE flid = 9001) FROM flight_schd WHERE flid = 9001",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(before, after, "flight rows rolled back with the outbox failure");
+    let s = states(&db).await;
+    assert_eq!((s[2].1.as_str(), s[2].2.as_deref()), ("FAILED", Some("INFRA")));
+}
+
+#[tokio::test]
+async fn rows_registered_beyond_w_wait_until_w_catches_up() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835")])).await; // 1
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    drain(&r).await;
+    mb.insert(&flop(2, 9001, "RENO", "<RENO>B1</RENO>")).await; // 2 (not ingested yet)
+    let id3 = mb.insert(&flop(3, 9001, "RENO", "<RENO>B3</RENO>")).await; // 3
+    // The compat entry registers 3 directly, beyond W = 1 (§4.4).
+    sqlx::query(
+        "INSERT INTO proc_state (msg_id, state, enqueued_at, updated_at, source) VALUES ($1, 'PENDING', $2, $2, 'compat')",
+    )
+    .bind(id3)
+    .bind(shared.now())
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    let s = run(&r, "pump-drain").await;
+    assert_eq!(s.items, 0, "the head (3) is beyond W: not taken");
+    assert_eq!(s.details.get("waiting_for_watermark").and_then(|v| v.as_u64()), Some(1));
+    drain(&r).await;
+    let reno: String = sqlx::query_scalar("SELECT reno FROM flight_schd WHERE flid = 9001").fetch_one(&db.pool).await.unwrap();
+    assert_eq!(reno, "B3", "2 then 3, in ID order");
+}
+
+#[tokio::test]
+async fn schedule_resp_without_an_open_request_is_skipped() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&schd(1, "RESP", &[(9001, "01DEC260835")])).await;
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    drain(&r).await;
+    let s = states(&db).await;
+    assert_eq!((s[0].1.as_str(), s[0].3.as_deref()), ("SKIPPED", Some("resp-unmatched:no-open-request")));
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM flight_schd").fetch_one(&db.pool).await.unwrap();
+    assert_eq!(n, 0, "the snapshot was not applied (G-RESP-GUARD)");
+}
+
+#[tokio::test]
+async fn a_snapshot_writes_a_snap_log_entry_after_commit() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835"), (9002, "01DEC261135")])).await;
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    drain(&r).await;
+    let log: (String, i32, String, Option<chrono::DateTime<chrono::Utc>>, Option<chrono::DateTime<chrono::Utc>>) =
+        sqlx::query_as("SELECT styp, flights, outcome, scope_start, scope_end FROM schd_snap_log")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!((log.0.as_str(), log.1, log.2.as_str()), ("DNLD", 2, "SUCCEEDED"));
+    assert_eq!(log.3.map(|t| t.to_rfc3339()), Some("2026-12-01T00:35:00+00:00".into()));
+    assert_eq!(log.4.map(|t| t.to_rfc3339()), Some("2026-12-01T03:35:00+00:00".into()));
+}
