@@ -607,3 +607,37 @@ async fn odd_stored_data_is_a_typed_decode_error() {
         other => panic!("unexpected {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn lbwt_keeps_canonical_decimal_text_and_normalises_the_rest() {
+    let db = TestDb::migrated().await;
+    let cfg = DomainConfig::default();
+    let store = FlightStore::new(&cfg);
+    let cases = [
+        ("12.5", "12.5"),
+        ("12.50", "12.50"),
+        ("-0.25", "-0.25"),
+        ("12", "12"),
+        (
+            "123456789012345678901234567890.123456789",
+            "123456789012345678901234567890.123456789",
+        ),
+        // Documented rule: PostgreSQL's numeric text for non-canonical input.
+        (".5", "0.5"),
+        ("007", "7"),
+    ];
+    for (i, (written, read)) in cases.iter().enumerate() {
+        let mut f = full_flight(&cfg, 70 + i as i64);
+        f.set_scalar(
+            ScalarTag::LBWT,
+            Some(FlightValue::Decimal(written.to_string())),
+        );
+        write(&db, &store, None, &f).await;
+        let loaded = load(&db, &store, &[f.flid]).await;
+        assert_eq!(
+            loaded[0].scalar(ScalarTag::LBWT),
+            Some(&FlightValue::Decimal(read.to_string())),
+            "{written}"
+        );
+    }
+}

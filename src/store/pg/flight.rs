@@ -52,6 +52,16 @@ pub enum FlightStoreError {
     Document,
 }
 
+impl FlightStoreError {
+    fn column(flid: i64, column: &str, reason: impl ToString) -> Self {
+        FlightStoreError::Column {
+            flid,
+            column: column.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
 impl From<FlightStoreError> for sqlx::Error {
     fn from(e: FlightStoreError) -> Self {
         sqlx::Error::Decode(Box::new(e))
@@ -64,6 +74,15 @@ struct DetailList {
     key: &'static str,
     table: &'static str,
     route_kind: Option<&'static str>,
+}
+
+impl DetailList {
+    /// `" AND {alias}route_kind = '…'"` for ROUT/ERUT, empty otherwise.
+    fn kind_filter(&self, alias: &str) -> String {
+        self.route_kind
+            .map(|k| format!(" AND {alias}route_kind = '{k}'"))
+            .unwrap_or_default()
+    }
 }
 
 /// Declares the 15 lists once: the [`LISTS`] table, the changed-list document
@@ -171,14 +190,12 @@ static LOAD_SELECT: LazyLock<String> = LazyLock::new(|| {
         .filter(|(t, _)| t.kind() == ScalarKind::Decimal)
         .map(|(_, c)| format!("'{c}', f.{c}::text"));
     let lists = LISTS.iter().map(|l| {
-        let kind = l
-            .route_kind
-            .map(|k| format!(" AND x.route_kind = '{k}'"))
-            .unwrap_or_default();
         format!(
             "'{}', COALESCE((SELECT jsonb_agg(to_jsonb(x) ORDER BY x.ordinal) FROM {} x \
-             WHERE x.flid = f.flid{kind}), '[]'::jsonb)",
-            l.key, l.table
+             WHERE x.flid = f.flid{}), '[]'::jsonb)",
+            l.key,
+            l.table,
+            l.kind_filter("x.")
         )
     });
     let pairs: Vec<String> = decimals.chain(lists).collect();
@@ -204,14 +221,11 @@ static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
     let deletes: Vec<String> = LISTS
         .iter()
         .map(|l| {
-            let kind = l
-                .route_kind
-                .map(|k| format!(" AND route_kind = '{k}'"))
-                .unwrap_or_default();
             format!(
                 "d_{key} AS (DELETE FROM {table} WHERE flid = $2{kind} AND $1 ? '{key}')",
                 key = l.key,
-                table = l.table
+                table = l.table,
+                kind = l.kind_filter("")
             )
         })
         .collect();
@@ -260,6 +274,7 @@ pub struct FlightStore {
 }
 
 impl FlightStore {
+    /// A store whose loaded times carry the offset of `config.timezone`.
     pub fn new(config: &crate::domain::DomainConfig) -> Self {
         Self {
             config: config.clone(),
@@ -412,17 +427,17 @@ impl FlightStore {
         ) {
             (None, None, None) => None,
             (Some(ddes), Some(ddir), reason) => Some(DiversionInfo { ddes, ddir, reason }),
-            _ => return Err(row.error("fdiv_ddes", "FDIV without DDES and DDIR".into())),
+            _ => return Err(row.error("fdiv_ddes", "FDIV without DDES and DDIR")),
         };
         s.fret = match (row.get("fret_reid")?, row.get("fret_reason")?) {
             (None, None) => None,
             (Some(reid), reason) => Some(ReturnInfo { reid, reason }),
-            _ => return Err(row.error("fret_reid", "FRET without REID".into())),
+            _ => return Err(row.error("fret_reid", "FRET without REID")),
         };
         s.flab = match (row.get("flab_ares")?, row.get("flab_reason")?) {
             (None, None) => None,
             (Some(ares), reason) => Some(LandingAbortInfo { ares, reason }),
-            _ => return Err(row.error("flab_ares", "FLAB without ARES".into())),
+            _ => return Err(row.error("flab_ares", "FLAB without ARES")),
         };
         take_lists(&mut s, &mut doc, |t| self.zone(t))?;
         Ok(s)
@@ -471,12 +486,8 @@ struct Row<'a> {
 }
 
 impl Row<'_> {
-    fn error(&self, column: &str, reason: String) -> FlightStoreError {
-        FlightStoreError::Column {
-            flid: self.flid,
-            column: column.to_string(),
-            reason,
-        }
+    fn error(&self, column: &str, reason: impl ToString) -> FlightStoreError {
+        FlightStoreError::column(self.flid, column, reason)
     }
 
     /// The column's value; a missing key or JSON null is `None`.
@@ -485,14 +496,14 @@ impl Row<'_> {
             None | Some(Value::Null) => Ok(None),
             Some(v) => T::deserialize(v)
                 .map(Some)
-                .map_err(|e| self.error(column, e.to_string())),
+                .map_err(|e| self.error(column, e)),
         }
     }
 
     /// A NOT NULL column.
     fn required<T: DeserializeOwned>(&self, column: &str) -> Result<T, FlightStoreError> {
         self.get(column)?
-            .ok_or_else(|| self.error(column, "unexpected NULL".into()))
+            .ok_or_else(|| self.error(column, "unexpected NULL"))
     }
 }
 
@@ -504,10 +515,6 @@ fn take_list<T: DeserializeOwned>(
 ) -> Result<Vec<T>, FlightStoreError> {
     match doc.remove(key) {
         None | Some(Value::Null) => Ok(Vec::new()),
-        Some(v) => Vec::<T>::deserialize(v).map_err(|e| FlightStoreError::Column {
-            flid,
-            column: key.to_string(),
-            reason: e.to_string(),
-        }),
+        Some(v) => Vec::<T>::deserialize(v).map_err(|e| FlightStoreError::column(flid, key, e)),
     }
 }
