@@ -283,6 +283,10 @@ impl FlightStore {
 
     /// Call once at the start of each transaction that loads flights: makes
     /// timestamptz values come back with the airport offset (SET LOCAL TIME ZONE).
+    ///
+    /// Uses `set_config('TimeZone', <tz>, true)`: it lasts until the
+    /// transaction ends and does nothing outside one. `load` does not depend
+    /// on it: every loaded time is rebuilt with [`DomainConfig::airport_time`].
     pub async fn prepare(&self, conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
         sqlx::query("SELECT set_config('TimeZone', $1, true)")
             .bind(self.config.timezone.name())
