@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::codec::ScalarTag;
 
@@ -92,7 +92,7 @@ pub trait Ordinal {
 macro_rules! items {
     ($( $(#[$doc:meta])* $name:ident { $( $field:ident : $ty:ty ),* $(,)? } )*) => {$(
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
         pub struct $name {
             /// 1-based persisted order (detail-table key with FLID).
             pub ordinal: i32,

@@ -1,0 +1,524 @@
+//! The authoritative flight current state in PostgreSQL (design §11.1,
+//! §11.3): one `flight_schd` row per FLID plus one detail table per list
+//! (`flight_route_point` holds ROUT and ERUT apart by `route_kind`).
+//!
+//! Technique: a [`FlightState`] travels as one JSON document whose top-level
+//! keys are the `flight_schd` column names (lower-case SIS tags, `fdiv_*`,
+//! `fret_*`, `flab_*`, lifecycle columns) plus one key per list (`rout`,
+//! `gtdt`, …) holding the items as the domain serialises them. PostgreSQL maps
+//! it with `jsonb_populate_record(set)`; loading is one round trip that
+//! aggregates the row and every list with `to_jsonb`.
+//!
+//! A write is at most two statements: (1) upsert of the row together with
+//! `DELETE … WHERE flid = $2` of every list that changed, (2) the INSERT of
+//! those lists. Changed lists are thus rewritten delete-then-insert per FLID
+//! (INV-14); unchanged detail rows are not touched.
+//!
+//! Read rules for stored data (never a panic; anything else is a
+//! [`FlightStoreError`] inside `sqlx::Error::Decode`):
+//! - times are rebuilt with [`DomainConfig::airport_time`], so a reloaded state
+//!   serialises byte-identically (docs/events.md). A stored offset with seconds
+//!   (pre-1901 LMT) cannot be parsed and is a decode error;
+//! - LBWT (`numeric`) is read as PostgreSQL's numeric text: equal to the written
+//!   text for canonical decimals (`12.5`, `12.50`, `-0.25`), but `.5` reads back
+//!   as `0.5`, `-0` as `0` and `007` as `7`;
+//! - a NULL `last_msg_id` reads as 0;
+//! - FDIV/FRET/FLAB: all columns NULL → `None`; mandatory column (DDES+DDIR,
+//!   REID, ARES) NULL while another is set → decode error.
+
+use std::sync::LazyLock;
+
+use chrono::{DateTime, FixedOffset, NaiveDate};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use sqlx::{AssertSqlSafe, PgConnection};
+
+use crate::codec::{ScalarKind, ScalarTag};
+use crate::domain::flight_state::{DiversionInfo, LandingAbortInfo, ReturnInfo};
+use crate::domain::{DomainConfig, FlightState, FlightStatus, FlightValue};
+
+/// Stored flight data that cannot be read back into a [`FlightState`].
+/// Returned as `sqlx::Error::Decode(Box<FlightStoreError>)`.
+#[derive(Debug, thiserror::Error)]
+pub enum FlightStoreError {
+    #[error("flight {flid}: column or list `{column}`: {reason}")]
+    Column {
+        flid: i64,
+        column: String,
+        reason: String,
+    },
+    #[error("a loaded flight document is not an object with an integer flid")]
+    Document,
+}
+
+impl FlightStoreError {
+    fn column(flid: i64, column: &str, reason: impl ToString) -> Self {
+        FlightStoreError::Column {
+            flid,
+            column: column.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+impl From<FlightStoreError> for sqlx::Error {
+    fn from(e: FlightStoreError) -> Self {
+        sqlx::Error::Decode(Box::new(e))
+    }
+}
+
+/// One detail list: its document key (the `FlightState` field), its table and,
+/// for ROUT/ERUT, its `route_kind`.
+struct DetailList {
+    key: &'static str,
+    table: &'static str,
+    route_kind: Option<&'static str>,
+}
+
+impl DetailList {
+    /// `" AND {alias}route_kind = '…'"` for ROUT/ERUT, empty otherwise.
+    fn kind_filter(&self, alias: &str) -> String {
+        self.route_kind
+            .map(|k| format!(" AND {alias}route_kind = '{k}'"))
+            .unwrap_or_default()
+    }
+}
+
+/// Declares the 15 lists once: the [`LISTS`] table, the changed-list document
+/// writer and the reader (with the time fields to rebuild in the airport zone).
+macro_rules! detail_lists {
+    (@kind) => { None };
+    (@kind $k:literal) => { Some($k) };
+    ($( $field:ident => $table:literal $(($kind:literal))? [$($time:ident),*] ),* $(,)?) => {
+        const LISTS: &[DetailList] = &[$(
+            DetailList { key: stringify!($field), table: $table, route_kind: detail_lists!(@kind $($kind)?) }
+        ),*];
+
+        /// Adds every list of `after` that differs from `before` (all lists
+        /// when `before` is `None`) to `doc`, under its key.
+        fn put_lists(
+            before: Option<&FlightState>,
+            after: &FlightState,
+            doc: &mut Map<String, Value>,
+        ) -> Result<(), serde_json::Error> {
+            $(
+                if before.is_none_or(|b| b.$field != after.$field) {
+                    doc.insert(stringify!($field).into(), serde_json::to_value(&after.$field)?);
+                }
+            )*
+            Ok(())
+        }
+
+        /// Moves every list out of a loaded document into `state`, rebuilding
+        /// item times with `zone`.
+        fn take_lists(
+            state: &mut FlightState,
+            doc: &mut Map<String, Value>,
+            zone: impl Fn(DateTime<FixedOffset>) -> DateTime<FixedOffset>,
+        ) -> Result<(), FlightStoreError> {
+            $(
+                state.$field = take_list(state.flid, doc, stringify!($field))?;
+                for _item in &mut state.$field {
+                    $( _item.$time = _item.$time.map(&zone); )*
+                }
+            )*
+            for vip in &mut state.vipf {
+                for s in &mut vip.vipt {
+                    s.vtst = s.vtst.map(&zone);
+                    s.vtet = s.vtet.map(&zone);
+                }
+            }
+            Ok(())
+        }
+    };
+}
+
+detail_lists! {
+    rout => "flight_route_point" ("ROUT") [scat, scdt],
+    erut => "flight_route_point" ("ERUT") [scat, scdt],
+    psdt => "flight_stand" [stst, stet],
+    gtdt => "flight_gate" [pgot, pgct, gotm, gctm],
+    ckdt => "flight_counter" [pcot, pcct, cotm, cctm],
+    cldt => "flight_carousel" [pcot, pcct, fbag, lbag],
+    chdt => "flight_chute" [pcbt, pcet, cbtm, cetm],
+    chot => "flight_chock" [chtm],
+    abtm => "flight_airbridge" [aotm],
+    dely => "flight_delay" [strt],
+    srvt => "flight_service" [srst, sret],
+    vipf => "flight_vip" [],
+    port => "flight_door" [potm],
+    tipt => "flight_tractor" [trtm],
+    psht => "flight_push" [pstm],
+}
+
+/// `flight_schd` lifecycle columns (besides `flid`).
+const LIFECYCLE_COLUMNS: [&str; 6] = [
+    "state",
+    "state_version",
+    "operation_day",
+    "last_msg_id",
+    "created_at",
+    "updated_at",
+];
+
+/// `flight_schd` columns of the FDIV/FRET/FLAB objects.
+const EXCEPTION_COLUMNS: [&str; 7] = [
+    "fdiv_ddes",
+    "fdiv_ddir",
+    "fdiv_reason",
+    "fret_reid",
+    "fret_reason",
+    "flab_ares",
+    "flab_reason",
+];
+
+/// Every stored scalar with its column name (`ScalarTag::ALL` order, FLID excluded).
+static SCALAR_COLUMNS: LazyLock<Vec<(ScalarTag, String)>> = LazyLock::new(|| {
+    ScalarTag::ALL
+        .iter()
+        .filter(|t| **t != ScalarTag::FLID)
+        .map(|t| (*t, t.name().to_ascii_lowercase()))
+        .collect()
+});
+
+/// `SELECT <one document per flight> FROM flight_schd f WHERE ` (the caller
+/// appends the filter). Decimal columns are overridden with their exact text.
+static LOAD_SELECT: LazyLock<String> = LazyLock::new(|| {
+    let decimals = SCALAR_COLUMNS
+        .iter()
+        .filter(|(t, _)| t.kind() == ScalarKind::Decimal)
+        .map(|(_, c)| format!("'{c}', f.{c}::text"));
+    let lists = LISTS.iter().map(|l| {
+        format!(
+            "'{}', COALESCE((SELECT jsonb_agg(to_jsonb(x) ORDER BY x.ordinal) FROM {} x \
+             WHERE x.flid = f.flid{}), '[]'::jsonb)",
+            l.key,
+            l.table,
+            l.kind_filter("x.")
+        )
+    });
+    let pairs: Vec<String> = decimals.chain(lists).collect();
+    format!(
+        "SELECT to_jsonb(f) || jsonb_build_object({}) FROM flight_schd f WHERE ",
+        pairs.join(", ")
+    )
+});
+
+static LOAD_BY_FLID: LazyLock<String> =
+    LazyLock::new(|| format!("{} f.flid = ANY($1) ORDER BY f.flid", *LOAD_SELECT));
+
+static LOAD_ACTIVE_CHILDREN: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "{} f.maid = ANY($1) AND f.state = 'ACTIVE' ORDER BY f.flid",
+        *LOAD_SELECT
+    )
+});
+
+/// Statement 1 of a write: deletes the detail rows of every list present in
+/// the document `$1` for FLID `$2`, and upserts the `flight_schd` row.
+static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
+    let deletes: Vec<String> = LISTS
+        .iter()
+        .map(|l| {
+            format!(
+                "d_{key} AS (DELETE FROM {table} WHERE flid = $2{kind} AND $1 ? '{key}')",
+                key = l.key,
+                table = l.table,
+                kind = l.kind_filter("")
+            )
+        })
+        .collect();
+    let columns: Vec<String> = LIFECYCLE_COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .chain(SCALAR_COLUMNS.iter().map(|(_, c)| c.clone()))
+        .chain(EXCEPTION_COLUMNS.iter().map(|c| c.to_string()))
+        .collect();
+    let excluded: Vec<String> = columns.iter().map(|c| format!("EXCLUDED.{c}")).collect();
+    format!(
+        "WITH {} INSERT INTO flight_schd SELECT * FROM jsonb_populate_record(NULL::flight_schd, $1) \
+         ON CONFLICT (flid) DO UPDATE SET ({}) = ROW({})",
+        deletes.join(", "),
+        columns.join(", "),
+        excluded.join(", ")
+    )
+});
+
+/// Statement 2 of a write: inserts every list present in the document `$1`
+/// for FLID `$2` (a missing key inserts nothing).
+static INSERT_LISTS: LazyLock<String> = LazyLock::new(|| {
+    let inserts: Vec<String> = LISTS
+        .iter()
+        .map(|l| {
+            let kind = l
+                .route_kind
+                .map(|k| format!(", 'route_kind', '{k}'"))
+                .unwrap_or_default();
+            format!(
+                "i_{key} AS (INSERT INTO {table} SELECT * FROM jsonb_populate_recordset(\
+                 jsonb_populate_record(NULL::{table}, jsonb_build_object('flid', $2::bigint{kind})), \
+                 $1->'{key}'))",
+                key = l.key,
+                table = l.table
+            )
+        })
+        .collect();
+    format!("WITH {} SELECT 1", inserts.join(", "))
+});
+
+/// Reads and writes complete flight states (design §11.1, INV-14).
+#[derive(Debug, Clone)]
+pub struct FlightStore {
+    config: DomainConfig,
+}
+
+impl FlightStore {
+    /// A store whose loaded times carry the offset of `config.timezone`.
+    pub fn new(config: &crate::domain::DomainConfig) -> Self {
+        Self {
+            config: config.clone(),
+        }
+    }
+
+    /// Call once at the start of each transaction that loads flights: makes
+    /// timestamptz values come back with the airport offset (SET LOCAL TIME ZONE).
+    ///
+    /// Uses `set_config('TimeZone', <tz>, true)`: it lasts until the
+    /// transaction ends and does nothing outside one. `load` does not depend
+    /// on it: every loaded time is rebuilt with [`DomainConfig::airport_time`].
+    pub async fn prepare(&self, conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT set_config('TimeZone', $1, true)")
+            .bind(self.config.timezone.name())
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Complete states (scalars + every list) of these FLIDs, any STATE; missing FLIDs are simply absent.
+    pub async fn load(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        flids: &[i64],
+    ) -> Result<Vec<FlightState>, sqlx::Error> {
+        self.fetch(conn, &LOAD_BY_FLID, flids).await
+    }
+
+    /// Complete states of every ACTIVE flight whose MAID is in `maids` (uses the MAID index).
+    pub async fn load_active_children(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        maids: &[i64],
+    ) -> Result<Vec<FlightState>, sqlx::Error> {
+        self.fetch(conn, &LOAD_ACTIVE_CHILDREN, maids).await
+    }
+
+    /// Persists `after`: upserts the flight_schd row; rewrites (DELETE then INSERT for that FLID, INV-14)
+    /// every detail list that differs from `before` — all lists when `before` is None.
+    pub async fn write(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        before: Option<&FlightState>,
+        after: &FlightState,
+    ) -> Result<(), sqlx::Error> {
+        let doc = document(before, after).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+        let has_items = LISTS.iter().any(|l| {
+            doc.get(l.key)
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+        });
+        let doc = Value::Object(doc);
+        sqlx::query(AssertSqlSafe(UPSERT_AND_DELETE.as_str()))
+            .bind(&doc)
+            .bind(after.flid)
+            .execute(&mut *conn)
+            .await?;
+        if has_items {
+            sqlx::query(AssertSqlSafe(INSERT_LISTS.as_str()))
+                .bind(&doc)
+                .bind(after.flid)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Removes the flight (row + details via ON DELETE CASCADE). Returns rows deleted (0 or 1).
+    pub async fn delete(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        flid: i64,
+        expected_version: i64,
+    ) -> Result<u64, sqlx::Error> {
+        let done = sqlx::query("DELETE FROM flight_schd WHERE flid = $1 AND state_version = $2")
+            .bind(flid)
+            .bind(expected_version)
+            .execute(conn)
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// The complete state as one JSON document (row + all lists), for the flight history store.
+    ///
+    /// Keys: the `flight_schd` column names (every scalar column present,
+    /// `null` when unset) and one array per list (`rout`, `erut`, `gtdt`, …).
+    pub fn snapshot_json(&self, state: &FlightState) -> serde_json::Value {
+        // Serialising plain data with string keys cannot fail.
+        document(None, state).map_or(Value::Null, Value::Object)
+    }
+
+    async fn fetch(
+        &self,
+        conn: &mut PgConnection,
+        sql: &str,
+        ids: &[i64],
+    ) -> Result<Vec<FlightState>, sqlx::Error> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let docs: Vec<Value> = sqlx::query_scalar(AssertSqlSafe(sql))
+            .bind(ids)
+            .fetch_all(conn)
+            .await?;
+        docs.into_iter()
+            .map(|d| self.read(d).map_err(sqlx::Error::from))
+            .collect()
+    }
+
+    /// Rebuilds a stored time in the airport zone.
+    fn zone(&self, t: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
+        self.config.airport_time(t.to_utc())
+    }
+
+    /// One loaded document → a [`FlightState`] (the read rules of the module doc).
+    fn read(&self, doc: Value) -> Result<FlightState, FlightStoreError> {
+        let Value::Object(mut doc) = doc else {
+            return Err(FlightStoreError::Document);
+        };
+        let flid = doc
+            .get("flid")
+            .and_then(Value::as_i64)
+            .ok_or(FlightStoreError::Document)?;
+        let row = Row { flid, doc: &doc };
+        let created_at: DateTime<FixedOffset> = row.required("created_at")?;
+        let mut s = FlightState::new(flid, created_at.to_utc());
+        s.state = match row.required::<String>("state")?.as_str() {
+            "ACTIVE" => FlightStatus::Active,
+            "DELETED" => FlightStatus::Deleted,
+            other => return Err(row.error("state", format!("unknown state {other:?}"))),
+        };
+        s.state_version = row.required("state_version")?;
+        s.operation_day = row.get::<NaiveDate>("operation_day")?;
+        s.last_msg_id = row.get("last_msg_id")?.unwrap_or(0);
+        s.updated_at = row
+            .required::<DateTime<FixedOffset>>("updated_at")?
+            .to_utc();
+        for (tag, col) in SCALAR_COLUMNS.iter() {
+            let value = match tag.kind() {
+                ScalarKind::Text => row.get(col)?.map(FlightValue::Text),
+                ScalarKind::Hhmm => row.get(col)?.map(FlightValue::Hhmm),
+                ScalarKind::Decimal => row.get(col)?.map(FlightValue::Decimal),
+                ScalarKind::Int => row.get(col)?.map(FlightValue::Int),
+                ScalarKind::Date => row.get(col)?.map(FlightValue::Date),
+                ScalarKind::Time => row.get(col)?.map(|t| FlightValue::Time(self.zone(t))),
+            };
+            s.set_scalar(*tag, value);
+        }
+        s.fdiv = match (
+            row.get("fdiv_ddes")?,
+            row.get("fdiv_ddir")?,
+            row.get("fdiv_reason")?,
+        ) {
+            (None, None, None) => None,
+            (Some(ddes), Some(ddir), reason) => Some(DiversionInfo { ddes, ddir, reason }),
+            _ => return Err(row.error("fdiv_ddes", "FDIV without DDES and DDIR")),
+        };
+        s.fret = match (row.get("fret_reid")?, row.get("fret_reason")?) {
+            (None, None) => None,
+            (Some(reid), reason) => Some(ReturnInfo { reid, reason }),
+            _ => return Err(row.error("fret_reid", "FRET without REID")),
+        };
+        s.flab = match (row.get("flab_ares")?, row.get("flab_reason")?) {
+            (None, None) => None,
+            (Some(ares), reason) => Some(LandingAbortInfo { ares, reason }),
+            _ => return Err(row.error("flab_ares", "FLAB without ARES")),
+        };
+        take_lists(&mut s, &mut doc, |t| self.zone(t))?;
+        Ok(s)
+    }
+}
+
+/// The write document of `after`: every `flight_schd` column, plus the lists
+/// that differ from `before` (all when `None`).
+fn document(
+    before: Option<&FlightState>,
+    after: &FlightState,
+) -> Result<Map<String, Value>, serde_json::Error> {
+    let mut doc = Map::new();
+    let mut put = |k: &str, v: Value| {
+        doc.insert(k.to_string(), v);
+    };
+    put("flid", after.flid.into());
+    put("state", serde_json::to_value(after.state)?);
+    put("state_version", after.state_version.into());
+    put("operation_day", serde_json::to_value(after.operation_day)?);
+    put("last_msg_id", after.last_msg_id.into());
+    put("created_at", serde_json::to_value(after.created_at)?);
+    put("updated_at", serde_json::to_value(after.updated_at)?);
+    for (tag, col) in SCALAR_COLUMNS.iter() {
+        put(col, serde_json::to_value(after.scalar(*tag))?);
+    }
+    let fdiv = after.fdiv.as_ref();
+    let fret = after.fret.as_ref();
+    let flab = after.flab.as_ref();
+    let text = |v: Option<&String>| v.map_or(Value::Null, |s| Value::String(s.clone()));
+    put("fdiv_ddes", text(fdiv.map(|d| &d.ddes)));
+    put("fdiv_ddir", text(fdiv.map(|d| &d.ddir)));
+    put("fdiv_reason", text(fdiv.and_then(|d| d.reason.as_ref())));
+    put("fret_reid", text(fret.map(|r| &r.reid)));
+    put("fret_reason", text(fret.and_then(|r| r.reason.as_ref())));
+    put("flab_ares", text(flab.map(|a| &a.ares)));
+    put("flab_reason", text(flab.and_then(|a| a.reason.as_ref())));
+    put_lists(before, after, &mut doc)?;
+    Ok(doc)
+}
+
+/// Typed column access on one loaded `flight_schd` document.
+struct Row<'a> {
+    flid: i64,
+    doc: &'a Map<String, Value>,
+}
+
+impl Row<'_> {
+    fn error(&self, column: &str, reason: impl ToString) -> FlightStoreError {
+        FlightStoreError::column(self.flid, column, reason)
+    }
+
+    /// The column's value; a missing key or JSON null is `None`.
+    fn get<T: DeserializeOwned>(&self, column: &str) -> Result<Option<T>, FlightStoreError> {
+        match self.doc.get(column) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => T::deserialize(v)
+                .map(Some)
+                .map_err(|e| self.error(column, e)),
+        }
+    }
+
+    /// A NOT NULL column.
+    fn required<T: DeserializeOwned>(&self, column: &str) -> Result<T, FlightStoreError> {
+        self.get(column)?
+            .ok_or_else(|| self.error(column, "unexpected NULL"))
+    }
+}
+
+/// Removes list `key` from a loaded document (missing or null → empty).
+fn take_list<T: DeserializeOwned>(
+    flid: i64,
+    doc: &mut Map<String, Value>,
+    key: &str,
+) -> Result<Vec<T>, FlightStoreError> {
+    match doc.remove(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(v) => Vec::<T>::deserialize(v).map_err(|e| FlightStoreError::column(flid, key, e)),
+    }
+}
