@@ -65,11 +65,31 @@ pub(crate) fn parse_decimal(s: &str) -> Result<String, ValueError> {
         && frac.bytes().all(|b| b.is_ascii_digit())
         && !(body.contains('.') && frac.is_empty());
     if ok {
-        Ok(s.to_owned())
+        // Canonical text = PostgreSQL NUMERIC's output (scale kept), so a
+        // stored value reads back byte-identical: `.5` → `0.5`, `007` → `7`,
+        // `-0` → `0` (byte-identical projections, issue 4 item 8).
+        let int = int.trim_start_matches('0');
+        let int = if int.is_empty() { "0" } else { int };
+        let zero = int == "0" && frac.bytes().all(|b| b == b'0');
+        let sign = if s.starts_with('-') && !zero { "-" } else { "" };
+        let dot = if frac.is_empty() { "" } else { "." };
+        Ok(format!("{sign}{int}{dot}{frac}"))
     } else {
         Err(ValueError::malformed(format!(
             "expected a decimal number, got \"{s}\""
         )))
+    }
+}
+
+#[cfg(test)]
+mod decimal_tests {
+    #[test]
+    fn decimals_take_postgres_numeric_canonical_form() {
+        for (given, canonical) in [("12.5", "12.5"), ("12.50", "12.50"), (".5", "0.5"), ("007", "7"), ("-0", "0"), ("-0.25", "-0.25"), ("-0.00", "0.00")] {
+            assert_eq!(super::parse_decimal(given).ok().as_deref(), Some(canonical), "{given}");
+        }
+        assert!(super::parse_decimal("1.").is_err());
+        assert!(super::parse_decimal("1e3").is_err());
     }
 }
 

@@ -77,19 +77,19 @@ impl MessageProcessor<'_> {
         if let Some(rule) = ignore_rule(&m.ignore, &msg.meta) {
             return self.skip(id, &format!("ignored:{rule}")).await;
         }
-        let result = match &msg.kind {
+        let result: Result<FlightTxnResult, JobError> = match &msg.kind {
             MsgKind::Schd(s) => match &s.styp {
                 SchdStyp::Dnld => {
-                    ScheduleProcessor::apply_schedule_records(self.ctx, &self.engine, &self.store, id, &msg, s).await?
+                    ScheduleProcessor::apply_schedule_records(self.ctx, &self.engine, &self.store, id, &msg, s).await
                 }
                 SchdStyp::Resp => return self.resp_guard(id, "RQFD").await,
-                SchdStyp::Adft => AdftProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg, s).await?,
+                SchdStyp::Adft => AdftProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg, s).await,
                 SchdStyp::Other(o) => {
                     return self.fail(id, ErrorClass::Unsupported, &format!("SCHD subtype {o} is not supported")).await;
                 }
             },
-            MsgKind::Flop(_) => FlopProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await?,
-            MsgKind::Fdel(_) => FdelProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await?,
+            MsgKind::Flop(_) => FlopProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await,
+            MsgKind::Fdel(_) => FdelProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await,
             MsgKind::RefData(r) => match &r.styp {
                 RefStyp::Resp => return self.resp_guard(id, &format!("RQRD:{}", r.rtype)).await,
                 RefStyp::Other(o) => {
@@ -97,11 +97,22 @@ impl MessageProcessor<'_> {
                         .fail(id, ErrorClass::Unsupported, &format!("{} subtype {o} is not supported", r.rtype))
                         .await;
                 }
-                _ => RefDataProcessor::apply(self.ctx, id, r).await?,
+                _ => RefDataProcessor::apply(self.ctx, id, r).await,
             },
             MsgKind::Unsupported(u) => {
                 return self.fail(id, ErrorClass::Unsupported, &format!("unsupported: {}", u.reason)).await;
             }
+        };
+        // A database error inside the business transaction rolled it back
+        // whole (§9.2 "事务执行中"); record the attempt as FAILED(INFRA) so a
+        // persistent fault backs off and ends EXHAUSTED instead of looping.
+        // If PostgreSQL cannot even record that, the run fails and the row
+        // stays PENDING for the next run.
+        let result = match result {
+            Err(JobError::Db(e)) => {
+                return self.fail(id, ErrorClass::Infra, &format!("database error while processing: {e}")).await;
+            }
+            other => other?,
         };
         match result {
             FlightTxnResult::Succeeded { .. } => Ok(ProcessOutcome::Succeeded),
