@@ -301,8 +301,11 @@ impl<'a> Parser<'a> {
             src,
             doc: Document {
                 src,
-                // Every element has a `<`; most have two (start and end tag).
-                nodes: Vec::with_capacity(src.bytes().filter(|&b| b == b'<').count() / 2 + 2),
+                // An element takes at least ~8 bytes of markup (`<X></X>` or
+                // `<X/>` plus indentation); reserving by length avoids both a
+                // counting pass and regrowth copies. Capped so
+                // a huge input grows the arena instead of reserving it upfront.
+                nodes: Vec::with_capacity((src.len() / 16 + 4).min(1 << 16)),
                 attrs: Vec::new(),
             },
             stack: Vec::with_capacity(MAX_DEPTH),
@@ -713,7 +716,10 @@ mod tests {
         let e = err("<MSG><A></MSG>");
         assert_eq!(
             e,
-            DecodeError::malformed("MSG/A", "end tag </MSG> at byte 8 does not match the open <A>")
+            DecodeError::malformed(
+                "MSG/A",
+                "end tag </MSG> at byte 8 does not match the open <A>"
+            )
         );
         let e = err("<MSG><A>");
         assert!(e.to_string().contains("not closed"), "{e}");
