@@ -315,12 +315,16 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Path of the innermost open element, or `(document)`.
+    /// Path of the innermost open element; the root once it is closed;
+    /// `(document)` before it.
     fn here(&self) -> String {
         match self.stack.last() {
             Some(&id) => El { doc: &self.doc, id }.path(),
-            None if self.doc.nodes.is_empty() => "(document)".into(),
-            None => "MSG".into(),
+            None => self
+                .doc
+                .nodes
+                .first()
+                .map_or_else(|| "(document)".into(), |root| root.name.to_owned()),
         }
     }
 
