@@ -18,10 +18,25 @@ use super::model::{
 use super::xml::{self, El};
 use super::{flop, fltr, refdata, time};
 
+/// Largest message accepted (64 MiB). A 1,000-flight SCHD is about 1.2 MB;
+/// the cap bounds the element arena (roughly 8× the input) for anything
+/// far beyond a real mailbox row. Larger input is a codec error: plausible,
+/// but not representable by this version.
+pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
+
 /// Decodes one SIS message. Never panics; every failure is classified as
 /// [`DecodeError::Malformed`] or [`DecodeError::Codec`] with the element
 /// path and a precise reason (it becomes LAST_ERROR).
 pub fn decode(bytes: &[u8]) -> Result<DecodedMessage, DecodeError> {
+    if bytes.len() > MAX_MESSAGE_BYTES {
+        return Err(DecodeError::codec(
+            "(document)",
+            format!(
+                "message of {} bytes is larger than the {MAX_MESSAGE_BYTES} bytes this codec version accepts",
+                bytes.len()
+            ),
+        ));
+    }
     let src = std::str::from_utf8(bytes).map_err(|e| {
         DecodeError::malformed(
             "(document)",
@@ -239,6 +254,14 @@ mod tests {
         assert!(e.to_string().contains("not UTF-8"), "{e}");
         let with_bom = format!("\u{feff}{}", msg(&meta("LDM", "X"), ""));
         assert!(decode(with_bom.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn oversized_input_is_a_codec_error() {
+        let big = vec![b' '; MAX_MESSAGE_BYTES + 1];
+        let e = decode(&big).expect_err("too big");
+        assert_eq!(e.class(), "CODEC_ERROR");
+        assert!(e.to_string().contains("larger than"), "{e}");
     }
 
     #[test]

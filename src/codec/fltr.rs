@@ -10,7 +10,7 @@ use super::fields::{
     duplicate, extra_attrs, int_leaf, leaf, parse_scalar, put, stray_text, unknown_el,
 };
 use super::groups::{
-    airbridge_event, carousel_alloc, chock_event, chute_alloc, collect, counter_alloc, delay,
+    Group, airbridge_event, carousel_alloc, chock_event, chute_alloc, counter_alloc, delay,
     diversion, door_event, gate_alloc, landing_abort, push_event, ret, route_point, service,
     stand_alloc, tractor_event, vip,
 };
@@ -20,54 +20,20 @@ use super::xml::El;
 // One bit per scalar tag tracks "already sent" without a search.
 const _: () = assert!(ScalarTag::ALL.len() <= 64);
 
-/// The repeating groups of a FLTR (sis-format §2.4), in catalogue order.
-#[derive(Clone, Copy)]
-enum Group {
-    Rout,
-    Erut,
-    Psdt,
-    Gtdt,
-    Ckdt,
-    Cldt,
-    Chdt,
-    Chot,
-    Abtm,
-    Dely,
-    Srvt,
-    Vipf,
-    Port,
-    Tipt,
-    Psht,
-}
-
-const GROUPS: usize = 15;
-
-fn group_of(name: &str) -> Option<Group> {
-    Some(match name {
-        "ROUT" => Group::Rout,
-        "ERUT" => Group::Erut,
-        "PSDT" => Group::Psdt,
-        "GTDT" => Group::Gtdt,
-        "CKDT" => Group::Ckdt,
-        "CLDT" => Group::Cldt,
-        "CHDT" => Group::Chdt,
-        "CHOT" => Group::Chot,
-        "ABTM" => Group::Abtm,
-        "DELY" => Group::Dely,
-        "SRVT" => Group::Srvt,
-        "VIPF" => Group::Vipf,
-        "PORT" => Group::Port,
-        "TIPT" => Group::Tipt,
-        "PSHT" => Group::Psht,
-        _ => return None,
-    })
-}
-
-/// Decodes one `<FLTR>`.
+/// Decodes one `<FLTR>` in a single pass over its children.
 pub(crate) fn fltr(el: El<'_, '_>) -> Result<Fltr, DecodeError> {
-    let mut f = Fltr::default();
+    let mut f = Fltr {
+        scalars: Vec::with_capacity(24),
+        ..Fltr::default()
+    };
     let mut seen: u64 = 0;
-    let mut groups: [Vec<El<'_, '_>>; GROUPS] = Default::default();
+    let (mut rout, mut erut) = (Group::new(), Group::new());
+    let (mut psdt, mut gtdt, mut ckdt) = (Group::new(), Group::new(), Group::new());
+    let (mut cldt, mut chdt, mut chot) = (Group::new(), Group::new(), Group::new());
+    let (mut abtm, mut dely, mut srvt) = (Group::new(), Group::new(), Group::new());
+    let (mut vipf, mut port, mut tipt) = (Group::new(), Group::new(), Group::new());
+    let mut psht = Group::new();
+    let mut dely_unknown: Vec<UnknownElement> = Vec::new();
     for c in el.children() {
         let name = c.name();
         if let Some(tag) = ScalarTag::from_name(name) {
@@ -94,30 +60,40 @@ pub(crate) fn fltr(el: El<'_, '_>) -> Result<Fltr, DecodeError> {
                 let v = landing_abort(c, &mut f.unknown);
                 put(&mut f.flab, v, c)?;
             }
-            _ => match group_of(name) {
-                Some(g) => groups[g as usize].push(c),
-                None => f.unknown.push(unknown_el(c)),
-            },
+            "ROUT" => rout.push(c, route_point)?,
+            "ERUT" => erut.push(c, route_point)?,
+            "PSDT" => psdt.push(c, stand_alloc)?,
+            "GTDT" => gtdt.push(c, gate_alloc)?,
+            "CKDT" => ckdt.push(c, counter_alloc)?,
+            "CLDT" => cldt.push(c, carousel_alloc)?,
+            "CHDT" => chdt.push(c, chute_alloc)?,
+            "CHOT" => chot.push(c, chock_event)?,
+            "ABTM" => abtm.push(c, airbridge_event)?,
+            "DELY" => dely.push(c, |e| delay(e, &mut dely_unknown))?,
+            "SRVT" => srvt.push(c, service)?,
+            "VIPF" => vipf.push(c, vip)?,
+            "PORT" => port.push(c, door_event)?,
+            "TIPT" => tipt.push(c, tractor_event)?,
+            "PSHT" => psht.push(c, push_event)?,
+            _ => f.unknown.push(unknown_el(c)),
         }
     }
-    let g = |x: Group| &groups[x as usize];
-    f.rout = collect(g(Group::Rout), route_point)?;
-    f.erut = collect(g(Group::Erut), route_point)?;
-    f.psdt = collect(g(Group::Psdt), stand_alloc)?;
-    f.gtdt = collect(g(Group::Gtdt), gate_alloc)?;
-    f.ckdt = collect(g(Group::Ckdt), counter_alloc)?;
-    f.cldt = collect(g(Group::Cldt), carousel_alloc)?;
-    f.chdt = collect(g(Group::Chdt), chute_alloc)?;
-    f.chot = collect(g(Group::Chot), chock_event)?;
-    f.abtm = collect(g(Group::Abtm), airbridge_event)?;
-    let mut dely_unknown: Vec<UnknownElement> = Vec::new();
-    f.dely = collect(g(Group::Dely), |e| delay(e, &mut dely_unknown))?;
+    f.rout = rout.finish();
+    f.erut = erut.finish();
+    f.psdt = psdt.finish();
+    f.gtdt = gtdt.finish();
+    f.ckdt = ckdt.finish();
+    f.cldt = cldt.finish();
+    f.chdt = chdt.finish();
+    f.chot = chot.finish();
+    f.abtm = abtm.finish();
+    f.dely = dely.finish();
+    f.srvt = srvt.finish();
+    f.vipf = vipf.finish();
+    f.port = port.finish();
+    f.tipt = tipt.finish();
+    f.psht = psht.finish();
     f.unknown.append(&mut dely_unknown);
-    f.srvt = collect(g(Group::Srvt), service)?;
-    f.vipf = collect(g(Group::Vipf), vip)?;
-    f.port = collect(g(Group::Port), door_event)?;
-    f.tipt = collect(g(Group::Tipt), tractor_event)?;
-    f.psht = collect(g(Group::Psht), push_event)?;
     extra_attrs(el, &[], &mut f.unknown);
     stray_text(el, &mut f.unknown);
     Ok(f)

@@ -21,21 +21,55 @@ use super::model::{
 use super::time::parse_duration_minutes;
 use super::xml::El;
 
+/// Accumulates one repeating group while its elements are met, so FLTR
+/// decodes in a single pass without collecting element lists first.
+pub(crate) struct Group<T> {
+    items: Vec<T>,
+    seen: bool,
+    content: bool,
+}
+
+impl<T> Group<T> {
+    pub fn new() -> Self {
+        Group {
+            items: Vec::new(),
+            seen: false,
+            content: false,
+        }
+    }
+
+    /// Decodes one element of the group and keeps it in message order.
+    pub fn push<'d, 'a>(
+        &mut self,
+        el: El<'d, 'a>,
+        decode: impl FnOnce(El<'d, 'a>) -> Result<T, DecodeError>,
+    ) -> Result<(), DecodeError> {
+        self.seen = true;
+        self.content |= !el.is_bare();
+        self.items.push(decode(el)?);
+        Ok(())
+    }
+
+    /// Absent, clear-all (only bare elements) or the items.
+    pub fn finish(self) -> Collection<T> {
+        match (self.seen, self.content) {
+            (false, _) => Collection::Absent,
+            (true, false) => Collection::ClearAll,
+            (true, true) => Collection::Items(self.items),
+        }
+    }
+}
+
 /// Builds a collection from the group's elements, in message order.
 pub(crate) fn collect<'d, 'a, T>(
     els: &[El<'d, 'a>],
     mut decode: impl FnMut(El<'d, 'a>) -> Result<T, DecodeError>,
 ) -> Result<Collection<T>, DecodeError> {
-    if els.is_empty() {
-        return Ok(Collection::Absent);
+    let mut g = Group::new();
+    for &e in els {
+        g.push(e, &mut decode)?;
     }
-    if els.iter().all(El::is_bare) {
-        return Ok(Collection::ClearAll);
-    }
-    els.iter()
-        .map(|&e| decode(e))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Collection::Items)
+    Ok(g.finish())
 }
 
 /// Declares a group-item decoder: the sequence attribute (if any), then one

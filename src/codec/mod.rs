@@ -16,7 +16,7 @@ mod refdata;
 mod time;
 mod xml;
 
-pub use decode::decode;
+pub use decode::{MAX_MESSAGE_BYTES, decode};
 pub use encode::{OutboundRequest, decode_request, encode_rqfd, encode_rqrd};
 pub use error::DecodeError;
 pub use model::*;

@@ -111,10 +111,20 @@ pub(crate) fn parse_date(s: &str) -> Result<NaiveDate, ValueError> {
 /// META DTTM `yyyyMMddHHmmss`, e.g. `20181105223126`.
 pub(crate) fn parse_dttm(s: &str) -> Result<NaiveDateTime, ValueError> {
     const LAYOUT: &str = "yyyyMMddHHmmss";
-    if s.len() == 14 && s.bytes().all(|b| b.is_ascii_digit()) {
-        return NaiveDateTime::parse_from_str(s, "%Y%m%d%H%M%S").map_err(|_| {
-            ValueError::malformed(format!("expected {LAYOUT}, got \"{s}\": no such date-time"))
-        });
+    let b = s.as_bytes();
+    if b.len() == 14 && b.iter().all(u8::is_ascii_digit) {
+        let n = |r: std::ops::Range<usize>| {
+            b[r].iter()
+                .fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0'))
+        };
+        let date = NaiveDate::from_ymd_opt(n(0..4) as i32, n(4..6), n(6..8));
+        let time = NaiveTime::from_hms_opt(n(8..10), n(10..12), n(12..14));
+        return match (date, time) {
+            (Some(d), Some(t)) => Ok(d.and_time(t)),
+            _ => Err(ValueError::malformed(format!(
+                "expected {LAYOUT}, got \"{s}\": no such date-time"
+            ))),
+        };
     }
     Err(misfit(s, LAYOUT))
 }

@@ -16,6 +16,8 @@
 //! entities, and no C0 control characters other than tab, CR and LF.
 
 use std::borrow::Cow;
+use std::cell::Cell;
+use std::collections::HashMap;
 
 use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::reader::Reader;
@@ -25,6 +27,11 @@ use super::error::DecodeError;
 /// Deepest element nesting accepted. SIS nests at most 5 levels
 /// (`MSG/SCHD/FLTR/VIPF/VIPT`); anything far deeper is not a SIS message.
 pub(crate) const MAX_DEPTH: usize = 32;
+
+/// Most attributes accepted on one element. SIS elements carry at most 3
+/// (DELY); the cap also bounds quick-xml's duplicate-attribute check, which
+/// is quadratic in the attribute count.
+pub(crate) const MAX_ATTRS: usize = 64;
 
 const NONE: usize = usize::MAX;
 
@@ -49,6 +56,12 @@ struct Node<'a> {
     /// Byte span of the whole element in the source, `<` to `>`.
     start: usize,
     end: usize,
+    /// 1-based index among same-named siblings and their count, filled
+    /// lazily for all children of a parent on the first path request, so
+    /// rendering many paths stays linear (see [`El::path`]).
+    ordinal: Cell<u32>,
+    same_named: Cell<u32>,
+    children_indexed: Cell<bool>,
 }
 
 /// A parsed document: the source and its element arena (root = node 0).
@@ -60,6 +73,34 @@ pub(crate) struct Document<'a> {
 }
 
 impl<'a> Document<'a> {
+    /// Fills `ordinal` / `same_named` for every child of `parent`, once.
+    fn index_children(&self, parent: usize) {
+        let Some(p) = self.nodes.get(parent) else {
+            return;
+        };
+        if p.children_indexed.replace(true) {
+            return;
+        }
+        let mut counts: HashMap<&str, u32> = HashMap::new();
+        let kids = || {
+            El {
+                doc: self,
+                id: parent,
+            }
+            .children()
+        };
+        for c in kids() {
+            let n = counts.entry(c.name()).or_insert(0);
+            *n += 1;
+            c.node().ordinal.set(*n);
+        }
+        for c in kids() {
+            c.node()
+                .same_named
+                .set(counts.get(c.name()).copied().unwrap_or(1));
+        }
+    }
+
     /// The root element.
     pub fn root(&self) -> El<'_, 'a> {
         El { doc: self, id: 0 }
@@ -136,41 +177,23 @@ impl<'d, 'a> El<'d, 'a> {
     /// The element path from the root, e.g. `MSG/SCHD/FLTR[2]/SODT`. An index
     /// (1-based) is added where the parent has several children of that name.
     pub fn path(&self) -> String {
-        let mut segs: Vec<(&str, Option<usize>)> = Vec::new();
+        let mut segs: Vec<(&str, u32, u32)> = Vec::new();
         let mut id = self.id;
-        while id != NONE {
-            let node = &self.doc.nodes[id];
-            let mut index = None;
+        while let Some(node) = self.doc.nodes.get(id) {
             if node.parent != NONE {
-                let parent = El {
-                    doc: self.doc,
-                    id: node.parent,
-                };
-                let mut seen = 0;
-                let mut total = 0;
-                for c in parent.children() {
-                    if c.name() == node.name {
-                        total += 1;
-                        if c.id <= id {
-                            seen += 1;
-                        }
-                    }
-                }
-                if total > 1 {
-                    index = Some(seen);
-                }
+                self.doc.index_children(node.parent);
             }
-            segs.push((node.name, index));
+            segs.push((node.name, node.ordinal.get(), node.same_named.get()));
             id = node.parent;
         }
         let mut out = String::new();
-        for (i, (name, index)) in segs.iter().rev().enumerate() {
+        for (i, (name, ordinal, same_named)) in segs.iter().rev().enumerate() {
             if i > 0 {
                 out.push('/');
             }
             out.push_str(name);
-            if let Some(n) = index {
-                out.push_str(&format!("[{n}]"));
+            if *same_named > 1 {
+                out.push_str(&format!("[{ordinal}]"));
             }
         }
         out
@@ -209,11 +232,33 @@ impl<'d, 'a> Iterator for Children<'d, 'a> {
 
 /// Trims XML whitespace (space, tab, CR, LF) from both ends.
 pub(crate) fn trim_xml(s: &str) -> &str {
-    s.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'))
+    // Byte-wise: the four whitespace bytes are ASCII, so any cut is on a
+    // char boundary.
+    let b = s.as_bytes();
+    let start = b.iter().position(|&c| !is_ws_byte(c)).unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|&c| !is_ws_byte(c))
+        .map_or(start, |i| i + 1);
+    s.get(start..end).unwrap_or("")
+}
+
+fn trim_xml_start(s: &str) -> &str {
+    let b = s.as_bytes();
+    let start = b.iter().position(|&c| !is_ws_byte(c)).unwrap_or(b.len());
+    s.get(start..).unwrap_or("")
+}
+
+fn is_ws_byte(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\r' | b'\n')
 }
 
 fn is_xml_ws(s: &str) -> bool {
-    s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+    is_xml_ws_bytes(s.as_bytes())
+}
+
+fn is_xml_ws_bytes(b: &[u8]) -> bool {
+    b.iter().all(|&c| is_ws_byte(c))
 }
 
 /// Re-borrows `part` (a slice handed out by quick-xml) from `src`, so it gets
@@ -223,8 +268,9 @@ fn rebase<'a>(src: &'a str, part: &[u8]) -> Option<(usize, &'a str)> {
     let base = src.as_ptr() as usize;
     let p = part.as_ptr() as usize;
     let off = p.checked_sub(base)?;
+    // In range means `part` is this very slice of `src` (same address).
     let s = src.get(off..off.checked_add(part.len())?)?;
-    (s.as_bytes() == part).then_some((off, s))
+    Some((off, s))
 }
 
 fn internal(path: String) -> DecodeError {
@@ -255,7 +301,11 @@ impl<'a> Parser<'a> {
             src,
             doc: Document {
                 src,
-                nodes: Vec::with_capacity(src.len() / 24 + 4),
+                // An element takes at least ~8 bytes of markup (`<X></X>` or
+                // `<X/>` plus indentation); reserving by length avoids both a
+                // counting pass and regrowth copies. Capped so
+                // a huge input grows the arena instead of reserving it upfront.
+                nodes: Vec::with_capacity((src.len() / 16 + 4).min(1 << 16)),
                 attrs: Vec::new(),
             },
             stack: Vec::with_capacity(MAX_DEPTH),
@@ -265,12 +315,16 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Path of the innermost open element, or `(document)`.
+    /// Path of the innermost open element; the root once it is closed;
+    /// `(document)` before it.
     fn here(&self) -> String {
         match self.stack.last() {
             Some(&id) => El { doc: &self.doc, id }.path(),
-            None if self.doc.nodes.is_empty() => "(document)".into(),
-            None => "MSG".into(),
+            None => self
+                .doc
+                .nodes
+                .first()
+                .map_or_else(|| "(document)".into(), |root| root.name.to_owned()),
         }
     }
 
@@ -278,14 +332,21 @@ impl<'a> Parser<'a> {
         DecodeError::malformed(self.here(), reason)
     }
 
-    fn trailing(&self, what: &str, at: usize) -> DecodeError {
+    /// Content after the root element: names where the root closed and
+    /// quotes what follows (the ABNR-03 sample's second `</MSG>`).
+    fn trailing(&self, at: usize) -> DecodeError {
         let closed = self.root_closed_at.unwrap_or(0);
         let root = self.doc.nodes.first().map_or("MSG", |n| n.name);
+        let rest = self.src.get(at..).unwrap_or("");
+        let skipped = rest.len() - trim_xml_start(rest).len();
+        let snippet: String = trim_xml_start(rest).chars().take(24).collect();
+        let snippet = snippet.lines().next().unwrap_or("");
         DecodeError::malformed(
             root,
             format!(
                 "trailing content after the root element: </{root}> closed it at byte {closed}, \
-                 then {what} at byte {at}"
+                 then `{snippet}` at byte {}",
+                at + skipped
             ),
         )
     }
@@ -294,7 +355,7 @@ impl<'a> Parser<'a> {
         let mut reader = Reader::from_str(self.src);
         {
             let cfg = reader.config_mut();
-            cfg.check_end_names = true;
+            cfg.check_end_names = false;
             cfg.check_comments = true;
             cfg.expand_empty_elements = false;
             cfg.trim_text(false);
@@ -305,11 +366,7 @@ impl<'a> Parser<'a> {
                 Ok(ev) => ev,
                 Err(e) => {
                     if self.root_closed_at.is_some() {
-                        let rest = self.src.get(before..).unwrap_or("");
-                        let skipped = rest.len() - rest.trim_start().len();
-                        let snippet: String = rest.trim_start().chars().take(24).collect();
-                        let snippet = snippet.lines().next().unwrap_or("");
-                        return Err(self.trailing(&format!("`{snippet}`"), before + skipped));
+                        return Err(self.trailing(before));
                     }
                     return Err(
                         self.malformed(format!("not well-formed XML at byte {before}: {e}"))
@@ -349,13 +406,28 @@ impl<'a> Parser<'a> {
                     let id = self.open(&e, before)?;
                     self.close(id, after);
                 }
-                Event::End(_) => {
-                    let Some(id) = self.stack.pop() else {
-                        return Err(self.trailing("an end tag", before));
+                Event::End(e) => {
+                    // quick-xml's own end-name check is off (it copies every
+                    // start name); the open-element stack already knows it.
+                    let Some(&id) = self.stack.last() else {
+                        return Err(self.trailing(before));
                     };
+                    let open = self.doc.nodes[id].name;
+                    if open.as_bytes() != e.name().as_ref() {
+                        return Err(self.malformed(format!(
+                            "end tag </{}> at byte {before} does not match the open <{open}>",
+                            String::from_utf8_lossy(e.name().as_ref())
+                        )));
+                    }
                     self.close(id, after);
                 }
                 Event::Text(t) => {
+                    // Fast path: whitespace between elements is dropped
+                    // unless it follows real text (values are trimmed).
+                    if is_xml_ws_bytes(&t) && self.text_is_empty() {
+                        self.seen_markup = true;
+                        continue;
+                    }
                     let text = t
                         .xml10_content()
                         .map_err(|e| self.malformed(format!("bad text at byte {before}: {e}")))?;
@@ -396,7 +468,7 @@ impl<'a> Parser<'a> {
 
     fn outside(&self, what: &str, at: usize) -> DecodeError {
         if self.root_closed_at.is_some() {
-            self.trailing(what, at)
+            self.trailing(at)
         } else {
             DecodeError::malformed(
                 "(document)",
@@ -407,7 +479,7 @@ impl<'a> Parser<'a> {
 
     fn open(&mut self, e: &BytesStart<'_>, before: usize) -> Result<usize, DecodeError> {
         if self.root_closed_at.is_some() {
-            return Err(self.trailing("another element", before));
+            return Err(self.trailing(before));
         }
         if self.stack.len() >= MAX_DEPTH {
             return Err(self.malformed(format!(
@@ -422,7 +494,13 @@ impl<'a> Parser<'a> {
             return Err(self.malformed(format!("element without a name at byte {before}")));
         }
         let a0 = self.doc.attrs.len();
-        for attr in e.attributes() {
+        for (n, attr) in e.attributes().enumerate() {
+            if n >= MAX_ATTRS {
+                return Err(self.malformed(format!(
+                    "more than {MAX_ATTRS} attributes on <{name}> at byte {before} \
+                     (SIS elements carry at most 3)"
+                )));
+            }
             let attr = attr.map_err(|err| {
                 self.malformed(format!("bad attribute in <{name}> at byte {before}: {err}"))
             })?;
@@ -459,6 +537,9 @@ impl<'a> Parser<'a> {
             next_sibling: NONE,
             start: before,
             end: before,
+            ordinal: Cell::new(1),
+            same_named: Cell::new(1),
+            children_indexed: Cell::new(false),
         });
         if parent != NONE {
             let last = self.doc.nodes[parent].last_child;
@@ -494,6 +575,13 @@ impl<'a> Parser<'a> {
         }
         self.append(text);
         Ok(())
+    }
+
+    /// True outside the root, or when the open element has no text yet.
+    fn text_is_empty(&self) -> bool {
+        self.stack
+            .last()
+            .is_none_or(|&id| self.doc.nodes[id].text.is_empty())
     }
 
     fn append(&mut self, text: Cow<'a, str>) {
@@ -548,19 +636,21 @@ fn is_xml_char(c: char) -> bool {
 /// Rejects C0 control characters (other than tab, LF, CR) anywhere in the
 /// input: XML 1.0 forbids them even escaped-free, and quick-xml does not check.
 pub(crate) fn check_chars(src: &str) -> Result<(), DecodeError> {
-    match src
-        .bytes()
-        .position(|b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r'))
-    {
-        Some(at) => Err(DecodeError::malformed(
-            "(document)",
-            format!(
-                "control character 0x{:02X} at byte {at}, which XML forbids",
-                src.as_bytes()[at]
-            ),
-        )),
-        None => Ok(()),
+    let bad = |b: u8| b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r';
+    // Branch-free OR over fixed chunks vectorises; locate only on a hit.
+    let clean = src
+        .as_bytes()
+        .chunks(64)
+        .all(|chunk| chunk.iter().fold(0u8, |acc, &b| acc | u8::from(bad(b))) == 0);
+    if clean {
+        return Ok(());
     }
+    let at = src.bytes().position(bad).unwrap_or(0);
+    let byte = src.as_bytes().get(at).copied().unwrap_or(0);
+    Err(DecodeError::malformed(
+        "(document)",
+        format!("control character 0x{byte:02X} at byte {at}, which XML forbids"),
+    ))
 }
 
 #[cfg(test)]
@@ -628,7 +718,13 @@ mod tests {
     #[test]
     fn unclosed_and_mismatched_are_malformed() {
         let e = err("<MSG><A></MSG>");
-        assert!(matches!(e, DecodeError::Malformed { .. }), "{e}");
+        assert_eq!(
+            e,
+            DecodeError::malformed(
+                "MSG/A",
+                "end tag </MSG> at byte 8 does not match the open <A>"
+            )
+        );
         let e = err("<MSG><A>");
         assert!(e.to_string().contains("not closed"), "{e}");
         assert!(e.to_string().contains("MSG/A"), "{e}");
@@ -662,6 +758,32 @@ mod tests {
     fn control_characters_are_rejected() {
         assert!(check_chars("<MSG>\u{1}</MSG>").is_err());
         assert!(check_chars("<MSG>\t\r\n</MSG>").is_ok());
+    }
+
+    #[test]
+    fn many_attributes_are_capped() {
+        let attrs: String = (0..70).map(|i| format!(" a{i}=\"1\"")).collect();
+        let e = err(&format!("<MSG{attrs}/>"));
+        assert!(
+            e.to_string().contains("more than 64 attributes on <MSG>"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn paths_index_repeated_names_and_stay_linear() {
+        let n = 20_000;
+        let src = format!("<MSG><S>{}<X/></S></MSG>", "<U/><V/>".repeat(n));
+        let d = doc(&src);
+        let s = d.root().children().next().expect("S");
+        let started = std::time::Instant::now();
+        let paths: Vec<String> = s.children().map(|c| c.path()).collect();
+        assert_eq!(paths.len(), 2 * n + 1);
+        assert_eq!(paths[0], "MSG/S/U[1]");
+        assert_eq!(paths[3], "MSG/S/V[2]");
+        assert_eq!(paths[2 * n], "MSG/S/X");
+        // Quadratic rendering would take minutes here.
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

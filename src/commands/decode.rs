@@ -2,7 +2,8 @@
 //! operator (issue 3, item 7).
 //!
 //! Prints, per input, either a readable summary or one line of JSON
-//! (`{"input":…,"message":…}` or `{"input":…,"error":{"class":…,"path":…,"reason":…}}`).
+//! (`{"input":…,"message":…}`, `{"input":…,"error":{"class":…,"path":…,"reason":…}}`, or
+//! `{"input":…,"unreadable":…}` when the file cannot be read).
 //!
 //! Exit code: 1 when an input could not be read (that wins: the run is
 //! incomplete), else 5 when any message is MALFORMED, else 6 when any has a
