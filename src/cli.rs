@@ -268,7 +268,9 @@ fn progress_bar(wanted: bool) -> Option<indicatif::ProgressBar> {
         return None;
     }
     let bar = indicatif::ProgressBar::new_spinner();
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {elapsed} {pos} item(s) {per_sec}") {
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{spinner} {elapsed} {pos} item(s) {per_sec}")
+    {
         bar.set_style(style);
     }
     bar.enable_steady_tick(std::time::Duration::from_millis(200));

@@ -38,7 +38,11 @@ async fn post(addr: std::net::SocketAddr, body: &str) -> (u16, String) {
     s.write_all(req.as_bytes()).await.unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).await.unwrap();
-    let status = out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
     (status, body)
 }
@@ -52,11 +56,12 @@ async fn a_message_is_written_to_the_mailbox_and_enqueued_beyond_w() {
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     let id = v["id"].as_i64().unwrap();
     assert_eq!(v["enqueued"], true);
-    let row: (String, String) = sqlx::query_as("SELECT state, source FROM proc_state WHERE msg_id = $1")
-        .bind(id)
-        .fetch_one(&db.pool)
-        .await
-        .unwrap();
+    let row: (String, String) =
+        sqlx::query_as("SELECT state, source FROM proc_state WHERE msg_id = $1")
+            .bind(id)
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
     assert_eq!(row, ("PENDING".into(), "compat".into()));
     use mysql_async::prelude::Queryable;
     let mut conn = mb.pool.get_conn().await.unwrap();
@@ -77,7 +82,10 @@ async fn a_malformed_body_is_400_and_writes_nothing() {
     let (status, body) = post(addr, "<MSG><META>").await;
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("MALFORMED"), "{body}");
-    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state").fetch_one(&db.pool).await.unwrap();
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
     assert_eq!(n, 0);
 }
 
@@ -95,7 +103,10 @@ async fn an_unreachable_mailbox_is_503() {
     let addr = serve(&db, "mysql://msgx:msgx@127.0.0.1:1/none", 1 << 20).await;
     let (status, body) = post(addr, MSG).await;
     assert_eq!(status, 503, "{body}");
-    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state").fetch_one(&db.pool).await.unwrap();
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
     assert_eq!(n, 0);
 }
 
@@ -114,5 +125,8 @@ async fn a_failed_enqueue_after_the_mailbox_write_is_202() {
     assert_eq!(status, 202, "{body}");
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["enqueued"], false);
-    assert!(v["id"].as_i64().unwrap() > 0, "the mailbox row exists for the poller");
+    assert!(
+        v["id"].as_i64().unwrap() > 0,
+        "the mailbox row exists for the poller"
+    );
 }

@@ -16,7 +16,16 @@ fn own(name: &str) -> String {
 }
 
 async fn run(r: &Runner, job: &str) -> RunSummary {
-    r.run(job, &RunOptions { until_empty: true, ..Default::default() }, None).await.expect("job runs")
+    r.run(
+        job,
+        &RunOptions {
+            until_empty: true,
+            ..Default::default()
+        },
+        None,
+    )
+    .await
+    .expect("job runs")
 }
 
 /// Ingest then pump until nothing is left that can run now.
@@ -82,7 +91,11 @@ async fn the_projects_own_samples_reach_their_terminal_states() {
         .into_iter()
         .zip(files.iter())
         .map(|((_, state, class, _), f)| {
-            (f.file_name().unwrap().to_string_lossy().into_owned(), state, class)
+            (
+                f.file_name().unwrap().to_string_lossy().into_owned(),
+                state,
+                class,
+            )
         })
         .collect();
     for (file, state, class) in &got {
@@ -100,11 +113,20 @@ async fn the_projects_own_samples_reach_their_terminal_states() {
     assert_eq!(got.len(), files.len());
     // The state is what the messages say: 9003 deleted, 9001 with its delays.
     let f9003: (String, i64) =
-        sqlx::query_as("SELECT state, state_version FROM flight_schd WHERE flid = 9003").fetch_one(&db.pool).await.unwrap();
+        sqlx::query_as("SELECT state, state_version FROM flight_schd WHERE flid = 9003")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
     assert_eq!(f9003.0, "DELETED");
-    let delays: i64 = sqlx::query_scalar("SELECT count(*) FROM flight_delay WHERE flid = 9001").fetch_one(&db.pool).await.unwrap();
+    let delays: i64 = sqlx::query_scalar("SELECT count(*) FROM flight_delay WHERE flid = 9001")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
     assert!(delays >= 2, "DELY merged into 9001");
-    let gates: i64 = sqlx::query_scalar("SELECT count(*) FROM ref_master WHERE rtype = 'GLST'").fetch_one(&db.pool).await.unwrap();
+    let gates: i64 = sqlx::query_scalar("SELECT count(*) FROM ref_master WHERE rtype = 'GLST'")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
     assert!(gates >= 2, "reference data stored");
     // Every success wrote its events; every terminal row carries the backfill intent.
     let no_intent: i64 = sqlx::query_scalar(
@@ -133,7 +155,14 @@ async fn fifo_holds_across_a_10000_message_backlog() {
         use mysql_async::prelude::Queryable;
         let mut conn = mb.pool.get_conn().await.unwrap();
         let rows: Vec<String> = (0..9_999u32)
-            .map(|i| flop(10 + i, 7001 + i64::from(i % 50), "REMC", &format!("<REMC>r{i}</REMC>")))
+            .map(|i| {
+                flop(
+                    10 + i,
+                    7001 + i64::from(i % 50),
+                    "REMC",
+                    &format!("<REMC>r{i}</REMC>"),
+                )
+            })
             .collect();
         conn.exec_batch(
             "INSERT INTO CMINMSGS (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES (?, NOW(), 'VALID')",
@@ -143,18 +172,29 @@ async fn fifo_holds_across_a_10000_message_backlog() {
         .unwrap();
     }
     let (_clock, shared) = manual_clock();
-    let (r, _stop) = runner(&db, Some(&mb), shared, |c| c.msgx.pipeline.claim_batch = 2000);
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.pipeline.claim_batch = 2000
+    });
     let ingested = run(&r, "ingest-sweep").await;
     assert_eq!(ingested.items, 10_000);
     let pumped = r
-        .run("pump-drain", &RunOptions { until_empty: true, max_items: Some(100_000), ..Default::default() }, None)
+        .run(
+            "pump-drain",
+            &RunOptions {
+                until_empty: true,
+                max_items: Some(100_000),
+                ..Default::default()
+            },
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(pumped.items, 10_000, "{pumped:?}");
-    let not_ok: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state WHERE state <> 'SUCCEEDED'")
-        .fetch_one(&db.pool)
-        .await
-        .unwrap();
+    let not_ok: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM proc_state WHERE state <> 'SUCCEEDED'")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
     assert_eq!(not_ok, 0);
     // Events were allocated in message order (EVENT_ID order = MSG_ID order).
     let inversions: i64 = sqlx::query_scalar(
@@ -166,56 +206,91 @@ async fn fifo_holds_across_a_10000_message_backlog() {
     .unwrap();
     assert_eq!(inversions, 0, "strict FIFO");
     // Each flight ends with the last remark sent for it.
-    let last: (String, i64) = sqlx::query_as("SELECT remc, state_version FROM flight_schd WHERE flid = 7050")
-        .fetch_one(&db.pool)
-        .await
-        .unwrap();
+    let last: (String, i64) =
+        sqlx::query_as("SELECT remc, state_version FROM flight_schd WHERE flid = 7050")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
     assert_eq!(last.0, "r9949", "7050 last got i = 9949 (i % 50 == 49)");
-    assert_eq!(last.1, 1 + 200, "one version for the SCHD and one per REMC change");
+    assert_eq!(
+        last.1,
+        1 + 199,
+        "one version for the SCHD and one per REMC change (199 of them)"
+    );
 }
 
 #[tokio::test]
 async fn duplicates_malformed_and_missing_raw_rows_get_their_outcomes() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
     mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835")])).await; // 1
-    mb.insert(&flop(2, 9001, "APPT", "<APPT>01DEC260830</APPT>")).await; // 2
-    mb.insert(&flop(2, 9001, "APPT", "<APPT>01DEC260845</APPT>")).await; // 3: same identity
+    mb.insert(&flop(2, 9001, "APPT", "<APPT>01DEC260830</APPT>"))
+        .await; // 2
+    mb.insert(&flop(2, 9001, "APPT", "<APPT>01DEC260845</APPT>"))
+        .await; // 3: same identity
     mb.insert("<MSG><META><SNDR>AODB</SNDR>").await; // 4: not well-formed
-    mb.insert(&flop(5, 9001, "RENO", "<RENO>B1234</RENO>")).await; // 5: raw deleted below
-    mb.insert(&flop(6, 4242, "APPT", "<APPT>01DEC260830</APPT>")).await; // 6: unknown flight
-    mb.insert("<MSG><META><SNDR>AODB</SNDR><SEQN>7</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>").await; // 7
+    mb.insert(&flop(5, 9001, "RENO", "<RENO>B1234</RENO>"))
+        .await; // 5: raw deleted below
+    mb.insert(&flop(6, 4242, "APPT", "<APPT>01DEC260830</APPT>"))
+        .await; // 6: unknown flight
+    mb.insert(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>7</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>",
+    )
+    .await; // 7
     let (_clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     run(&r, "ingest-sweep").await;
     mb.exec("DELETE FROM CMINMSGS WHERE CMINMSGS_ID = 5").await;
     run(&r, "pump-drain").await;
     let got = states(&db).await;
-    let summary: Vec<(i64, &str, Option<&str>, Option<&str>)> =
-        got.iter().map(|(id, s, c, r)| (*id, s.as_str(), c.as_deref(), r.as_deref())).collect();
+    let summary: Vec<(i64, &str, Option<&str>, Option<&str>)> = got
+        .iter()
+        .map(|(id, s, c, r)| (*id, s.as_str(), c.as_deref(), r.as_deref()))
+        .collect();
     assert_eq!(summary[0], (1, "SUCCEEDED", None, None));
     assert_eq!(summary[1], (2, "SUCCEEDED", None, None));
     assert_eq!(summary[2], (3, "SKIPPED", None, Some("duplicate-of:2")));
     assert_eq!((summary[3].1, summary[3].2), ("DEAD", Some("MALFORMED")));
-    assert_eq!(summary[4], (5, "DEAD", Some("MALFORMED"), Some("raw-missing")));
-    assert_eq!(summary[5], (6, "SKIPPED", None, Some("no-match: FLID 4242 is unknown")));
+    assert_eq!(
+        summary[4],
+        (5, "DEAD", Some("MALFORMED"), Some("raw-missing"))
+    );
+    assert_eq!(
+        summary[5],
+        (6, "SKIPPED", None, Some("no-match: FLID 4242 is unknown"))
+    );
     assert_eq!(summary[6], (7, "SKIPPED", None, Some("ignored:LDM")));
     let appt: Option<chrono::DateTime<chrono::Utc>> =
-        sqlx::query_scalar("SELECT appt FROM flight_schd WHERE flid = 9001").fetch_one(&db.pool).await.unwrap();
-    assert_eq!(appt.map(|t| t.to_rfc3339()), Some("2026-12-01T00:30:00+00:00".into()), "the duplicate did not apply");
+        sqlx::query_scalar("SELECT appt FROM flight_schd WHERE flid = 9001")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        appt.map(|t| t.to_rfc3339()),
+        Some("2026-12-01T00:30:00+00:00".into()),
+        "the duplicate did not apply"
+    );
 }
 
 #[tokio::test]
 async fn unsupported_messages_back_off_then_become_exhausted_and_fifo_waits() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
     mb.insert(&own("025-FLOP-ESTT-unsupported.xml")).await; // 1
-    mb.insert("<MSG><META><SNDR>AODB</SNDR><SEQN>2</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>").await; // 2
+    mb.insert(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>2</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>",
+    )
+    .await; // 2
     let (clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     drain(&r).await;
     let tiers = [10, 60, 300, 900];
     for (i, wait) in tiers.iter().enumerate() {
         let s = states(&db).await;
-        assert_eq!((s[0].1.as_str(), s[0].2.as_deref()), ("FAILED", Some("UNSUPPORTED")), "after attempt {}", i + 1);
+        assert_eq!(
+            (s[0].1.as_str(), s[0].2.as_deref()),
+            ("FAILED", Some("UNSUPPORTED")),
+            "after attempt {}",
+            i + 1
+        );
         assert_eq!(s[1].1, "PENDING", "message 2 waits behind the failed head");
         clock.advance(Duration::seconds(wait - 1));
         assert_eq!(run(&r, "pump-drain").await.items, 0, "not due yet");
@@ -223,10 +298,19 @@ async fn unsupported_messages_back_off_then_become_exhausted_and_fifo_waits() {
         run(&r, "pump-drain").await;
     }
     let s = states(&db).await;
-    assert_eq!((s[0].1.as_str(), s[0].2.as_deref()), ("DEAD", Some("EXHAUSTED")));
-    assert!(s[0].3.as_deref().unwrap_or("").contains("unsupported"), "LAST_ERROR keeps the reason");
+    assert_eq!(
+        (s[0].1.as_str(), s[0].2.as_deref()),
+        ("DEAD", Some("EXHAUSTED"))
+    );
+    assert!(
+        s[0].3.as_deref().unwrap_or("").contains("unsupported"),
+        "LAST_ERROR keeps the reason"
+    );
     assert_eq!(s[1].1, "SKIPPED", "the queue moved on");
-    let attempts: i32 = sqlx::query_scalar("SELECT attempts FROM proc_state WHERE msg_id = 1").fetch_one(&db.pool).await.unwrap();
+    let attempts: i32 = sqlx::query_scalar("SELECT attempts FROM proc_state WHERE msg_id = 1")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
     assert_eq!(attempts, 5);
 }
 
@@ -234,16 +318,30 @@ async fn unsupported_messages_back_off_then_become_exhausted_and_fifo_waits() {
 async fn a_schd_operation_day_conflict_rejects_the_whole_package() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
     mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835")])).await;
-    mb.insert(&schd(2, "DNLD", &[(9002, "01DEC261000"), (9001, "02DEC260835")])).await;
+    mb.insert(&schd(
+        2,
+        "DNLD",
+        &[(9002, "01DEC261000"), (9001, "02DEC260835")],
+    ))
+    .await;
     let (_clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     drain(&r).await;
     let s = states(&db).await;
-    assert_eq!((s[1].1.as_str(), s[1].2.as_deref()), ("DEAD", Some("PROTOCOL")));
-    let flights: Vec<i64> = sqlx::query_scalar("SELECT flid FROM flight_schd ORDER BY flid").fetch_all(&db.pool).await.unwrap();
+    assert_eq!(
+        (s[1].1.as_str(), s[1].2.as_deref()),
+        ("DEAD", Some("PROTOCOL"))
+    );
+    let flights: Vec<i64> = sqlx::query_scalar("SELECT flid FROM flight_schd ORDER BY flid")
+        .fetch_all(&db.pool)
+        .await
+        .unwrap();
     assert_eq!(flights, vec![9001], "no half package: 9002 was not created");
     let day: chrono::NaiveDate =
-        sqlx::query_scalar("SELECT operation_day FROM flight_schd WHERE flid = 9001").fetch_one(&db.pool).await.unwrap();
+        sqlx::query_scalar("SELECT operation_day FROM flight_schd WHERE flid = 9001")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
     assert_eq!(day.to_string(), "2026-12-01");
 }
 
@@ -251,7 +349,13 @@ async fn a_schd_operation_day_conflict_rejects_the_whole_package() {
 async fn a_postgres_failure_mid_transaction_leaves_nothing_half_written() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
     mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835")])).await;
-    mb.insert(&flop(2, 9001, "DELY", "<DELY CODE=\"93\" STRT=\"01DEC260835\" DURA=\"0045\">late</DELY>")).await;
+    mb.insert(&flop(
+        2,
+        9001,
+        "DELY",
+        "<DELY CODE=\"93\" STRT=\"01DEC260835\" DURA=\"0045\">late</DELY>",
+    ))
+    .await;
     let (_clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     drain(&r).await;
@@ -263,7 +367,13 @@ async fn a_postgres_failure_mid_transaction_leaves_nothing_half_written() {
     .execute(&db.pool)
     .await
     .unwrap();
-    mb.insert(&flop(3, 9001, "DELY", "<DELY CODE=\"81\" STRT=\"01DEC260835\" DURA=\"0100\">crew</DELY>")).await;
+    mb.insert(&flop(
+        3,
+        9001,
+        "DELY",
+        "<DELY CODE=\"81\" STRT=\"01DEC260835\" DURA=\"0100\">crew</DELY>",
+    ))
+    .await;
     run(&r, "ingest-sweep").await;
     let before: (i64, i64) = sqlx::query_as(
         "SELECT state_version, (SELECT count(*) FROM flight_delay WHERE flid = 9001) FROM flight_schd WHERE flid = 9001",
@@ -272,16 +382,26 @@ async fn a_postgres_failure_mid_transaction_leaves_nothing_half_written() {
     .await
     .unwrap();
     let pumped = run(&r, "pump-drain").await;
-    assert_eq!(pumped.details.get("failed").and_then(|v| v.as_u64()), Some(1), "{pumped:?}");
+    assert_eq!(
+        pumped.details.get("failed").and_then(|v| v.as_u64()),
+        Some(1),
+        "{pumped:?}"
+    );
     let after: (i64, i64) = sqlx::query_as(
         "SELECT state_version, (SELECT count(*) FROM flight_delay WHERE flid = 9001) FROM flight_schd WHERE flid = 9001",
     )
     .fetch_one(&db.pool)
     .await
     .unwrap();
-    assert_eq!(before, after, "flight rows rolled back with the outbox failure");
+    assert_eq!(
+        before, after,
+        "flight rows rolled back with the outbox failure"
+    );
     let s = states(&db).await;
-    assert_eq!((s[2].1.as_str(), s[2].2.as_deref()), ("FAILED", Some("INFRA")));
+    assert_eq!(
+        (s[2].1.as_str(), s[2].2.as_deref()),
+        ("FAILED", Some("INFRA"))
+    );
 }
 
 #[tokio::test]
@@ -304,9 +424,17 @@ async fn rows_registered_beyond_w_wait_until_w_catches_up() {
     .unwrap();
     let s = run(&r, "pump-drain").await;
     assert_eq!(s.items, 0, "the head (3) is beyond W: not taken");
-    assert_eq!(s.details.get("waiting_for_watermark").and_then(|v| v.as_u64()), Some(1));
+    assert_eq!(
+        s.details
+            .get("waiting_for_watermark")
+            .and_then(|v| v.as_u64()),
+        Some(1)
+    );
     drain(&r).await;
-    let reno: String = sqlx::query_scalar("SELECT reno FROM flight_schd WHERE flid = 9001").fetch_one(&db.pool).await.unwrap();
+    let reno: String = sqlx::query_scalar("SELECT reno FROM flight_schd WHERE flid = 9001")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
     assert_eq!(reno, "B3", "2 then 3, in ID order");
 }
 
@@ -318,24 +446,49 @@ async fn schedule_resp_without_an_open_request_is_skipped() {
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     drain(&r).await;
     let s = states(&db).await;
-    assert_eq!((s[0].1.as_str(), s[0].3.as_deref()), ("SKIPPED", Some("resp-unmatched:no-open-request")));
-    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM flight_schd").fetch_one(&db.pool).await.unwrap();
+    assert_eq!(
+        (s[0].1.as_str(), s[0].3.as_deref()),
+        ("SKIPPED", Some("resp-unmatched:no-open-request"))
+    );
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM flight_schd")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
     assert_eq!(n, 0, "the snapshot was not applied (G-RESP-GUARD)");
 }
 
 #[tokio::test]
 async fn a_snapshot_writes_a_snap_log_entry_after_commit() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835"), (9002, "01DEC261135")])).await;
+    mb.insert(&schd(
+        1,
+        "DNLD",
+        &[(9001, "01DEC260835"), (9002, "01DEC261135")],
+    ))
+    .await;
     let (_clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     drain(&r).await;
-    let log: (String, i32, String, Option<chrono::DateTime<chrono::Utc>>, Option<chrono::DateTime<chrono::Utc>>) =
-        sqlx::query_as("SELECT styp, flights, outcome, scope_start, scope_end FROM schd_snap_log")
-            .fetch_one(&db.pool)
-            .await
-            .unwrap();
-    assert_eq!((log.0.as_str(), log.1, log.2.as_str()), ("DNLD", 2, "SUCCEEDED"));
-    assert_eq!(log.3.map(|t| t.to_rfc3339()), Some("2026-12-01T00:35:00+00:00".into()));
-    assert_eq!(log.4.map(|t| t.to_rfc3339()), Some("2026-12-01T03:35:00+00:00".into()));
+    let log: (
+        String,
+        i32,
+        String,
+        Option<chrono::DateTime<chrono::Utc>>,
+        Option<chrono::DateTime<chrono::Utc>>,
+    ) = sqlx::query_as("SELECT styp, flights, outcome, scope_start, scope_end FROM schd_snap_log")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        (log.0.as_str(), log.1, log.2.as_str()),
+        ("DNLD", 2, "SUCCEEDED")
+    );
+    assert_eq!(
+        log.3.map(|t| t.to_rfc3339()),
+        Some("2026-12-01T00:35:00+00:00".into())
+    );
+    assert_eq!(
+        log.4.map(|t| t.to_rfc3339()),
+        Some("2026-12-01T03:35:00+00:00".into())
+    );
 }

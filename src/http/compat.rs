@@ -48,21 +48,37 @@ async fn send(State(s): State<CompatState>, body: axum::body::Bytes) -> Response
     let meta = match codec::decode(&body) {
         Ok(m) => Some(m.meta),
         Err(e @ DecodeError::Malformed { .. }) => {
-            return (StatusCode::BAD_REQUEST, axum::Json(json!({"error": e.to_string()}))).into_response();
+            return (
+                StatusCode::BAD_REQUEST,
+                axum::Json(json!({"error": e.to_string()})),
+            )
+                .into_response();
         }
         // Well-formed but not representable yet: accepted; processing records CODEC_ERROR.
         Err(DecodeError::Codec { .. }) => None,
     };
     let Ok(text) = std::str::from_utf8(&body) else {
-        return (StatusCode::BAD_REQUEST, axum::Json(json!({"error": "body is not UTF-8"}))).into_response();
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({"error": "body is not UTF-8"})),
+        )
+            .into_response();
     };
     let now = s.clock.now();
     let received = now.with_timezone(&s.tz).naive_local();
-    let id = match s.mailbox.insert_message(text, received, meta.as_ref()).await {
+    let id = match s
+        .mailbox
+        .insert_message(text, received, meta.as_ref())
+        .await
+    {
         Ok(id) => id,
         Err(e) => {
             tracing::error!(error = %e, "Compat entry: mailbox write failed");
-            return (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({"error": e.to_string()}))).into_response();
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                axum::Json(json!({"error": e.to_string()})),
+            )
+                .into_response();
         }
     };
     let enqueue = sqlx::query(
@@ -74,7 +90,11 @@ async fn send(State(s): State<CompatState>, body: axum::body::Bytes) -> Response
     .execute(&s.pg)
     .await;
     match enqueue {
-        Ok(_) => (StatusCode::OK, axum::Json(json!({"id": id, "enqueued": true}))).into_response(),
+        Ok(_) => (
+            StatusCode::OK,
+            axum::Json(json!({"id": id, "enqueued": true})),
+        )
+            .into_response(),
         Err(e) => {
             tracing::warn!(id, error = %e, "Compat entry: enqueue failed; the poller will pick the row up");
             (

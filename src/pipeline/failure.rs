@@ -6,7 +6,12 @@
 use chrono::{DateTime, Utc};
 
 /// The next attempt time after `attempts` failed attempts (1-based).
-pub fn next_attempt_at(attempts: i32, max_attempts: u32, tiers: &[crate::config::Dur], now: DateTime<Utc>) -> DateTime<Utc> {
+pub fn next_attempt_at(
+    attempts: i32,
+    max_attempts: u32,
+    tiers: &[crate::config::Dur],
+    now: DateTime<Utc>,
+) -> DateTime<Utc> {
     let attempts = u32::try_from(attempts.max(1)).unwrap_or(1);
     if attempts >= max_attempts {
         return now;
@@ -28,8 +33,18 @@ mod tests {
     fn one_tier_per_retry_then_due_at_the_limit() {
         let tiers = [Dur::secs(10), Dur::mins(1), Dur::mins(5), Dur::mins(15)];
         let now = DateTime::<Utc>::UNIX_EPOCH;
-        assert_eq!(next_attempt_at(1, 5, &tiers, now), now + chrono::Duration::seconds(10));
-        assert_eq!(next_attempt_at(4, 5, &tiers, now), now + chrono::Duration::minutes(15));
-        assert_eq!(next_attempt_at(5, 5, &tiers, now), now, "at the limit: due for EXHAUSTED");
+        assert_eq!(
+            next_attempt_at(1, 5, &tiers, now),
+            now + chrono::Duration::seconds(10)
+        );
+        assert_eq!(
+            next_attempt_at(4, 5, &tiers, now),
+            now + chrono::Duration::minutes(15)
+        );
+        assert_eq!(
+            next_attempt_at(5, 5, &tiers, now),
+            now,
+            "at the limit: due for EXHAUSTED"
+        );
     }
 }

@@ -6,7 +6,10 @@ use crate::codec::Meta;
 /// `msgx.identity.include-day-boundary` is on (C-20, Q11). Never change the
 /// algorithm after go-live: old identities would stop matching.
 pub fn identity_of(meta: &Meta, include_day_boundary: bool) -> String {
-    let mut key = format!("{}|{}|{}|{}", meta.sndr, meta.msg_type, meta.styp, meta.seqn);
+    let mut key = format!(
+        "{}|{}|{}|{}",
+        meta.sndr, meta.msg_type, meta.styp, meta.seqn
+    );
     if include_day_boundary {
         match meta.dttm {
             Some(t) => key.push_str(&format!("|{}", t.format("%Y%m%d"))),
@@ -42,8 +45,14 @@ mod tests {
 
     #[test]
     fn identity_is_sender_type_subtype_sequence() {
-        assert_eq!(identity_of(&meta("FLOP", "APPT"), false), "AODB|FLOP|APPT|1243");
-        assert_eq!(identity_of(&meta("FLOP", "APPT"), true), "AODB|FLOP|APPT|1243|20261201");
+        assert_eq!(
+            identity_of(&meta("FLOP", "APPT"), false),
+            "AODB|FLOP|APPT|1243"
+        );
+        assert_eq!(
+            identity_of(&meta("FLOP", "APPT"), true),
+            "AODB|FLOP|APPT|1243|20261201"
+        );
     }
 
     #[test]
@@ -51,8 +60,15 @@ mod tests {
         let rules: Vec<String> = ["ldm", "REGN", "FLOP-psht"].map(String::from).to_vec();
         assert_eq!(ignore_rule(&rules, &meta("LDM", "UPD")), Some("ldm"));
         assert_eq!(ignore_rule(&rules, &meta("REGN", "DNLD")), Some("REGN"));
-        assert_eq!(ignore_rule(&rules, &meta("FLOP", "PSHT")), Some("FLOP-psht"));
+        assert_eq!(
+            ignore_rule(&rules, &meta("FLOP", "PSHT")),
+            Some("FLOP-psht")
+        );
         assert_eq!(ignore_rule(&rules, &meta("FLOP", "GTDT")), None);
-        assert_eq!(ignore_rule(&rules, &meta("ERROR", "X")), None, "EROR is not ERROR");
+        assert_eq!(
+            ignore_rule(&rules, &meta("ERROR", "X")),
+            None,
+            "EROR is not ERROR"
+        );
     }
 }

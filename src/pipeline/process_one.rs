@@ -61,18 +61,40 @@ impl MessageProcessor<'_> {
         let raw = match self.ctx.mailbox.read_raw(id).await {
             Ok(Some(raw)) => raw,
             Ok(None) => return self.dead(id, ErrorClass::Malformed, "raw-missing").await,
-            Err(e) => return self.fail(id, ErrorClass::Infra, &format!("cannot read raw message: {e}")).await,
+            Err(e) => {
+                return self
+                    .fail(
+                        id,
+                        ErrorClass::Infra,
+                        &format!("cannot read raw message: {e}"),
+                    )
+                    .await;
+            }
         };
         let msg = match codec::decode(&raw) {
             Ok(m) => m,
-            Err(e @ DecodeError::Malformed { .. }) => return self.dead(id, ErrorClass::Malformed, &e.to_string()).await,
-            Err(e @ DecodeError::Codec { .. }) => return self.fail(id, ErrorClass::CodecError, &e.to_string()).await,
+            Err(e @ DecodeError::Malformed { .. }) => {
+                return self.dead(id, ErrorClass::Malformed, &e.to_string()).await;
+            }
+            Err(e @ DecodeError::Codec { .. }) => {
+                return self.fail(id, ErrorClass::CodecError, &e.to_string()).await;
+            }
         };
         let m = &self.ctx.config.msgx;
         let identity = identity_of(&msg.meta, m.identity.include_day_boundary);
-        match proc_state::bind_identity(&self.ctx.pg, id, &identity, &msg.meta.msg_type, &msg.meta.styp).await? {
+        match proc_state::bind_identity(
+            &self.ctx.pg,
+            id,
+            &identity,
+            &msg.meta.msg_type,
+            &msg.meta.styp,
+        )
+        .await?
+        {
             IdentityBinding::Ours => {}
-            IdentityBinding::DuplicateOf(other) => return self.skip(id, &format!("duplicate-of:{other}")).await,
+            IdentityBinding::DuplicateOf(other) => {
+                return self.skip(id, &format!("duplicate-of:{other}")).await;
+            }
         }
         if let Some(rule) = ignore_rule(&m.ignore, &msg.meta) {
             return self.skip(id, &format!("ignored:{rule}")).await;
@@ -80,27 +102,57 @@ impl MessageProcessor<'_> {
         let result: Result<FlightTxnResult, JobError> = match &msg.kind {
             MsgKind::Schd(s) => match &s.styp {
                 SchdStyp::Dnld => {
-                    ScheduleProcessor::apply_schedule_records(self.ctx, &self.engine, &self.store, id, &msg, s).await
+                    ScheduleProcessor::apply_schedule_records(
+                        self.ctx,
+                        &self.engine,
+                        &self.store,
+                        id,
+                        &msg,
+                        s,
+                    )
+                    .await
                 }
                 SchdStyp::Resp => return self.resp_guard(id, "RQFD").await,
-                SchdStyp::Adft => AdftProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg, s).await,
+                SchdStyp::Adft => {
+                    AdftProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg, s).await
+                }
                 SchdStyp::Other(o) => {
-                    return self.fail(id, ErrorClass::Unsupported, &format!("SCHD subtype {o} is not supported")).await;
+                    return self
+                        .fail(
+                            id,
+                            ErrorClass::Unsupported,
+                            &format!("SCHD subtype {o} is not supported"),
+                        )
+                        .await;
                 }
             },
-            MsgKind::Flop(_) => FlopProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await,
-            MsgKind::Fdel(_) => FdelProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await,
+            MsgKind::Flop(_) => {
+                FlopProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await
+            }
+            MsgKind::Fdel(_) => {
+                FdelProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await
+            }
             MsgKind::RefData(r) => match &r.styp {
                 RefStyp::Resp => return self.resp_guard(id, &format!("RQRD:{}", r.rtype)).await,
                 RefStyp::Other(o) => {
                     return self
-                        .fail(id, ErrorClass::Unsupported, &format!("{} subtype {o} is not supported", r.rtype))
+                        .fail(
+                            id,
+                            ErrorClass::Unsupported,
+                            &format!("{} subtype {o} is not supported", r.rtype),
+                        )
                         .await;
                 }
                 _ => RefDataProcessor::apply(self.ctx, id, r).await,
             },
             MsgKind::Unsupported(u) => {
-                return self.fail(id, ErrorClass::Unsupported, &format!("unsupported: {}", u.reason)).await;
+                return self
+                    .fail(
+                        id,
+                        ErrorClass::Unsupported,
+                        &format!("unsupported: {}", u.reason),
+                    )
+                    .await;
             }
         };
         // A database error inside the business transaction rolled it back
@@ -110,7 +162,13 @@ impl MessageProcessor<'_> {
         // stays PENDING for the next run.
         let result = match result {
             Err(JobError::Db(e)) => {
-                return self.fail(id, ErrorClass::Infra, &format!("database error while processing: {e}")).await;
+                return self
+                    .fail(
+                        id,
+                        ErrorClass::Infra,
+                        &format!("database error while processing: {e}"),
+                    )
+                    .await;
             }
             other => other?,
         };
@@ -137,7 +195,12 @@ impl MessageProcessor<'_> {
         if !open {
             return self.skip(id, "resp-unmatched:no-open-request").await;
         }
-        self.fail(id, ErrorClass::Unsupported, "RESP matching an open request is not implemented yet (issue 9)").await
+        self.fail(
+            id,
+            ErrorClass::Unsupported,
+            "RESP matching an open request is not implemented yet (issue 9)",
+        )
+        .await
     }
 
     async fn skip(&self, id: i64, reason: &str) -> Result<ProcessOutcome, JobError> {
@@ -146,15 +209,30 @@ impl MessageProcessor<'_> {
         Ok(ProcessOutcome::Skipped(reason.to_string()))
     }
 
-    async fn dead(&self, id: i64, class: ErrorClass, reason: &str) -> Result<ProcessOutcome, JobError> {
+    async fn dead(
+        &self,
+        id: i64,
+        class: ErrorClass,
+        reason: &str,
+    ) -> Result<ProcessOutcome, JobError> {
         let now = self.ctx.clock.now();
         proc_state::finish_non_business(&self.ctx.pg, id, "DEAD", Some(class), reason, now).await?;
-        tracing::warn!(msg_id = id, class = class.as_str(), reason, "Message is DEAD: operator action needed");
+        tracing::warn!(
+            msg_id = id,
+            class = class.as_str(),
+            reason,
+            "Message is DEAD: operator action needed"
+        );
         Ok(ProcessOutcome::Dead(class, reason.to_string()))
     }
 
     /// ProcFailure (§9.1): attempts + 1 and the next attempt time.
-    async fn fail(&self, id: i64, class: ErrorClass, reason: &str) -> Result<ProcessOutcome, JobError> {
+    async fn fail(
+        &self,
+        id: i64,
+        class: ErrorClass,
+        reason: &str,
+    ) -> Result<ProcessOutcome, JobError> {
         let now = self.ctx.clock.now();
         let p = &self.ctx.config.msgx.pipeline;
         // Attempts after this failure = stored + 1; compute its tier from that.
@@ -163,7 +241,8 @@ impl MessageProcessor<'_> {
             .fetch_one(&self.ctx.pg)
             .await?;
         let next = failure::next_attempt_at(stored + 1, p.max_attempts, &p.retry_backoff, now);
-        let attempts = proc_state::record_failure(&self.ctx.pg, id, class, reason, next, now).await?;
+        let attempts =
+            proc_state::record_failure(&self.ctx.pg, id, class, reason, next, now).await?;
         tracing::warn!(msg_id = id, class = class.as_str(), attempts, %next, reason, "Message failed; will retry");
         Ok(ProcessOutcome::Failed(class, reason.to_string()))
     }

@@ -52,11 +52,17 @@ impl Job for Pump {
                 report.more = true;
                 break;
             }
-            let Some(head) = proc_state::head(&ctx.pg).await? else { break };
+            let Some(head) = proc_state::head(&ctx.pg).await? else {
+                break;
+            };
             let w = inbox::load(&ctx.pg).await?.cursor.w;
             if head.msg_id > w {
                 if WARNED_BEYOND_W.swap(w, Ordering::Relaxed) != w {
-                    tracing::warn!(head = head.msg_id, w, "Head is beyond the watermark; waiting for ingest to catch up");
+                    tracing::warn!(
+                        head = head.msg_id,
+                        w,
+                        "Head is beyond the watermark; waiting for ingest to catch up"
+                    );
                 }
                 report.count("waiting_for_watermark", 1);
                 break;
@@ -64,7 +70,11 @@ impl Job for Pump {
             let now = ctx.clock.now();
             if head.state == "FAILED" && head.attempts >= max_attempts {
                 if proc_state::mark_exhausted(&ctx.pg, head.msg_id, now).await? {
-                    tracing::warn!(msg_id = head.msg_id, attempts = head.attempts, "Message DEAD(EXHAUSTED)");
+                    tracing::warn!(
+                        msg_id = head.msg_id,
+                        attempts = head.attempts,
+                        "Message DEAD(EXHAUSTED)"
+                    );
                     report.items += 1;
                     report.count("exhausted", 1);
                 }

@@ -17,7 +17,11 @@ use crate::store::pg::{msg_event, proc_state};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FlightTxnResult {
     /// Committed: flights written (may be none for a no-op) and SUCCEEDED.
-    Succeeded { flights_written: usize, events: usize, note: Option<String> },
+    Succeeded {
+        flights_written: usize,
+        events: usize,
+        note: Option<String>,
+    },
     /// Rolled back: the caller records SKIPPED with this reason.
     NoMatch(String),
     /// Rolled back: the caller records DEAD(PROTOCOL) with this reason.
@@ -47,7 +51,9 @@ pub async fn apply(
         }
         None => {
             tx.rollback().await?;
-            return Err(JobError::Other(format!("PROC_STATE row {msg_id} vanished during processing")));
+            return Err(JobError::Other(format!(
+                "PROC_STATE row {msg_id} vanished during processing"
+            )));
         }
     }
     store.prepare(&mut tx).await?;
@@ -56,7 +62,11 @@ pub async fn apply(
         set.insert(f);
     }
     let masters = engine.masters_to_load(msg, &set);
-    let missing: Vec<i64> = masters.iter().copied().filter(|m| !set.contains(*m)).collect();
+    let missing: Vec<i64> = masters
+        .iter()
+        .copied()
+        .filter(|m| !set.contains(*m))
+        .collect();
     for f in store.load(&mut tx, &missing).await? {
         set.insert(f);
     }
@@ -74,19 +84,31 @@ pub async fn apply(
             msg_event::append(&mut tx, &events, Some(msg_id), now).await?;
             if !proc_state::mark_succeeded(&mut tx, msg_id, None, now).await? {
                 tx.rollback().await?;
-                return Err(JobError::Other(format!("message {msg_id} changed state during processing")));
+                return Err(JobError::Other(format!(
+                    "message {msg_id} changed state during processing"
+                )));
             }
             tx.commit().await?;
-            Ok(FlightTxnResult::Succeeded { flights_written: writes.len(), events: events.len(), note: None })
+            Ok(FlightTxnResult::Succeeded {
+                flights_written: writes.len(),
+                events: events.len(),
+                note: None,
+            })
         }
         Decision::NoChange { reason } => {
             let note = format!("no-change: {reason}");
             if !proc_state::mark_succeeded(&mut tx, msg_id, Some(&note), now).await? {
                 tx.rollback().await?;
-                return Err(JobError::Other(format!("message {msg_id} changed state during processing")));
+                return Err(JobError::Other(format!(
+                    "message {msg_id} changed state during processing"
+                )));
             }
             tx.commit().await?;
-            Ok(FlightTxnResult::Succeeded { flights_written: 0, events: 0, note: Some(note) })
+            Ok(FlightTxnResult::Succeeded {
+                flights_written: 0,
+                events: 0,
+                note: Some(note),
+            })
         }
         Decision::NoMatch { reason } => {
             tx.rollback().await?;

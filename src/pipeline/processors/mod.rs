@@ -103,7 +103,9 @@ async fn trace(
         FlightTxnResult::Succeeded { note, .. } => ("SUCCEEDED", note.clone()),
         FlightTxnResult::NoMatch(r) => ("SKIPPED", Some(r.clone())),
         FlightTxnResult::Rejected(r) => ("DEAD", Some(r.clone())),
-        FlightTxnResult::AlreadyTerminal(s) => ("REPLAYED", Some(format!("already {s}: nothing written"))),
+        FlightTxnResult::AlreadyTerminal(s) => {
+            ("REPLAYED", Some(format!("already {s}: nothing written")))
+        }
     };
     let entry = SnapEntry {
         msg_id,

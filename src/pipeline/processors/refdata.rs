@@ -19,7 +19,11 @@ pub struct RefDataProcessor;
 impl RefDataProcessor {
     /// Applies one reference message (the caller handled RESP matching and
     /// unsupported subtypes).
-    pub async fn apply(ctx: &JobContext, msg_id: i64, r: &RefData) -> Result<FlightTxnResult, JobError> {
+    pub async fn apply(
+        ctx: &JobContext,
+        msg_id: i64,
+        r: &RefData,
+    ) -> Result<FlightTxnResult, JobError> {
         let recs_mismatch = match r.recs {
             Field::Value(n) => usize::try_from(n).ok() != Some(r.records.len()),
             _ => false,
@@ -46,16 +50,23 @@ impl RefDataProcessor {
             }
             None => {
                 tx.rollback().await?;
-                return Err(JobError::Other(format!("PROC_STATE row {msg_id} vanished during processing")));
+                return Err(JobError::Other(format!(
+                    "PROC_STATE row {msg_id} vanished during processing"
+                )));
             }
         }
         let note = match &r.styp {
             RefStyp::Dnld | RefStyp::Resp => {
-                let (written, removed) = ref_master::replace_all(&mut tx, &r.rtype, &r.records, msg_id, now).await?;
-                format!("{}: {written} written, {removed} removed (snapshot)", r.rtype)
+                let (written, removed) =
+                    ref_master::replace_all(&mut tx, &r.rtype, &r.records, msg_id, now).await?;
+                format!(
+                    "{}: {written} written, {removed} removed (snapshot)",
+                    r.rtype
+                )
             }
             RefStyp::Add | RefStyp::Upd => {
-                let written = ref_master::upsert(&mut tx, &r.rtype, &r.records, msg_id, now).await?;
+                let written =
+                    ref_master::upsert(&mut tx, &r.rtype, &r.records, msg_id, now).await?;
                 format!("{}: {written} upserted", r.rtype)
             }
             RefStyp::Del => {
@@ -65,15 +76,30 @@ impl RefDataProcessor {
             }
             RefStyp::Other(s) => {
                 tx.rollback().await?;
-                return Err(JobError::Other(format!("unsupported reference subtype {s} reached the processor")));
+                return Err(JobError::Other(format!(
+                    "unsupported reference subtype {s} reached the processor"
+                )));
             }
         };
-        let note = if recs_mismatch { format!("{note}; RECS {:?} differs from the record count", r.recs.value()) } else { note };
+        let note = if recs_mismatch {
+            format!(
+                "{note}; RECS {:?} differs from the record count",
+                r.recs.value()
+            )
+        } else {
+            note
+        };
         if !proc_state::mark_succeeded(&mut tx, msg_id, Some(&note), now).await? {
             tx.rollback().await?;
-            return Err(JobError::Other(format!("message {msg_id} changed state during processing")));
+            return Err(JobError::Other(format!(
+                "message {msg_id} changed state during processing"
+            )));
         }
         tx.commit().await?;
-        Ok(FlightTxnResult::Succeeded { flights_written: 0, events: 0, note: Some(note) })
+        Ok(FlightTxnResult::Succeeded {
+            flights_written: 0,
+            events: 0,
+            note: Some(note),
+        })
     }
 }

@@ -185,7 +185,10 @@ impl Mailbox {
     /// The raw message text of one row; `None` when the row no longer exists
     /// (processOne turns that into DEAD(MALFORMED, raw-missing), §5.2).
     pub async fn read_raw(&self, id: i64) -> Result<Option<Vec<u8>>, MailboxError> {
-        let sql = format!("SELECT CMINMSGS_CLOB_MSG FROM {} WHERE CMINMSGS_ID = ?", self.inbox);
+        let sql = format!(
+            "SELECT CMINMSGS_CLOB_MSG FROM {} WHERE CMINMSGS_ID = ?",
+            self.inbox
+        );
         self.bounded(async {
             let mut conn = self.pool.get_conn().await?;
             conn.exec_first::<Vec<u8>, _, _>(sql, (id,)).await
@@ -208,7 +211,9 @@ impl Mailbox {
         }
         let fit4 = |s: &str| (s.chars().count() <= 4).then(|| s.to_string());
         let name = meta.and_then(|m| fit4(&m.sndr));
-        let seq = meta.and_then(|m| m.seqn.parse::<i32>().ok()).filter(|n| (0..=8_388_607).contains(n));
+        let seq = meta
+            .and_then(|m| m.seqn.parse::<i32>().ok())
+            .filter(|n| (0..=8_388_607).contains(n));
         let sent = meta.and_then(|m| m.dttm);
         let typ = meta.and_then(|m| fit4(&m.msg_type));
         let sub = meta.and_then(|m| fit4(&m.styp));
@@ -220,7 +225,8 @@ impl Mailbox {
         );
         self.bounded(async {
             let mut conn = self.pool.get_conn().await?;
-            conn.exec_drop(sql, (xml, received_at, name, seq, sent, typ, sub)).await?;
+            conn.exec_drop(sql, (xml, received_at, name, seq, sent, typ, sub))
+                .await?;
             Ok(i64::try_from(conn.last_insert_id().unwrap_or(0)).unwrap_or(0))
         })
         .await

@@ -66,7 +66,11 @@ pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
 /// A FAILED head at the attempt limit → DEAD(EXHAUSTED), with the backfill
 /// intent, in one UPDATE (§5.1 step 3). ERROR_CLASS is overwritten;
 /// LAST_ERROR keeps the reason text (§3).
-pub async fn mark_exhausted(pool: &PgPool, msg_id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn mark_exhausted(
+    pool: &PgPool,
+    msg_id: i64,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
     let n = sqlx::query(
         "UPDATE proc_state SET state = 'DEAD', error_class = 'EXHAUSTED', next_attempt_at = NULL, \
          updated_at = $2, finished_at = $2, backfill_next_at = $2 \
@@ -90,7 +94,11 @@ pub async fn finish_non_business(
     reason: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let (outcome, error) = if class.is_some() { (None, Some(reason)) } else { (Some(reason), None) };
+    let (outcome, error) = if class.is_some() {
+        (None, Some(reason))
+    } else {
+        (Some(reason), None)
+    };
     let n = sqlx::query(
         "UPDATE proc_state SET state = $2, error_class = COALESCE($3, error_class), \
          last_error = COALESCE($4, last_error), outcome_reason = $5, next_attempt_at = NULL, \
@@ -151,10 +159,11 @@ pub async fn bind_identity(
     msg_type: &str,
     msg_styp: &str,
 ) -> Result<IdentityBinding, sqlx::Error> {
-    let holder: Option<i64> = sqlx::query_scalar("SELECT msg_id FROM proc_state WHERE identity_key = $1")
-        .bind(identity)
-        .fetch_optional(pool)
-        .await?;
+    let holder: Option<i64> =
+        sqlx::query_scalar("SELECT msg_id FROM proc_state WHERE identity_key = $1")
+            .bind(identity)
+            .fetch_optional(pool)
+            .await?;
     match holder {
         Some(id) if id == msg_id => return Ok(IdentityBinding::Ours),
         Some(id) => return Ok(IdentityBinding::DuplicateOf(id)),
@@ -178,10 +187,11 @@ pub async fn bind_identity(
             Ok(IdentityBinding::Ours)
         }
         Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
-            let id: i64 = sqlx::query_scalar("SELECT msg_id FROM proc_state WHERE identity_key = $1")
-                .bind(identity)
-                .fetch_one(pool)
-                .await?;
+            let id: i64 =
+                sqlx::query_scalar("SELECT msg_id FROM proc_state WHERE identity_key = $1")
+                    .bind(identity)
+                    .fetch_one(pool)
+                    .await?;
             Ok(IdentityBinding::DuplicateOf(id))
         }
         Err(e) => Err(e),
@@ -221,6 +231,8 @@ pub async fn mark_succeeded(
 
 /// `PIPELINE_LOCK` (§5.3, INV-18): taken first in every processor transaction.
 pub async fn take_pipeline_lock(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT id FROM pipeline_lock WHERE id = 1 FOR UPDATE").execute(conn).await?;
+    sqlx::query("SELECT id FROM pipeline_lock WHERE id = 1 FOR UPDATE")
+        .execute(conn)
+        .await?;
     Ok(())
 }

@@ -32,13 +32,19 @@ pub async fn upsert(
 }
 
 /// Deletes records by key (DEL).
-pub async fn delete(conn: &mut PgConnection, rtype: &str, keys: &[&str]) -> Result<u64, sqlx::Error> {
-    Ok(sqlx::query("DELETE FROM ref_master WHERE rtype = $1 AND rkey = ANY($2)")
-        .bind(rtype)
-        .bind(keys)
-        .execute(conn)
-        .await?
-        .rows_affected())
+pub async fn delete(
+    conn: &mut PgConnection,
+    rtype: &str,
+    keys: &[&str],
+) -> Result<u64, sqlx::Error> {
+    Ok(
+        sqlx::query("DELETE FROM ref_master WHERE rtype = $1 AND rkey = ANY($2)")
+            .bind(rtype)
+            .bind(keys)
+            .execute(conn)
+            .await?
+            .rows_affected(),
+    )
 }
 
 /// Snapshot (DNLD/RESP): the type's rows become exactly `records`.
