@@ -492,3 +492,77 @@ async fn a_snapshot_writes_a_snap_log_entry_after_commit() {
         Some("2026-12-01T03:35:00+00:00".into())
     );
 }
+
+/// The outcome design §5.2 gives each real sample, loaded in file-name order
+/// (../shared/fixtures/sis/README.md): duplicates by identity, no-match for
+/// FLOPs on flights the samples never create, RESP without a request,
+/// ignore rules, the one malformed file and the AIRC snapshot with wrong RECS.
+fn expected_for_real_sample(file: &str) -> (&'static str, Option<&'static str>, &'static str) {
+    let stem = file.trim_end_matches(".xml");
+    let parts: Vec<&str> = stem.split('-').collect();
+    let (src, n, typ, styp) = (parts[0], parts[1], parts[2], parts[3]);
+    match (src, n, typ, styp) {
+        ("ABNR", "03", _, _) => (
+            "DEAD",
+            Some("MALFORMED"),
+            "MALFORMED at MSG: trailing content",
+        ),
+        ("AIRC", "01", _, _) => ("DEAD", Some("PROTOCOL"), "AIRC snapshot: RECS 1 differs"),
+        ("REGN", _, _, _) => ("SKIPPED", None, "ignored:REGN"),
+        ("SCHD", "01", _, _) => ("SUCCEEDED", None, ""),
+        ("SCHD", _, _, _) => ("SKIPPED", None, "duplicate-of:"),
+        ("FDEL", _, _, _) => ("SUCCEEDED", None, "no-change: FLID 15 does not exist"),
+        (_, "02", "FLOP", _) => ("SKIPPED", None, "duplicate-of:"),
+        (_, _, "FLOP", _) => ("SKIPPED", None, "no-match: FLID"),
+        (_, _, _, "RESP") => ("SKIPPED", None, "resp-unmatched:no-open-request"),
+        _ => ("SUCCEEDED", None, ""),
+    }
+}
+
+#[tokio::test]
+async fn every_real_sample_reaches_the_terminal_state_the_design_gives_it() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/sis");
+    if !dir.is_dir() {
+        eprintln!("skipped: {} is absent", dir.display());
+        return;
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    files.sort();
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    for f in &files {
+        mb.insert(&std::fs::read_to_string(f).unwrap()).await;
+    }
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    drain(&r).await;
+    let got = states(&db).await;
+    assert_eq!(
+        got.len(),
+        files.len(),
+        "every sample has exactly one record"
+    );
+    for ((_, state, class, reason), f) in got.iter().zip(&files) {
+        let name = f.file_name().unwrap().to_string_lossy();
+        let (want_state, want_class, want_reason) = expected_for_real_sample(&name);
+        assert_eq!(
+            (state.as_str(), class.as_deref()),
+            (want_state, want_class),
+            "{name}: {reason:?}"
+        );
+        assert!(
+            reason.as_deref().unwrap_or("").starts_with(want_reason),
+            "{name}: {reason:?}"
+        );
+    }
+    // SCHD-01 created FLIDs 15 and 16 with their events; nothing else touched flights.
+    let flights: Vec<(i64, i64)> =
+        sqlx::query_as("SELECT flid, state_version FROM flight_schd ORDER BY flid")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(flights, vec![(15, 1), (16, 1)]);
+}

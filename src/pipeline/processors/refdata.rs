@@ -31,9 +31,12 @@ impl RefDataProcessor {
         let snapshot = matches!(r.styp, RefStyp::Dnld | RefStyp::Resp);
         if snapshot && recs_mismatch {
             return Ok(FlightTxnResult::Rejected(format!(
-                "{} snapshot: RECS {:?} differs from {} record(s); not applied (could delete rows of a truncated package)",
+                "{} snapshot: RECS {} differs from {} record(s); not applied (could delete rows of a truncated package)",
                 r.rtype,
-                r.recs.value(),
+                r.recs
+                    .value()
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "-".into()),
                 r.records.len()
             )));
         }
