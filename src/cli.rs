@@ -107,6 +107,30 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum MailboxAction {
+    /// Insert a synthetic, realistic backlog (benchmarks and harnesses only).
+    Generate {
+        /// Messages to insert (holes count as messages).
+        #[arg(long, default_value_t = 100_000)]
+        messages: u64,
+        /// Flights the SCHD packages create and the FLOPs update.
+        #[arg(long, default_value_t = 2000)]
+        flights: u32,
+        /// PRNG seed (the same seed gives the same backlog).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Fraction of FLOPs re-sent with the same SEQN (business duplicates).
+        #[arg(long, default_value_t = 0.0)]
+        duplicates: f64,
+        /// Fraction of messages that are not well-formed.
+        #[arg(long, default_value_t = 0.0)]
+        malformed: f64,
+        /// Rolled-back inserts (permanent holes) spread through the backlog.
+        #[arg(long, default_value_t = 0)]
+        holes: u32,
+        /// First SEQN, so several runs into one mailbox stay unique.
+        #[arg(long, default_value_t = 1)]
+        first_seqn: u64,
+    },
     /// Insert SIS files into CMINMSGS as the AODB would, in file-name order
     /// (directories: their *.xml files). Refused in shadow mode.
     Load {
@@ -196,7 +220,52 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Mailbox {
             action: MailboxAction::Load { paths },
         } => mailbox_load(&loaded.config, clock, &paths).await,
+        Command::Mailbox {
+            action:
+                MailboxAction::Generate {
+                    messages,
+                    flights,
+                    seed,
+                    duplicates,
+                    malformed,
+                    holes,
+                    first_seqn,
+                },
+        } => {
+            let spec = crate::commands::generate::Spec {
+                messages,
+                flights,
+                seed,
+                duplicates,
+                malformed,
+                holes,
+                first_seqn,
+            };
+            mailbox_generate(&loaded.config, &spec).await
+        }
         Command::Status { json } => status(&loaded.config, clock, json).await,
+    }
+}
+
+async fn mailbox_generate(config: &Config, spec: &crate::commands::generate::Spec) -> i32 {
+    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("msgx mailbox generate: {e}");
+            return exit::CONFIG;
+        }
+    };
+    let result = crate::commands::generate::load(&mailbox, spec).await;
+    mailbox.close().await;
+    match result {
+        Ok((rows, holes)) => {
+            println!("{{\"rows\": {rows}, \"holes\": {holes}}}");
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("msgx mailbox generate: {e}");
+            exit::FAILURE
+        }
     }
 }
 

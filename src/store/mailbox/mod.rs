@@ -232,3 +232,53 @@ impl Mailbox {
         .await
     }
 }
+
+impl Mailbox {
+    /// Inserts many raw messages in one multi-row statement (generators and
+    /// harnesses only). Returns the rows inserted.
+    pub async fn insert_many(&self, xmls: &[String]) -> Result<u64, MailboxError> {
+        if self.shadow {
+            return Err(MailboxError::Shadow);
+        }
+        if xmls.is_empty() {
+            return Ok(0);
+        }
+        let values = vec!["(?, NOW(), 'VALID')"; xmls.len()].join(", ");
+        let sql = format!(
+            "INSERT INTO {} (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES {values}",
+            self.inbox
+        );
+        let params: Vec<mysql_async::Value> = xmls
+            .iter()
+            .map(|x| mysql_async::Value::from(x.as_str()))
+            .collect();
+        self.bounded(async {
+            let mut conn = self.pool.get_conn().await?;
+            conn.exec_drop(sql, mysql_async::Params::Positional(params))
+                .await?;
+            Ok(conn.affected_rows())
+        })
+        .await
+    }
+
+    /// An insert that is rolled back: consumes an ID and leaves a permanent
+    /// hole (harnesses only, design §4.1).
+    pub async fn insert_rolled_back(&self, xml: &str) -> Result<(), MailboxError> {
+        if self.shadow {
+            return Err(MailboxError::Shadow);
+        }
+        let sql = format!(
+            "INSERT INTO {} (CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES (?, 'VALID')",
+            self.inbox
+        );
+        self.bounded(async {
+            let mut conn = self.pool.get_conn().await?;
+            let mut tx = conn
+                .start_transaction(mysql_async::TxOpts::default())
+                .await?;
+            tx.exec_drop(sql, (xml,)).await?;
+            tx.rollback().await
+        })
+        .await
+    }
+}
