@@ -18,6 +18,7 @@ done
 
 bash scripts/services.sh >/dev/null
 command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null; }
+command -v bc >/dev/null || { apt-get install -y -qq bc >/dev/null; }
 cargo build --release --quiet --bin msgx
 MSGX=target/release/msgx
 PG=postgres://msgx:msgx@127.0.0.1:5432
