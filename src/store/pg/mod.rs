@@ -3,6 +3,8 @@
 
 pub mod inbox;
 pub mod job_run;
+pub mod msg_event;
+pub mod operator_action;
 
 use sqlx::PgPool;
 use sqlx::migrate::Migrator;
