@@ -700,3 +700,265 @@ async fn dry_run_reports_due_events_and_sends_nothing() {
     assert_eq!((s.items, count(&s, "due")), (3, 3), "{s:?}");
     assert_eq!(statuses(&db).await, BTreeMap::from([("PENDING".into(), 3)]));
 }
+
+// ------------------------------------------------------------ the binary --
+
+/// A DEAD KAFKA:msg row as a failed dispatch leaves it.
+async fn insert_dead(db: &TestDb, flid: i64, version: i64) -> i64 {
+    sqlx::query_scalar(
+        "INSERT INTO msg_event (target, partition_key, event_type, state_version, payload, status, \
+                                attempts, first_failure_at, last_error, created_at) \
+         VALUES ('KAFKA:msg', $1, 'UPSERT', $2, $3, 'DEAD', 10, now(), \
+                 'MessageSpecific: MessageSizeTooLarge', now()) RETURNING event_id",
+    )
+    .bind(flid.to_string())
+    .bind(version)
+    .bind(payload(flid, version))
+    .fetch_one(&db.pool)
+    .await
+    .expect("insert dead event")
+}
+
+#[derive(Debug, sqlx::FromRow)]
+struct Action {
+    actor: String,
+    action: String,
+    target: String,
+    reason: Option<String>,
+    detail: serde_json::Value,
+}
+
+async fn actions(db: &TestDb) -> Vec<Action> {
+    sqlx::query_as("SELECT actor, action, target, reason, detail FROM operator_action ORDER BY id")
+        .fetch_all(&db.pool)
+        .await
+        .expect("operator actions")
+}
+
+#[tokio::test]
+async fn events_commands_list_resend_and_discard_dead_rows_and_record_them() {
+    let db = TestDb::migrated().await;
+    let (clock, _) = manual_clock();
+    let a = insert_dead(&db, 81, 1).await;
+    let b = insert_dead(&db, 82, 1).await;
+    let c = insert_dead(&db, 83, 1).await;
+    let pending = insert_msg(&db, &clock, 84, 1).await;
+    let cfg = db.config_file();
+
+    let out = msgx(cfg.path(), &["events", "dead", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let listed: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    let ids: Vec<i64> = listed
+        .iter()
+        .filter_map(|e| e["event_id"].as_i64())
+        .collect();
+    assert_eq!(ids, vec![a, b, c]);
+    assert_eq!(
+        listed[0]["last_error"],
+        "MessageSpecific: MessageSizeTooLarge"
+    );
+    assert_eq!(listed[0]["payload_bytes"], payload(81, 1).len());
+
+    let out = msgx(
+        cfg.path(),
+        &[
+            "events",
+            "resend",
+            &a.to_string(),
+            "--reason",
+            "limit raised",
+            "--actor",
+            "alice",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let resent = row(&db, a).await;
+    assert_eq!((resent.status.as_str(), resent.attempts), ("PENDING", 0));
+    assert_eq!((resent.last_error, resent.next_attempt_at), (None, None));
+
+    let out = msgx(cfg.path(), &["events", "discard", &b.to_string()]);
+    assert_eq!(code(&out), 2, "--reason is required: {}", text(&out));
+    let out = msgx(
+        cfg.path(),
+        &[
+            "events",
+            "discard",
+            &b.to_string(),
+            "--reason",
+            "superseded by v2",
+            "--actor",
+            "bob",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let gone: i64 = sqlx::query_scalar("SELECT count(*) FROM msg_event WHERE event_id = $1")
+        .bind(b)
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+    assert_eq!(gone, 0);
+
+    // Not DEAD: refused, nothing changed, nothing recorded.
+    let out = msgx(cfg.path(), &["events", "resend", &pending.to_string()]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(text(&out).contains("not a DEAD event"), "{}", text(&out));
+
+    let recorded = actions(&db).await;
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    assert_eq!(
+        (
+            recorded[0].actor.as_str(),
+            recorded[0].action.as_str(),
+            recorded[0].reason.as_deref()
+        ),
+        ("alice", "EVENT_RESEND", Some("limit raised"))
+    );
+    assert_eq!(recorded[0].target, format!("msg_event:{a}"));
+    assert_eq!(
+        (
+            recorded[1].actor.as_str(),
+            recorded[1].action.as_str(),
+            recorded[1].reason.as_deref()
+        ),
+        ("bob", "EVENT_DISCARD", Some("superseded by v2"))
+    );
+    assert_eq!(recorded[1].detail["partition_key"], "82");
+    assert_eq!(
+        recorded[1].detail["payload"].as_str().map(str::as_bytes),
+        Some(&payload(82, 1)[..]),
+        "a discarded row keeps its payload in the record"
+    );
+
+    let out = msgx(cfg.path(), &["events", "dead"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let first_column: Vec<String> = shown
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    assert_eq!(first_column, vec![c.to_string()], "{shown}");
+}
+
+/// `msgx dev-kafka`, stopped with SIGTERM when dropped if still running.
+struct DevKafka {
+    child: std::process::Child,
+    bootstrap: String,
+}
+
+impl DevKafka {
+    fn start() -> DevKafka {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(msgx_bin())
+            .args(["dev-kafka", "--brokers", "1"])
+            .env_remove("MSGX_CONFIG")
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start dev-kafka");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("bootstrap line");
+        let bootstrap = line
+            .trim()
+            .strip_prefix("bootstrap=")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        DevKafka { child, bootstrap }
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = std::process::Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .expect("kill")
+            .success();
+        assert!(ok, "kill {sig}");
+    }
+}
+
+impl Drop for DevKafka {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.signal("-TERM");
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[tokio::test]
+async fn dev_kafka_serves_dispatch_and_tail_and_obeys_signals() {
+    let db = TestDb::migrated().await;
+    let (clock, _) = manual_clock();
+    let kafka = DevKafka::start();
+    let cfg = db.config_file_with(|c| {
+        fast_kafka(c, &kafka.bootstrap);
+        c.msgx.pipeline.retry_backoff = vec!["100ms".parse().expect("duration"); 4];
+    });
+    let e1 = insert_msg(&db, &clock, 91, 1).await;
+    let e2 = insert_msg(&db, &clock, 91, 2).await;
+    upsert_schd(&db.pool, 91, 2, None).await;
+
+    for job in ["dispatch-msg", "schd-flush"] {
+        let out = msgx(cfg.path(), &["run", job]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+    }
+    assert_eq!(statuses(&db).await, BTreeMap::from([("SENT".into(), 3)]));
+
+    let out = msgx(
+        cfg.path(),
+        &["tail", "msg", "--from-beginning", "--max", "2", "--json"],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let records: Vec<TailRecord> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON line"))
+        .map(|v| TailRecord {
+            topic: v["topic"].as_str().unwrap_or_default().into(),
+            partition: v["partition"].as_i64().unwrap_or(-1) as i32,
+            offset: v["offset"].as_i64().unwrap_or(-1),
+            key: v["key"].as_str().map(String::from),
+            headers: serde_json::from_value(v["headers"].clone()).expect("headers"),
+            value: v["value"].as_str().map(String::from),
+        })
+        .collect();
+    assert_eq!(event_ids(&records.iter().collect::<Vec<_>>()), vec![e1, e2]);
+    let out = msgx(cfg.path(), &["tail", "schd", "--from-beginning"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("key=91")
+            && shown.contains("event-type=TOMBSTONE")
+            && shown.contains("value=null"),
+        "{shown}"
+    );
+
+    // SIGUSR1: every broker down — the record times out and stays PENDING.
+    kafka.signal("-USR1");
+    let e3 = insert_msg(&db, &clock, 91, 3).await;
+    let out = msgx(cfg.path(), &["run", "dispatch-msg", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(summary["details"]["failed_in_doubt"], 1, "{summary}");
+    assert_eq!(row(&db, e3).await.status, "PENDING");
+
+    // SIGUSR2: back up — the next runs deliver it (after the 100 ms backoff).
+    kafka.signal("-USR2");
+    wait_until(
+        "delivery after SIGUSR2",
+        Duration::from_secs(20),
+        || async {
+            msgx(cfg.path(), &["run", "dispatch-msg"]);
+            row(&db, e3).await.status == "SENT"
+        },
+    )
+    .await;
+
+    let mut kafka = kafka;
+    kafka.signal("-TERM");
+    let status = kafka.child.wait().expect("dev-kafka exits");
+    assert_eq!(status.code(), Some(0));
+}
