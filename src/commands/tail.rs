@@ -7,7 +7,8 @@
 //! every partition is at its end, or after `--idle` without any message.
 
 use crate::config;
-use rdkafka::consumer::{Consumer, StreamConsumer};
+use rdkafka::ClientContext;
+use rdkafka::consumer::{Consumer, ConsumerContext, StreamConsumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Headers, Message};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
@@ -73,6 +74,21 @@ pub enum TailError {
     NoPartitions(String),
 }
 
+/// Keeps librdkafka's end-of-partition notices (expected here) out of the
+/// error log; other client errors are logged as warnings.
+struct TailContext;
+
+impl ClientContext for TailContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        match error {
+            KafkaError::PartitionEOF(_) => tracing::debug!(reason, "End of partition"),
+            e => tracing::warn!(error = %e, reason, "Kafka client error"),
+        }
+    }
+}
+
+impl ConsumerContext for TailContext {}
+
 /// Reads `topic` by `opts`, calling `each` per record; returns the count.
 pub async fn tail(
     cfg: &config::Kafka,
@@ -84,7 +100,7 @@ pub async fn tail(
     for (k, v) in &cfg.properties {
         cc.set(k, v);
     }
-    let consumer: StreamConsumer = cc
+    let consumer: StreamConsumer<TailContext> = cc
         .set("bootstrap.servers", &cfg.brokers)
         .set("group.id", "msgx-tail")
         .set("enable.auto.commit", "false")
@@ -97,7 +113,7 @@ pub async fn tail(
                 .max(1)
                 .to_string(),
         )
-        .create()?;
+        .create_with_context(TailContext)?;
     let metadata = consumer.fetch_metadata(Some(topic), cfg.call_timeout.std())?;
     let partitions: Vec<i32> = metadata
         .topics()
