@@ -49,9 +49,10 @@ impl OutboxJob for Dispatcher {
         &self,
         ctx: &JobContext,
         now: DateTime<Utc>,
+        after: i64,
         limit: i64,
     ) -> Result<Vec<PendingEvent>, sqlx::Error> {
-        msg_event::fetch_due_msg(&ctx.pg, now, limit).await
+        msg_event::fetch_due_msg(&ctx.pg, now, after, limit).await
     }
 
     async fn deliver(

@@ -21,11 +21,13 @@ pub(crate) trait OutboxJob: Send + Sync {
     fn name(&self) -> &'static str;
     /// Rows per round (`msgx.dispatch.batch`, `msgx.schd.flush-limit`).
     fn round_size(&self, ctx: &JobContext) -> u64;
-    /// Reads the round's rows (the frozen batch).
+    /// Reads the round's rows (the frozen batch): due at `now`, EVENT_ID >
+    /// `after`, in EVENT_ID order.
     async fn fetch(
         &self,
         ctx: &JobContext,
         now: DateTime<Utc>,
+        after: i64,
         limit: i64,
     ) -> Result<Vec<PendingEvent>, sqlx::Error>;
     /// Delivers the frozen batch.
@@ -54,16 +56,26 @@ pub(crate) struct RoundEnd {
 /// time budget, or a round in which the broker confirmed nothing and failed
 /// (a broker outage: waiting out every next head's message timeout in the
 /// same run would only delay the run's end).
+///
+/// "Due" is judged at the run's start for every round, and each round reads
+/// after the previous round's last EVENT_ID. That is safe: a row a round did
+/// not return was not eligible at that instant (SENT, DEAD, backing off, or
+/// behind a backing-off head), stays so for the rest of the run, and rows
+/// committed later get higher EVENT_IDs. A row failing in this run backs off
+/// past the run's start. It also keeps each read from filtering past the rows
+/// earlier rounds already sent (docs/BENCHMARKS.md).
 pub(crate) async fn run_rounds(
     job: &dyn OutboxJob,
     ctx: &JobContext,
     bounds: &RunBounds,
 ) -> Result<RunReport, JobError> {
-    let deadline = bounds.deadline(ctx.clock.now());
+    let run_start = ctx.clock.now();
+    let deadline = bounds.deadline(run_start);
     let policy = RetryPolicy::from_config(&ctx.config);
     let round_size = job.round_size(ctx).max(1);
     let mut report = RunReport::default();
     let mut read = 0u64;
+    let mut after = 0i64;
     let mut producer: Option<Arc<DeliveryProducer>> = None;
     loop {
         if read >= bounds.max_items || !ctx.may_continue(deadline)? {
@@ -74,11 +86,13 @@ pub(crate) async fn run_rounds(
         let rows = job
             .fetch(
                 ctx,
-                ctx.clock.now(),
+                run_start,
+                after,
                 i64::try_from(limit).unwrap_or(i64::MAX),
             )
             .await?;
         let n = rows.len() as u64;
+        after = rows.last().map_or(after, |r| r.event_id);
         read += n;
         if ctx.dry_run {
             report.items += n;

@@ -43,9 +43,10 @@ impl OutboxJob for SchdFlush {
         &self,
         ctx: &JobContext,
         now: DateTime<Utc>,
+        after: i64,
         limit: i64,
     ) -> Result<Vec<PendingEvent>, sqlx::Error> {
-        msg_event::fetch_due_schd(&ctx.pg, now, limit).await
+        msg_event::fetch_due_schd(&ctx.pg, now, after, limit).await
     }
 
     async fn deliver(

@@ -21,12 +21,13 @@ pub struct PendingEvent {
     pub first_failure_at: Option<DateTime<Utc>>,
 }
 
-/// Due KAFKA:msg rows in EVENT_ID order, leaving out every row of a FLID
-/// whose earlier PENDING row is still backing off (§8.1: a failed head
-/// pauses its FLID, across runs too).
+/// Due KAFKA:msg rows with EVENT_ID > `after`, in EVENT_ID order, leaving
+/// out every row of a FLID whose earlier PENDING row is still backing off
+/// (§8.1: a failed head pauses its FLID, across runs too).
 pub async fn fetch_due_msg(
     pool: &PgPool,
     now: DateTime<Utc>,
+    after: i64,
     limit: i64,
 ) -> Result<Vec<PendingEvent>, sqlx::Error> {
     sqlx::query_as(
@@ -35,6 +36,7 @@ pub async fn fetch_due_msg(
          FROM msg_event e \
          WHERE e.target = 'KAFKA:msg' AND e.status = 'PENDING' \
            AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= $1) \
+           AND e.event_id > $3 \
            AND NOT EXISTS (SELECT 1 FROM msg_event h \
                            WHERE h.target = 'KAFKA:msg' AND h.status = 'PENDING' \
                              AND h.partition_key = e.partition_key \
@@ -45,15 +47,17 @@ pub async fn fetch_due_msg(
     )
     .bind(now)
     .bind(limit)
+    .bind(after)
     .fetch_all(pool)
     .await
 }
 
-/// Due KAFKA:schd rows (one per FLID by the schema), oldest generation first
-/// (§8.2).
+/// Due KAFKA:schd rows (one per FLID by the schema) with EVENT_ID > `after`,
+/// oldest generation first (§8.2).
 pub async fn fetch_due_schd(
     pool: &PgPool,
     now: DateTime<Utc>,
+    after: i64,
     limit: i64,
 ) -> Result<Vec<PendingEvent>, sqlx::Error> {
     sqlx::query_as(
@@ -61,11 +65,13 @@ pub async fn fetch_due_schd(
          FROM msg_event \
          WHERE target = 'KAFKA:schd' AND status = 'PENDING' \
            AND (next_attempt_at IS NULL OR next_attempt_at <= $1) \
+           AND event_id > $3 \
          ORDER BY event_id \
          LIMIT $2",
     )
     .bind(now)
     .bind(limit)
+    .bind(after)
     .fetch_all(pool)
     .await
 }
@@ -77,12 +83,20 @@ pub async fn mark_msg_sent(
     event_ids: &[i64],
     now: DateTime<Utc>,
 ) -> Result<u64, sqlx::Error> {
+    // The BETWEEN bounds let any plan use an index range, also without table
+    // statistics (an ANY() filter alone may scan every PENDING row).
+    let (Some(lo), Some(hi)) = (event_ids.iter().min(), event_ids.iter().max()) else {
+        return Ok(0);
+    };
     Ok(sqlx::query(
         "UPDATE msg_event SET status = 'SENT', sent_at = $2, next_attempt_at = NULL \
-         WHERE event_id = ANY($1) AND status = 'PENDING' AND target = 'KAFKA:msg'",
+         WHERE event_id = ANY($1) AND event_id BETWEEN $3 AND $4 \
+           AND status = 'PENDING' AND target = 'KAFKA:msg'",
     )
     .bind(event_ids)
     .bind(now)
+    .bind(lo)
+    .bind(hi)
     .execute(conn)
     .await?
     .rows_affected())
