@@ -80,9 +80,11 @@ struct TailContext;
 
 impl ClientContext for TailContext {
     fn error(&self, error: KafkaError, reason: &str) {
-        match error {
-            KafkaError::PartitionEOF(_) => tracing::debug!(reason, "End of partition"),
-            e => tracing::warn!(error = %e, reason, "Kafka client error"),
+        // librdkafka reports it as a global PARTITION_EOF error here.
+        if error.rdkafka_error_code() == Some(rdkafka::error::RDKafkaErrorCode::PartitionEOF) {
+            tracing::debug!(reason, "End of partition");
+        } else {
+            tracing::warn!(error = %error, reason, "Kafka client error");
         }
     }
 }
