@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end on local defaults (README, first command): services, build,
 # migrate, load the sample messages into the mailbox in file-name order, run
-# every job once, show the result.
+# every job once against a local mock Kafka (msgx dev-kafka), show the result
+# and the delivered events (msgx tail).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,17 @@ if [ -d ../shared/fixtures/sis ]; then samples+=(../shared/fixtures/sis); else
   echo "(../shared/fixtures/sis not found: loading the project's own samples only)"; fi
 if [ ${#samples[@]} -gt 0 ]; then $MSGX mailbox load "${samples[@]}" >/dev/null; fi
 
+echo "== local Kafka: msgx dev-kafka (librdkafka mock cluster, in memory) in the background"
+kafka_log=$(mktemp)
+$MSGX dev-kafka --brokers 1 >"$kafka_log" 2>&1 &
+kafka_pid=$!
+trap 'kill "$kafka_pid" 2>/dev/null || true; wait "$kafka_pid" 2>/dev/null || true; rm -f "$kafka_log"' EXIT
+for _ in $(seq 1 100); do grep -q '^bootstrap=' "$kafka_log" && break; sleep 0.1; done
+MSGX_KAFKA_BROKERS=$(sed -n 's/^bootstrap=//p' "$kafka_log" | head -n 1)
+if [ -z "$MSGX_KAFKA_BROKERS" ]; then echo "dev-kafka did not start:"; cat "$kafka_log"; exit 1; fi
+export MSGX_KAFKA_BROKERS
+echo "dev-kafka pid $kafka_pid, bootstrap $MSGX_KAFKA_BROKERS"
+
 echo "== run every job once"
 for job in $($MSGX jobs --json | python3 -c 'import json,sys; print(" ".join(j["name"] for j in json.load(sys.stdin)))'); do
   set +e
@@ -47,3 +59,11 @@ done
 
 echo "== status"
 $MSGX status
+
+echo "== delivered events: topic msg (change notifications)"
+$MSGX tail msg --from-beginning --max 20
+echo "== delivered events: topic schd (latest state per flight; value=null is a tombstone)"
+$MSGX tail schd --from-beginning --max 10
+
+echo "== stop dev-kafka"
+kill "$kafka_pid" && wait "$kafka_pid" || true

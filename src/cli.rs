@@ -103,6 +103,75 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The outbox DLQ: list, resend or discard DEAD events (recorded in operator_action).
+    Events {
+        #[command(subcommand)]
+        action: EventsAction,
+    },
+    /// Run a local mock Kafka cluster on 127.0.0.1 (development and tests only):
+    /// prints `bootstrap=HOST:PORT,...`; SIGUSR1 = all brokers down, SIGUSR2 = up.
+    DevKafka {
+        /// Number of mock brokers.
+        #[arg(long, default_value_t = 3, value_name = "N")]
+        brokers: i32,
+        /// Partitions of each topic.
+        #[arg(long, default_value_t = 3, value_name = "N")]
+        partitions: i32,
+    },
+    /// Print the records of a Kafka topic: key, headers, value (`null` for a tombstone).
+    Tail {
+        /// Topic name (msgx.kafka.topic-msg / topic-schd).
+        topic: String,
+        /// Start at the earliest offset (default: only new records).
+        #[arg(long)]
+        from_beginning: bool,
+        /// Stop after N records.
+        #[arg(long, value_name = "N")]
+        max: Option<u64>,
+        /// Keep waiting at the end of the topic (default: stop at the end).
+        #[arg(long)]
+        follow: bool,
+        /// Without --follow, stop after this long without any record.
+        #[arg(long, default_value = "5s", value_name = "DURATION")]
+        idle: crate::config::Dur,
+        /// One JSON object per record.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EventsAction {
+    /// List DEAD outbox events (oldest first).
+    Dead {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put DEAD events back to PENDING with a fresh retry budget.
+    Resend {
+        /// EVENT_IDs.
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<i64>,
+        /// Why (recorded).
+        #[arg(long)]
+        reason: Option<String>,
+        /// Who (default: $USER).
+        #[arg(long)]
+        actor: Option<String>,
+    },
+    /// Delete DEAD events; the row, payload and reason are recorded.
+    Discard {
+        /// EVENT_IDs.
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<i64>,
+        /// Why (required, recorded).
+        #[arg(long, required = true)]
+        reason: String,
+        /// Who (default: $USER).
+        #[arg(long)]
+        actor: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -244,6 +313,79 @@ pub async fn run(cli: Cli) -> i32 {
             mailbox_generate(&loaded.config, &spec).await
         }
         Command::Status { json } => status(&loaded.config, clock, json).await,
+        Command::Events { action } => events(&loaded.config, clock, action).await,
+        Command::DevKafka {
+            brokers,
+            partitions,
+        } => {
+            crate::commands::dev_kafka::run(
+                &loaded.config.msgx.kafka,
+                crate::commands::dev_kafka::DevKafkaOptions {
+                    brokers,
+                    partitions,
+                },
+            )
+            .await
+        }
+        Command::Tail {
+            topic,
+            from_beginning,
+            max,
+            follow,
+            idle,
+            json,
+        } => {
+            let opts = crate::commands::tail::TailOptions {
+                from_beginning,
+                max,
+                follow,
+                idle: idle.std(),
+            };
+            crate::commands::tail::run(&loaded.config.msgx.kafka, &topic, &opts, json).await
+        }
+    }
+}
+
+async fn events(config: &Config, clock: SharedClock, action: EventsAction) -> i32 {
+    use crate::commands::events as ev;
+    use crate::delivery::dead_letters::Resolution;
+    let pool = match pg::connect(&config.msgx.postgres).await {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("msgx events: cannot connect to PostgreSQL: {e}");
+            return exit::FAILURE;
+        }
+    };
+    if let Err(e) = pg::ensure_schema_current(&pool).await {
+        eprintln!("msgx events: {e}");
+        return exit::FAILURE;
+    }
+    match action {
+        EventsAction::Dead { json } => ev::dead(&pool, json, &mut std::io::stdout()).await,
+        EventsAction::Resend { ids, reason, actor } => {
+            let actor = ev::actor(actor.as_deref());
+            ev::resolve(
+                &pool,
+                Resolution::Resend,
+                &ids,
+                &actor,
+                reason.as_deref(),
+                clock.now(),
+            )
+            .await
+        }
+        EventsAction::Discard { ids, reason, actor } => {
+            let actor = ev::actor(actor.as_deref());
+            ev::resolve(
+                &pool,
+                Resolution::Discard,
+                &ids,
+                &actor,
+                Some(&reason),
+                clock.now(),
+            )
+            .await
+        }
     }
 }
 
@@ -471,6 +613,7 @@ async fn run_job(
         instance: daemon::instance_name(),
         trigger: Trigger::Cli,
         shutdown: stop_rx,
+        kafka: Default::default(),
     };
     match runner.run(job, opts, None).await {
         Ok(summary) => {

@@ -1,4 +1,7 @@
-//! Operator commands behind the CLI (wired in main.rs by the project lead).
+//! Operator and developer commands behind the CLI (`src/cli.rs` wires them).
 
 pub mod decode;
+pub mod dev_kafka;
+pub mod events;
 pub mod generate;
+pub mod tail;

@@ -146,7 +146,7 @@ impl Default for Mailbox {
 }
 
 /// `[msgx.kafka]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Kafka {
     /// Bootstrap servers; env `MSGX_KAFKA_BROKERS` overrides it.

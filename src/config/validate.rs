@@ -72,6 +72,17 @@ impl Config {
                 ),
             );
         }
+        // Issue 6: the delivery guarantees come from msgx's own keys.
+        for k in m.kafka.properties.keys() {
+            if crate::delivery::producer::RESERVED_PROPERTIES.contains(&k.as_str()) {
+                fail(
+                    "msgx.kafka.properties",
+                    format!(
+                        "may not set {k:?}: msgx sets it from its own key (delivery guarantees)"
+                    ),
+                );
+            }
+        }
         for (key, d) in self.durations() {
             if d.is_zero() {
                 fail(&key, "every duration must be > 0".into());
@@ -300,5 +311,21 @@ mod tests {
         assert!(valid_ignore_rule("SCHD-ADFT"));
         assert!(!valid_ignore_rule("FLOP-"));
         assert!(!valid_ignore_rule("a b"));
+    }
+
+    #[test]
+    fn kafka_properties_may_not_weaken_delivery() {
+        let mut c = Config::default();
+        c.msgx
+            .kafka
+            .properties
+            .insert("enable.idempotence".into(), "false".into());
+        let issues = c.validate().unwrap_err();
+        assert!(
+            issues
+                .iter()
+                .any(|i| i.key == "msgx.kafka.properties" && i.rule.contains("enable.idempotence")),
+            "{issues:?}"
+        );
     }
 }

@@ -1,3 +1,9 @@
 //! Event delivery (design §8).
 
+pub mod dead_letters;
+pub mod dispatcher;
 pub mod event_cleanup;
+mod outbox;
+pub mod producer;
+pub mod retry;
+pub mod schd_flush;

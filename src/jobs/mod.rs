@@ -31,6 +31,8 @@ pub struct JobContext {
     pub shutdown: watch::Receiver<bool>,
     /// Report what would be done; change nothing.
     pub dry_run: bool,
+    /// The process's Kafka producer, created on first use (delivery jobs).
+    pub kafka: crate::delivery::producer::SharedProducer,
 }
 
 impl JobContext {

@@ -10,6 +10,8 @@ pub fn get(name: &str) -> Option<Arc<dyn Job>> {
     let job: Arc<dyn Job> = match name {
         "ingest-sweep" => Arc::new(pipeline::inbox_poller::InboxPoller),
         "pump-drain" => Arc::new(pipeline::pump::Pump),
+        "dispatch-msg" => Arc::new(delivery::dispatcher::Dispatcher),
+        "schd-flush" => Arc::new(delivery::schd_flush::SchdFlush),
         "event-cleanup" => Arc::new(delivery::event_cleanup::EventCleanup),
         "snaplog-purge" => Arc::new(maintenance::snaplog_purge::SnaplogPurge),
         "retention" => Arc::new(maintenance::retention::Retention),
@@ -34,6 +36,8 @@ mod tests {
             .map(|m| m.name)
             .collect();
         for implemented in [
+            "dispatch-msg",
+            "schd-flush",
             "event-cleanup",
             "snaplog-purge",
             "retention",

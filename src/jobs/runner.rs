@@ -96,6 +96,8 @@ pub struct Runner {
     pub instance: String,
     pub trigger: Trigger,
     pub shutdown: watch::Receiver<bool>,
+    /// The Kafka producer the delivery jobs share (created on first use).
+    pub kafka: crate::delivery::producer::SharedProducer,
 }
 
 impl Runner {
@@ -211,6 +213,7 @@ impl Runner {
             guard,
             shutdown: self.shutdown.clone(),
             dry_run: opts.dry_run,
+            kafka: self.kafka.clone(),
         };
         let run_id = job_run::insert_started(
             &self.pg,

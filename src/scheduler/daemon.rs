@@ -147,6 +147,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             instance,
             trigger: Trigger::Daemon,
             shutdown: stop_rx.clone(),
+            kafka: Default::default(),
         },
         guard: lock.guard(),
         running,

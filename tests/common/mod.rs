@@ -262,6 +262,7 @@ pub fn runner(
         instance: "test".into(),
         trigger: msgx::jobs::runner::Trigger::Cli,
         shutdown: rx,
+        kafka: Default::default(),
     };
     (runner, tx)
 }

@@ -5,6 +5,7 @@ pub mod flight;
 pub mod inbox;
 pub mod job_run;
 pub mod msg_event;
+pub mod operator_action;
 pub mod proc_state;
 pub mod ref_master;
 pub mod snap_log;

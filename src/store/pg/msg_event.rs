@@ -1,11 +1,237 @@
-//! MSG_EVENT writes inside processor transactions (design §8): KAFKA:msg rows
-//! are appended (EVENT_ID from the global sequence = delivery order);
-//! KAFKA:schd is one row per FLID, replaced only by a version ≥ the stored
-//! one, with a fresh EVENT_ID as the write generation, reset to PENDING (§8.2).
+//! MSG_EVENT, the transactional outbox (design §1.2, §8): the statements of
+//! the processors' appends, the delivery jobs and the operator's DLQ
+//! commands, one function each.
+//!
+//! Appends: KAFKA:msg rows are appended (EVENT_ID from the global sequence =
+//! delivery order); KAFKA:schd is one row per FLID, replaced only by a version
+//! ≥ the stored one, with a fresh EVENT_ID as the write generation, reset to
+//! PENDING (§8.2).
 
+use crate::delivery::retry::FailureUpdate;
 use crate::domain::{DomainEvent, EventTarget};
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
+use serde::Serialize;
+use sqlx::{PgConnection, PgPool};
+
+/// A PENDING row as a delivery job reads it (the batch is frozen at this read).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct PendingEvent {
+    pub event_id: i64,
+    /// The FLID.
+    pub partition_key: String,
+    /// `UPSERT` or `TOMBSTONE`.
+    pub event_type: String,
+    pub state_version: i64,
+    /// `None` = send a null value.
+    pub payload: Option<Vec<u8>>,
+    pub attempts: i32,
+    pub first_failure_at: Option<DateTime<Utc>>,
+}
+
+/// Due KAFKA:msg rows with EVENT_ID > `after`, in EVENT_ID order, leaving
+/// out every row of a FLID whose earlier PENDING row is still backing off
+/// (§8.1: a failed head pauses its FLID, across runs too).
+pub async fn fetch_due_msg(
+    pool: &PgPool,
+    now: DateTime<Utc>,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<PendingEvent>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT e.event_id, e.partition_key, e.event_type, e.state_version, e.payload, \
+                e.attempts, e.first_failure_at \
+         FROM msg_event e \
+         WHERE e.target = 'KAFKA:msg' AND e.status = 'PENDING' \
+           AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= $1) \
+           AND e.event_id > $3 \
+           AND NOT EXISTS (SELECT 1 FROM msg_event h \
+                           WHERE h.target = 'KAFKA:msg' AND h.status = 'PENDING' \
+                             AND h.partition_key = e.partition_key \
+                             AND h.event_id < e.event_id \
+                             AND h.next_attempt_at > $1) \
+         ORDER BY e.event_id \
+         LIMIT $2",
+    )
+    .bind(now)
+    .bind(limit)
+    .bind(after)
+    .fetch_all(pool)
+    .await
+}
+
+/// Due KAFKA:schd rows (one per FLID by the schema) with EVENT_ID > `after`,
+/// oldest generation first (§8.2).
+pub async fn fetch_due_schd(
+    pool: &PgPool,
+    now: DateTime<Utc>,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<PendingEvent>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT event_id, partition_key, event_type, state_version, payload, attempts, first_failure_at \
+         FROM msg_event \
+         WHERE target = 'KAFKA:schd' AND status = 'PENDING' \
+           AND (next_attempt_at IS NULL OR next_attempt_at <= $1) \
+           AND event_id > $3 \
+         ORDER BY event_id \
+         LIMIT $2",
+    )
+    .bind(now)
+    .bind(limit)
+    .bind(after)
+    .fetch_all(pool)
+    .await
+}
+
+/// Marks confirmed KAFKA:msg rows SENT with SENT_AT in the same statement
+/// (§1.2). Returns the rows changed.
+pub async fn mark_msg_sent(
+    conn: &mut PgConnection,
+    event_ids: &[i64],
+    now: DateTime<Utc>,
+) -> Result<u64, sqlx::Error> {
+    // The BETWEEN bounds let any plan use an index range, also without table
+    // statistics (an ANY() filter alone may scan every PENDING row).
+    let (Some(lo), Some(hi)) = (event_ids.iter().min(), event_ids.iter().max()) else {
+        return Ok(0);
+    };
+    Ok(sqlx::query(
+        "UPDATE msg_event SET status = 'SENT', sent_at = $2, next_attempt_at = NULL \
+         WHERE event_id = ANY($1) AND event_id BETWEEN $3 AND $4 \
+           AND status = 'PENDING' AND target = 'KAFKA:msg'",
+    )
+    .bind(event_ids)
+    .bind(now)
+    .bind(lo)
+    .bind(hi)
+    .execute(conn)
+    .await?
+    .rows_affected())
+}
+
+/// Marks confirmed KAFKA:schd rows SENT only where both the generation
+/// (EVENT_ID) and the STATE_VERSION are still the ones read (§8.2): a row
+/// replaced meanwhile stays PENDING for the next round. Returns the marked IDs.
+pub async fn mark_schd_sent(
+    conn: &mut PgConnection,
+    sent: &[(i64, i64)],
+    now: DateTime<Utc>,
+) -> Result<Vec<i64>, sqlx::Error> {
+    let ids: Vec<i64> = sent.iter().map(|(id, _)| *id).collect();
+    let versions: Vec<i64> = sent.iter().map(|(_, v)| *v).collect();
+    sqlx::query_scalar(
+        "UPDATE msg_event m SET status = 'SENT', sent_at = $3, next_attempt_at = NULL \
+         FROM unnest($1::bigint[], $2::bigint[]) AS r(event_id, state_version) \
+         WHERE m.event_id = r.event_id AND m.state_version = r.state_version \
+           AND m.status = 'PENDING' AND m.target = 'KAFKA:schd' \
+         RETURNING m.event_id",
+    )
+    .bind(&ids)
+    .bind(&versions)
+    .bind(now)
+    .fetch_all(conn)
+    .await
+}
+
+/// Records a failed send on the row read (same EVENT_ID and STATE_VERSION,
+/// still PENDING). Returns false when the row changed meanwhile.
+pub async fn record_failure(
+    conn: &mut PgConnection,
+    event_id: i64,
+    state_version: i64,
+    update: &FailureUpdate,
+    error: &str,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE msg_event SET status = $3, attempts = $4, next_attempt_at = $5, \
+                first_failure_at = $6, last_error = $7 \
+         WHERE event_id = $1 AND state_version = $2 AND status = 'PENDING'",
+    )
+    .bind(event_id)
+    .bind(state_version)
+    .bind(if update.dead { "DEAD" } else { "PENDING" })
+    .bind(update.attempts)
+    .bind(update.next_attempt_at)
+    .bind(update.first_failure_at)
+    .bind(error)
+    .execute(conn)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+/// A DEAD row, as `msgx events dead` shows it (payload reduced to its size).
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct DeadEvent {
+    pub event_id: i64,
+    pub target: String,
+    pub partition_key: String,
+    pub event_type: String,
+    pub state_version: i64,
+    pub msg_id: Option<i64>,
+    pub attempts: i32,
+    pub first_failure_at: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    /// Payload size in bytes; `None` for a null value.
+    pub payload_bytes: Option<i32>,
+    /// The payload itself (not shown by `events dead`; recorded on discard).
+    #[serde(skip)]
+    pub payload: Option<Vec<u8>>,
+}
+
+const DEAD_COLUMNS: &str = "event_id, target, partition_key, event_type, state_version, msg_id, \
+     attempts, first_failure_at, last_error, created_at, octet_length(payload) AS payload_bytes, payload";
+
+/// DEAD rows (the DLQ, §8.3), oldest first.
+pub async fn list_dead(pool: &PgPool, limit: i64) -> Result<Vec<DeadEvent>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {DEAD_COLUMNS} FROM msg_event WHERE status = 'DEAD' ORDER BY event_id LIMIT $1"
+    )))
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+/// DEAD → PENDING with a fresh retry budget (§9.1 replay rules: attempts,
+/// next attempt and error reset). Returns the row as it was, or `None` when
+/// `event_id` is not a DEAD row.
+pub async fn resend_dead(
+    conn: &mut PgConnection,
+    event_id: i64,
+) -> Result<Option<DeadEvent>, sqlx::Error> {
+    let before: Option<DeadEvent> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {DEAD_COLUMNS} FROM msg_event WHERE event_id = $1 AND status = 'DEAD' FOR UPDATE"
+    )))
+    .bind(event_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    if before.is_some() {
+        sqlx::query(
+            "UPDATE msg_event SET status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
+                    first_failure_at = NULL, last_error = NULL \
+             WHERE event_id = $1 AND status = 'DEAD'",
+        )
+        .bind(event_id)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(before)
+}
+
+/// Deletes a DEAD row (the operator resolved it). Returns the row as it was,
+/// or `None` when `event_id` is not a DEAD row.
+pub async fn delete_dead(
+    conn: &mut PgConnection,
+    event_id: i64,
+) -> Result<Option<DeadEvent>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "DELETE FROM msg_event WHERE event_id = $1 AND status = 'DEAD' RETURNING {DEAD_COLUMNS}"
+    )))
+    .bind(event_id)
+    .fetch_optional(conn)
+    .await
+}
 
 /// Stores the events of one decision, in order.
 pub async fn append(

@@ -1,0 +1,217 @@
+//! `msgx tail <topic>`: a small consumer that shows what the delivery jobs
+//! published (issue 6, item 5): partition, offset, key, headers, and the
+//! value or `null` for a tombstone.
+//!
+//! It assigns every partition directly (no group join: infra notes, a group
+//! join costs ≈ 3 s) and commits nothing. Without `--follow` it stops once
+//! every partition is at its end, or after `--idle` without any message.
+
+use crate::config;
+use rdkafka::ClientContext;
+use rdkafka::consumer::{Consumer, ConsumerContext, StreamConsumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::{Headers, Message};
+use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// How to read.
+#[derive(Debug, Clone)]
+pub struct TailOptions {
+    /// Start at the earliest offset (else only new messages).
+    pub from_beginning: bool,
+    /// Stop after this many messages.
+    pub max: Option<u64>,
+    /// Keep waiting for new messages at the end of the topic.
+    pub follow: bool,
+    /// Without `follow`: stop after this long without any message or event.
+    pub idle: Duration,
+}
+
+/// One consumed record.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct TailRecord {
+    pub topic: String,
+    pub partition: i32,
+    pub offset: i64,
+    pub key: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    /// `None` = a null value (tombstone).
+    pub value: Option<String>,
+}
+
+impl TailRecord {
+    /// A header parsed as an integer (`state-version`, `event-id`).
+    pub fn header_i64(&self, name: &str) -> Option<i64> {
+        self.headers.get(name).and_then(|v| v.parse().ok())
+    }
+
+    /// One line for people.
+    pub fn to_line(&self) -> String {
+        let headers: Vec<String> = self
+            .headers
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!(
+            "{}:{} key={} {} value={}",
+            self.partition,
+            self.offset,
+            self.key.as_deref().unwrap_or("null"),
+            headers.join(" "),
+            self.value.as_deref().unwrap_or("null")
+        )
+    }
+}
+
+/// Why tailing failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TailError {
+    #[error("Kafka: {0}")]
+    Kafka(#[from] KafkaError),
+    #[error("topic {0:?} has no partitions (does it exist?)")]
+    NoPartitions(String),
+}
+
+/// Keeps librdkafka's end-of-partition notices (expected here) out of the
+/// error log; other client errors are logged as warnings.
+struct TailContext;
+
+impl ClientContext for TailContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        // librdkafka reports it as a global PARTITION_EOF error here.
+        if error.rdkafka_error_code() == Some(rdkafka::error::RDKafkaErrorCode::PartitionEOF) {
+            tracing::debug!(reason, "End of partition");
+        } else {
+            tracing::warn!(error = %error, reason, "Kafka client error");
+        }
+    }
+}
+
+impl ConsumerContext for TailContext {}
+
+/// Reads `topic` by `opts`, calling `each` per record; returns the count.
+pub async fn tail(
+    cfg: &config::Kafka,
+    topic: &str,
+    opts: &TailOptions,
+    mut each: impl FnMut(&TailRecord),
+) -> Result<u64, TailError> {
+    let mut cc = ClientConfig::new();
+    for (k, v) in &cfg.properties {
+        cc.set(k, v);
+    }
+    let consumer: StreamConsumer<TailContext> = cc
+        .set("bootstrap.servers", &cfg.brokers)
+        .set("group.id", "msgx-tail")
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "true")
+        .set(
+            "reconnect.backoff.max.ms",
+            cfg.reconnect_backoff_max
+                .std()
+                .as_millis()
+                .max(1)
+                .to_string(),
+        )
+        .create_with_context(TailContext)?;
+    let metadata = consumer.fetch_metadata(Some(topic), cfg.call_timeout.std())?;
+    let partitions: Vec<i32> = metadata
+        .topics()
+        .iter()
+        .filter(|t| t.name() == topic)
+        .flat_map(|t| t.partitions().iter().map(|p| p.id()))
+        .collect();
+    if partitions.is_empty() {
+        return Err(TailError::NoPartitions(topic.to_string()));
+    }
+    let start = if opts.from_beginning {
+        Offset::Beginning
+    } else {
+        Offset::End
+    };
+    let mut tpl = TopicPartitionList::new();
+    for p in &partitions {
+        tpl.add_partition_offset(topic, *p, start)?;
+    }
+    consumer.assign(&tpl)?;
+
+    let mut at_end: BTreeSet<i32> = BTreeSet::new();
+    let mut count = 0u64;
+    loop {
+        if opts.max.is_some_and(|m| count >= m) {
+            break;
+        }
+        if !opts.follow && at_end.len() == partitions.len() {
+            break;
+        }
+        let next = if opts.follow {
+            Ok(consumer.recv().await)
+        } else {
+            tokio::time::timeout(opts.idle, consumer.recv()).await
+        };
+        match next {
+            Err(_idle) => break,
+            Ok(Err(KafkaError::PartitionEOF(p))) => {
+                at_end.insert(p);
+            }
+            Ok(Err(e)) => return Err(e.into()),
+            Ok(Ok(m)) => {
+                at_end.remove(&m.partition());
+                let headers = m
+                    .headers()
+                    .map(|h| {
+                        h.iter()
+                            .map(|h| {
+                                (
+                                    h.key.to_string(),
+                                    h.value
+                                        .map(|v| String::from_utf8_lossy(v).into_owned())
+                                        .unwrap_or_default(),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let record = TailRecord {
+                    topic: m.topic().to_string(),
+                    partition: m.partition(),
+                    offset: m.offset(),
+                    key: m.key().map(|k| String::from_utf8_lossy(k).into_owned()),
+                    headers,
+                    value: m.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
+                };
+                each(&record);
+                count += 1;
+            }
+        }
+    }
+    Ok(count)
+}
+
+/// `msgx tail`: prints records (one line or one JSON object each); exit 0,
+/// or 1 on a Kafka error.
+pub async fn run(cfg: &config::Kafka, topic: &str, opts: &TailOptions, json: bool) -> i32 {
+    let printed = tail(cfg, topic, opts, |r| {
+        if json {
+            println!("{}", serde_json::to_string(r).unwrap_or_default());
+        } else {
+            println!("{}", r.to_line());
+        }
+    });
+    let result = tokio::select! {
+        r = printed => r,
+        _ = tokio::signal::ctrl_c() => return 0,
+    };
+    match result {
+        Ok(n) => {
+            eprintln!("{n} message(s) from {topic}");
+            0
+        }
+        Err(e) => {
+            eprintln!("msgx tail: {e}");
+            1
+        }
+    }
+}

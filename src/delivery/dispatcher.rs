@@ -1,0 +1,144 @@
+//! `dispatch-msg`: the Dispatcher of KAFKA:msg events (design §8.1).
+//!
+//! - **Frozen batch.** A round reads up to `msgx.dispatch.batch` due PENDING
+//!   rows in EVENT_ID order and acts only on them.
+//! - **Per-FLID order.** The batch is split into one queue per FLID (EVENT_ID
+//!   order). It is sent in *waves*: each wave holds the current head of every
+//!   FLID queue, so a FLID never has two records in flight, and a record is
+//!   sent only after its predecessor's delivery report confirmed it.
+//! - **A failed head pauses only its FLID.** Its later rows in the batch are
+//!   left untouched (counted as `paused`); the failure sets the head's
+//!   NEXT_ATTEMPT_AT, and the read query leaves out every row of a FLID whose
+//!   earlier PENDING row is still backing off, so later runs keep the pause
+//!   (`store::pg::msg_event::fetch_due_msg`). Other FLIDs go on.
+//! - **SENT after the report.** A wave's confirmed rows are marked SENT with
+//!   SENT_AT in one UPDATE, in a fenced transaction, after every report of the
+//!   wave arrived. A crash in between re-sends them (at-least-once).
+//!
+//! Failure handling (counted, transient, in doubt): [`super::retry`] and
+//! docs/delivery.md.
+
+use super::outbox::{self, OutboxJob, RoundEnd, WaveSender};
+use super::producer::Topic;
+use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::store::pg::msg_event::{self, PendingEvent};
+use chrono::{DateTime, Utc};
+use std::collections::{HashMap, VecDeque};
+
+/// The `dispatch-msg` job.
+pub struct Dispatcher;
+
+#[async_trait::async_trait]
+impl Job for Dispatcher {
+    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+        outbox::run_rounds(self, ctx, bounds).await
+    }
+}
+
+#[async_trait::async_trait]
+impl OutboxJob for Dispatcher {
+    fn name(&self) -> &'static str {
+        "dispatch-msg"
+    }
+
+    fn round_size(&self, ctx: &JobContext) -> u64 {
+        u64::from(ctx.config.msgx.dispatch.batch)
+    }
+
+    async fn fetch(
+        &self,
+        ctx: &JobContext,
+        now: DateTime<Utc>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<PendingEvent>, sqlx::Error> {
+        msg_event::fetch_due_msg(&ctx.pg, now, after, limit).await
+    }
+
+    async fn deliver(
+        &self,
+        wave: &WaveSender<'_>,
+        rows: Vec<PendingEvent>,
+        report: &mut RunReport,
+    ) -> Result<RoundEnd, JobError> {
+        let mut queues = per_flid_queues(rows);
+        let mut end = RoundEnd::default();
+        loop {
+            let heads: Vec<&PendingEvent> = queues.iter().filter_map(|q| q.front()).collect();
+            if heads.is_empty() {
+                break;
+            }
+            if !wave.may_continue()? {
+                end.cut_short = true;
+                break;
+            }
+            let outcome = wave.send(Topic::Msg, &heads, report).await?;
+            end.broker_failures += outcome.broker_failures;
+            end.fatal |= outcome.fatal;
+            let mut ok = outcome.confirmed.into_iter();
+            for q in queues.iter_mut().filter(|q| !q.is_empty()) {
+                if ok.next().unwrap_or(false) {
+                    q.pop_front();
+                    end.confirmed += 1;
+                } else {
+                    // The head failed: the rest of this FLID waits (§8.1).
+                    report.count("paused", (q.len() - 1) as u64);
+                    q.clear();
+                }
+            }
+            if end.fatal {
+                break;
+            }
+        }
+        Ok(end)
+    }
+}
+
+/// Splits a batch (EVENT_ID order) into one queue per FLID, each in EVENT_ID
+/// order; queues are ordered by their first row.
+fn per_flid_queues(rows: Vec<PendingEvent>) -> Vec<VecDeque<PendingEvent>> {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut queues: Vec<VecDeque<PendingEvent>> = Vec::new();
+    for row in rows {
+        let i = *index.entry(row.partition_key.clone()).or_insert_with(|| {
+            queues.push(VecDeque::new());
+            queues.len() - 1
+        });
+        queues[i].push_back(row);
+    }
+    queues
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: i64, flid: &str) -> PendingEvent {
+        PendingEvent {
+            event_id: id,
+            partition_key: flid.into(),
+            event_type: "UPSERT".into(),
+            state_version: id,
+            payload: Some(b"{}".to_vec()),
+            attempts: 0,
+            first_failure_at: None,
+        }
+    }
+
+    #[test]
+    fn queues_keep_event_id_order_per_flid() {
+        let queues = per_flid_queues(vec![
+            row(1, "15"),
+            row(2, "16"),
+            row(3, "15"),
+            row(4, "17"),
+            row(5, "16"),
+            row(6, "15"),
+        ]);
+        let ids: Vec<Vec<i64>> = queues
+            .iter()
+            .map(|q| q.iter().map(|r| r.event_id).collect())
+            .collect();
+        assert_eq!(ids, vec![vec![1, 3, 6], vec![2, 5], vec![4]]);
+    }
+}

@@ -1,0 +1,259 @@
+//! The part both delivery jobs share (design §8.1, §8.2): the bounded round
+//! loop, and the "wave" — send a set of rows (at most one per FLID), wait for
+//! every delivery report, then in one fenced transaction mark the confirmed
+//! rows SENT and record each failure by the [`RetryPolicy`].
+//!
+//! A round reads its rows once (the batch is frozen at read time) and acts
+//! only on those rows; rows committed meanwhile wait for the next round.
+
+use super::producer::{DeliveryProducer, FailureClass, Outgoing, SendError, Topic, classify};
+use super::retry::RetryPolicy;
+use crate::jobs::{JobContext, JobError, RunBounds, RunReport};
+use crate::store::pg::msg_event::{self, PendingEvent};
+use chrono::{DateTime, Utc};
+use rdkafka::error::RDKafkaErrorCode;
+use std::sync::Arc;
+
+/// A delivery job's target-specific parts.
+#[async_trait::async_trait]
+pub(crate) trait OutboxJob: Send + Sync {
+    /// Counter prefix and log name, e.g. `dispatch-msg`.
+    fn name(&self) -> &'static str;
+    /// Rows per round (`msgx.dispatch.batch`, `msgx.schd.flush-limit`).
+    fn round_size(&self, ctx: &JobContext) -> u64;
+    /// Reads the round's rows (the frozen batch): due at `now`, EVENT_ID >
+    /// `after`, in EVENT_ID order.
+    async fn fetch(
+        &self,
+        ctx: &JobContext,
+        now: DateTime<Utc>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<PendingEvent>, sqlx::Error>;
+    /// Delivers the frozen batch.
+    async fn deliver(
+        &self,
+        wave: &WaveSender<'_>,
+        rows: Vec<PendingEvent>,
+        report: &mut RunReport,
+    ) -> Result<RoundEnd, JobError>;
+}
+
+/// How a round ended, for the loop's decision to go on.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct RoundEnd {
+    /// Records the broker confirmed in this round.
+    pub confirmed: u64,
+    /// Failures that were not the record's own fault (transient or in doubt).
+    pub broker_failures: u64,
+    /// The producer hit a fatal error: drop it, stop the run.
+    pub fatal: bool,
+    /// Stopped early (deadline, shutdown): rows of the batch were left unsent.
+    pub cut_short: bool,
+}
+
+/// Runs rounds of `job` until the batch comes back short, the item bound, the
+/// time budget, or a round in which the broker confirmed nothing and failed
+/// (a broker outage: waiting out every next head's message timeout in the
+/// same run would only delay the run's end).
+///
+/// "Due" is judged at the run's start for every round, and each round reads
+/// after the previous round's last EVENT_ID. That is safe: a row a round did
+/// not return was not eligible at that instant (SENT, DEAD, backing off, or
+/// behind a backing-off head), stays so for the rest of the run, and rows
+/// committed later get higher EVENT_IDs. A row failing in this run backs off
+/// past the run's start. It also keeps each read from filtering past the rows
+/// earlier rounds already sent (docs/BENCHMARKS.md).
+pub(crate) async fn run_rounds(
+    job: &dyn OutboxJob,
+    ctx: &JobContext,
+    bounds: &RunBounds,
+) -> Result<RunReport, JobError> {
+    let run_start = ctx.clock.now();
+    let deadline = bounds.deadline(run_start);
+    let policy = RetryPolicy::from_config(&ctx.config);
+    let round_size = job.round_size(ctx).max(1);
+    let mut report = RunReport::default();
+    let mut read = 0u64;
+    let mut after = 0i64;
+    let mut producer: Option<Arc<DeliveryProducer>> = None;
+    loop {
+        if read >= bounds.max_items || !ctx.may_continue(deadline)? {
+            report.more = true;
+            break;
+        }
+        let limit = round_size.min(bounds.max_items - read);
+        let rows = job
+            .fetch(
+                ctx,
+                run_start,
+                after,
+                i64::try_from(limit).unwrap_or(i64::MAX),
+            )
+            .await?;
+        let n = rows.len() as u64;
+        after = rows.last().map_or(after, |r| r.event_id);
+        read += n;
+        if ctx.dry_run {
+            report.items += n;
+            report.count("due", n);
+            report.more = n == limit;
+            break;
+        }
+        if rows.is_empty() {
+            report.more = false;
+            break;
+        }
+        let p = match &producer {
+            Some(p) => p.clone(),
+            None => {
+                let p = ctx
+                    .kafka
+                    .get(&ctx.config.msgx.kafka)
+                    .map_err(|e| JobError::Other(e.to_string()))?;
+                producer = Some(p.clone());
+                p
+            }
+        };
+        let wave = WaveSender {
+            ctx,
+            producer: &p,
+            policy: &policy,
+            deadline,
+        };
+        let end = job.deliver(&wave, rows, &mut report).await?;
+        report.items += end.confirmed;
+        if end.fatal {
+            ctx.kafka.discard(&p);
+            tracing::warn!(job = job.name(), error = ?p.fatal_error(), "Kafka producer fatal error; it is recreated on the next run");
+            report.more = true;
+            break;
+        }
+        if end.cut_short || (end.confirmed == 0 && end.broker_failures > 0) {
+            report.more = true;
+            break;
+        }
+        report.more = n == limit;
+        if !report.more {
+            break;
+        }
+    }
+    Ok(report)
+}
+
+/// Sends waves for one round.
+pub(crate) struct WaveSender<'a> {
+    pub ctx: &'a JobContext,
+    pub producer: &'a Arc<DeliveryProducer>,
+    pub policy: &'a RetryPolicy,
+    pub deadline: DateTime<Utc>,
+}
+
+/// Per-row result of a wave, in the order of the rows given.
+pub(crate) struct WaveOutcome {
+    /// True where the broker confirmed the record.
+    pub confirmed: Vec<bool>,
+    pub broker_failures: u64,
+    pub fatal: bool,
+}
+
+impl WaveSender<'_> {
+    /// Whether another wave may start (lock held, no shutdown, in budget).
+    pub fn may_continue(&self) -> Result<bool, JobError> {
+        self.ctx.may_continue(self.deadline)
+    }
+
+    /// Sends `rows` (at most one per FLID), waits for every delivery report,
+    /// then marks and records in one fenced transaction.
+    pub async fn send(
+        &self,
+        topic: Topic,
+        rows: &[&PendingEvent],
+        report: &mut RunReport,
+    ) -> Result<WaveOutcome, JobError> {
+        let records: Vec<Outgoing<'_>> = rows
+            .iter()
+            .map(|r| Outgoing {
+                topic,
+                key: &r.partition_key,
+                payload: r.payload.as_deref(),
+                event_type: &r.event_type,
+                state_version: r.state_version,
+                event_id: r.event_id,
+            })
+            .collect();
+        let results = self.producer.send_all(&records).await;
+        let now = self.ctx.clock.now();
+
+        let mut confirmed = Vec::with_capacity(rows.len());
+        let mut failures: Vec<(&PendingEvent, SendError, FailureClass)> = Vec::new();
+        let mut fatal = false;
+        for (row, result) in rows.iter().zip(results) {
+            match result {
+                Ok(()) => confirmed.push(true),
+                Err(e) => {
+                    confirmed.push(false);
+                    fatal |= e.code() == Some(RDKafkaErrorCode::Fatal);
+                    let class = classify(&e);
+                    failures.push((row, e, class));
+                }
+            }
+        }
+        fatal |= self.producer.fatal_error().is_some();
+
+        let mut tx = self.ctx.pg.begin().await?;
+        self.ctx.fence(&mut tx).await?;
+        let sent = rows.iter().zip(&confirmed).filter(|(_, ok)| **ok);
+        match topic {
+            Topic::Msg => {
+                let ids: Vec<i64> = sent.map(|(r, _)| r.event_id).collect();
+                let marked = msg_event::mark_msg_sent(&mut tx, &ids, now).await?;
+                report.count("sent", marked);
+            }
+            Topic::Schd => {
+                let pairs: Vec<(i64, i64)> =
+                    sent.map(|(r, _)| (r.event_id, r.state_version)).collect();
+                let marked = msg_event::mark_schd_sent(&mut tx, &pairs, now).await?;
+                report.count("sent", marked.len() as u64);
+                // Sent, but a newer version replaced the row meanwhile (§8.2):
+                // it stays PENDING and goes out in the next round.
+                report.count("superseded", (pairs.len() - marked.len()) as u64);
+            }
+        }
+        let mut broker_failures = 0;
+        for (row, err, class) in &failures {
+            let update = self
+                .policy
+                .on_failure(row.attempts, row.first_failure_at, *class, now);
+            let error = format!("{class:?}: {err}");
+            msg_event::record_failure(&mut tx, row.event_id, row.state_version, &update, &error)
+                .await?;
+            report.count(
+                match class {
+                    FailureClass::MessageSpecific => "failed_message_specific",
+                    FailureClass::Transient => "failed_transient",
+                    FailureClass::InDoubt => "failed_in_doubt",
+                },
+                1,
+            );
+            if *class != FailureClass::MessageSpecific {
+                broker_failures += 1;
+            }
+            if update.dead {
+                report.count("dead", 1);
+                tracing::error!(event_id = row.event_id, flid = %row.partition_key, attempts = update.attempts, error = %error, "Outbox event is DEAD (kept as the DLQ)");
+            } else {
+                tracing::debug!(event_id = row.event_id, flid = %row.partition_key, attempts = update.attempts, counted = update.counted, next_attempt_at = ?update.next_attempt_at, error = %error, "Outbox event not delivered; backing off");
+            }
+        }
+        tx.commit().await?;
+        if let Some((row, err, class)) = failures.first() {
+            tracing::warn!(failed = failures.len(), of = rows.len(), first_event_id = row.event_id, first_class = ?class, first_error = %err, "Outbox events not delivered; their FLIDs back off");
+        }
+        Ok(WaveOutcome {
+            confirmed,
+            broker_failures,
+            fatal,
+        })
+    }
+}

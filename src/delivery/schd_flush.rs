@@ -1,0 +1,67 @@
+//! `schd-flush`: publishes the latest full state per flight to the schd
+//! topic (design §8.2, §12.4).
+//!
+//! KAFKA:schd keeps one outbox row per FLID; the processors upsert it
+//! only-forward (STATE_VERSION ≥ the stored one) and give it a new EVENT_ID
+//! (its write generation) each time, so ten updates between two flushes
+//! leave one row: one message with the last version (conflation).
+//!
+//! A round takes up to `msgx.schd.flush-limit` due rows (one per FLID, so one
+//! wave), sends UPSERT rows with their payload and TOMBSTONE rows with a null
+//! value, key = FLID, and marks with the generation and version it read
+//! (`WHERE event_id = <read> AND state_version = <read>`): a row replaced
+//! while the record was in flight is not marked and goes out next round
+//! (counted as `superseded`). Failures follow [`super::retry`].
+
+use super::outbox::{self, OutboxJob, RoundEnd, WaveSender};
+use super::producer::Topic;
+use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::store::pg::msg_event::{self, PendingEvent};
+use chrono::{DateTime, Utc};
+
+/// The `schd-flush` job.
+pub struct SchdFlush;
+
+#[async_trait::async_trait]
+impl Job for SchdFlush {
+    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+        outbox::run_rounds(self, ctx, bounds).await
+    }
+}
+
+#[async_trait::async_trait]
+impl OutboxJob for SchdFlush {
+    fn name(&self) -> &'static str {
+        "schd-flush"
+    }
+
+    fn round_size(&self, ctx: &JobContext) -> u64 {
+        u64::from(ctx.config.msgx.schd.flush_limit)
+    }
+
+    async fn fetch(
+        &self,
+        ctx: &JobContext,
+        now: DateTime<Utc>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<PendingEvent>, sqlx::Error> {
+        msg_event::fetch_due_schd(&ctx.pg, now, after, limit).await
+    }
+
+    async fn deliver(
+        &self,
+        wave: &WaveSender<'_>,
+        rows: Vec<PendingEvent>,
+        report: &mut RunReport,
+    ) -> Result<RoundEnd, JobError> {
+        let refs: Vec<&PendingEvent> = rows.iter().collect();
+        let outcome = wave.send(Topic::Schd, &refs, report).await?;
+        Ok(RoundEnd {
+            confirmed: outcome.confirmed.iter().filter(|ok| **ok).count() as u64,
+            broker_failures: outcome.broker_failures,
+            fatal: outcome.fatal,
+            cut_short: false,
+        })
+    }
+}

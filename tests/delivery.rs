@@ -1,0 +1,964 @@
+//! Kafka delivery (issue 6; design §8.1–§8.3) against librdkafka's in-process
+//! mock cluster and a real PostgreSQL. Scenarios are set up by inserting
+//! MSG_EVENT rows directly; time moves only through the manual clock. The
+//! only real waiting is librdkafka's own (`message.timeout.ms` = 2 s here).
+
+mod common;
+
+use common::*;
+use msgx::clock::ManualClock;
+use msgx::commands::tail::{TailOptions, TailRecord, tail};
+use msgx::config::Config;
+use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
+use msgx::store::pg::job_run::Outcome;
+use rdkafka::mocking::MockCluster;
+use rdkafka::producer::{DefaultProducerContext, Producer};
+use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const MSG: &str = "msg";
+const SCHD: &str = "schd";
+
+/// A mock cluster with the two topics (3 partitions each).
+fn mock_kafka(brokers: i32) -> MockCluster<'static, DefaultProducerContext> {
+    let cluster = MockCluster::new(brokers).expect("mock cluster");
+    for t in [MSG, SCHD] {
+        cluster
+            .create_topic(t, 3, brokers.min(3))
+            .expect("create topic");
+    }
+    cluster
+}
+
+/// Fast-failing Kafka settings for tests (infra notes).
+fn fast_kafka(c: &mut Config, bootstrap: &str) {
+    c.msgx.kafka.brokers = bootstrap.to_string();
+    c.msgx.kafka.message_timeout = "2s".parse().expect("duration");
+    c.msgx.kafka.call_timeout = "5s".parse().expect("duration");
+    c.msgx.kafka.reconnect_backoff_max = "200ms".parse().expect("duration");
+}
+
+fn kafka_runner(
+    db: &TestDb,
+    cluster: &MockCluster<'static, DefaultProducerContext>,
+    clock: msgx::clock::SharedClock,
+    tweak: impl FnOnce(&mut Config),
+) -> (Runner, tokio::sync::watch::Sender<bool>) {
+    let bootstrap = cluster.bootstrap_servers();
+    runner(db, None, clock, |c| {
+        fast_kafka(c, &bootstrap);
+        tweak(c);
+    })
+}
+
+async fn run(r: &Runner, job: &str) -> RunSummary {
+    let s = r
+        .run(job, &RunOptions::default(), None)
+        .await
+        .expect("job runs");
+    assert_eq!(s.outcome, Outcome::Succeeded, "{s:?}");
+    s
+}
+
+fn count(s: &RunSummary, name: &str) -> u64 {
+    s.details.get(name).and_then(|v| v.as_u64()).unwrap_or(0)
+}
+
+fn payload(flid: i64, version: i64) -> Vec<u8> {
+    format!(r#"{{"flid":{flid},"state_version":{version}}}"#).into_bytes()
+}
+
+/// A KAFKA:msg row as the processors write it; returns its EVENT_ID.
+async fn insert_msg(db: &TestDb, clock: &ManualClock, flid: i64, version: i64) -> i64 {
+    insert_msg_payload(db, clock, flid, version, payload(flid, version)).await
+}
+
+async fn insert_msg_payload(
+    db: &TestDb,
+    clock: &ManualClock,
+    flid: i64,
+    version: i64,
+    body: Vec<u8>,
+) -> i64 {
+    use msgx::clock::Clock;
+    sqlx::query_scalar(
+        "INSERT INTO msg_event (target, partition_key, event_type, state_version, payload, created_at) \
+         VALUES ('KAFKA:msg', $1, 'UPSERT', $2, $3, $4) RETURNING event_id",
+    )
+    .bind(flid.to_string())
+    .bind(version)
+    .bind(body)
+    .bind(clock.now())
+    .fetch_one(&db.pool)
+    .await
+    .expect("insert msg event")
+}
+
+/// The processors' only-forward KAFKA:schd upsert (§8.2): a new EVENT_ID per
+/// accepted write, reset to PENDING. `None` = TOMBSTONE.
+const SCHD_UPSERT: &str = "INSERT INTO msg_event (target, partition_key, event_type, state_version, payload, created_at) \
+     VALUES ('KAFKA:schd', $1, $2, $3, $4, now()) \
+     ON CONFLICT (partition_key) WHERE target = 'KAFKA:schd' DO UPDATE SET \
+       event_id = nextval('msg_event_id_seq'), event_type = EXCLUDED.event_type, \
+       state_version = EXCLUDED.state_version, payload = EXCLUDED.payload, status = 'PENDING', \
+       attempts = 0, next_attempt_at = NULL, first_failure_at = NULL, last_error = NULL, \
+       sent_at = NULL, created_at = EXCLUDED.created_at \
+     WHERE msg_event.state_version <= EXCLUDED.state_version";
+
+async fn upsert_schd<'c, E>(exec: E, flid: i64, version: i64, body: Option<Vec<u8>>)
+where
+    E: sqlx::PgExecutor<'c>,
+{
+    let kind = if body.is_some() {
+        "UPSERT"
+    } else {
+        "TOMBSTONE"
+    };
+    sqlx::query(SCHD_UPSERT)
+        .bind(flid.to_string())
+        .bind(kind)
+        .bind(version)
+        .bind(body)
+        .execute(exec)
+        .await
+        .expect("upsert schd row");
+}
+
+#[derive(Debug, sqlx::FromRow)]
+struct Row {
+    event_id: i64,
+    status: String,
+    attempts: i32,
+    state_version: i64,
+    next_attempt_at: Option<chrono::DateTime<chrono::Utc>>,
+    first_failure_at: Option<chrono::DateTime<chrono::Utc>>,
+    sent_at: Option<chrono::DateTime<chrono::Utc>>,
+    last_error: Option<String>,
+}
+
+async fn row(db: &TestDb, event_id: i64) -> Row {
+    sqlx::query_as(
+        "SELECT event_id, status, attempts, state_version, next_attempt_at, first_failure_at, sent_at, last_error \
+         FROM msg_event WHERE event_id = $1",
+    )
+    .bind(event_id)
+    .fetch_one(&db.pool)
+    .await
+    .expect("row")
+}
+
+async fn schd_row(db: &TestDb, flid: i64) -> Row {
+    sqlx::query_as(
+        "SELECT event_id, status, attempts, state_version, next_attempt_at, first_failure_at, sent_at, last_error \
+         FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = $1",
+    )
+    .bind(flid.to_string())
+    .fetch_one(&db.pool)
+    .await
+    .expect("schd row")
+}
+
+async fn statuses(db: &TestDb) -> BTreeMap<String, i64> {
+    sqlx::query_as::<_, (String, i64)>("SELECT status, count(*) FROM msg_event GROUP BY status")
+        .fetch_all(&db.pool)
+        .await
+        .expect("statuses")
+        .into_iter()
+        .collect()
+}
+
+/// Everything in `topic` now (every partition to its end).
+async fn consume(
+    cluster: &MockCluster<'static, DefaultProducerContext>,
+    topic: &str,
+) -> Vec<TailRecord> {
+    let mut cfg = Config::default();
+    fast_kafka(&mut cfg, &cluster.bootstrap_servers());
+    let mut out = Vec::new();
+    let opts = TailOptions {
+        from_beginning: true,
+        max: None,
+        follow: false,
+        idle: Duration::from_secs(10),
+    };
+    tail(&cfg.msgx.kafka, topic, &opts, |r| out.push(r.clone()))
+        .await
+        .expect("consume");
+    out
+}
+
+/// Records per key, in partition (= delivery) order.
+fn by_key(records: &[TailRecord]) -> BTreeMap<String, Vec<&TailRecord>> {
+    let mut sorted: Vec<&TailRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| (r.partition, r.offset));
+    let mut map: BTreeMap<String, Vec<&TailRecord>> = BTreeMap::new();
+    for r in sorted {
+        map.entry(r.key.clone().unwrap_or_default())
+            .or_default()
+            .push(r);
+    }
+    map
+}
+
+fn event_ids(records: &[&TailRecord]) -> Vec<i64> {
+    records
+        .iter()
+        .filter_map(|r| r.header_i64("event-id"))
+        .collect()
+}
+
+#[tokio::test]
+async fn per_flid_order_holds_while_another_flids_head_fails() {
+    let db = TestDb::migrated().await;
+    let kafka = mock_kafka(1);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = kafka_runner(&db, &kafka, shared, |c| {
+        // A record above this is refused before sending (MSG_SIZE_TOO_LARGE).
+        c.msgx
+            .kafka
+            .properties
+            .insert("message.max.bytes".into(), "10000".into());
+        c.msgx.dispatch.max_attempts = 2;
+    });
+    let big = insert_msg_payload(&db, &clock, 100, 1, vec![b'x'; 20_000]).await;
+    let b1 = insert_msg(&db, &clock, 200, 1).await;
+    let a2 = insert_msg(&db, &clock, 100, 2).await;
+    let b2 = insert_msg(&db, &clock, 200, 2).await;
+    let b3 = insert_msg(&db, &clock, 200, 3).await;
+
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(s.items, 3, "{s:?}");
+    assert_eq!(count(&s, "failed_message_specific"), 1);
+    assert_eq!(count(&s, "paused"), 1);
+    let head = row(&db, big).await;
+    assert_eq!((head.status.as_str(), head.attempts), ("PENDING", 1));
+    assert!(
+        head.last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("MessageSizeTooLarge"),
+        "{head:?}"
+    );
+    assert!(head.next_attempt_at.is_some());
+    let later = row(&db, a2).await;
+    assert_eq!((later.status.as_str(), later.attempts), ("PENDING", 0));
+    assert_eq!(later.next_attempt_at, None, "the paused row is untouched");
+    for id in [b1, b2, b3] {
+        let sent = row(&db, id).await;
+        assert_eq!(sent.status, "SENT");
+        assert!(sent.sent_at.is_some());
+    }
+
+    // The head is backing off: its FLID stays paused in the next run too.
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(s.items, 0, "{s:?}");
+    assert_eq!(row(&db, a2).await.status, "PENDING");
+
+    // Second failure reaches max-attempts: DEAD (the DLQ); the FLID resumes.
+    clock.advance(chrono::Duration::seconds(11));
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(count(&s, "dead"), 1, "{s:?}");
+    assert_eq!(row(&db, big).await.status, "DEAD");
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(s.items, 1, "{s:?}");
+    assert_eq!(row(&db, a2).await.status, "SENT");
+
+    let records = consume(&kafka, MSG).await;
+    let keys = by_key(&records);
+    assert_eq!(event_ids(&keys["200"]), vec![b1, b2, b3]);
+    assert_eq!(event_ids(&keys["100"]), vec![a2]);
+    let first = keys["200"][0];
+    assert_eq!(
+        first.headers.get("event-type").map(String::as_str),
+        Some("UPSERT")
+    );
+    assert_eq!(first.header_i64("state-version"), Some(1));
+    assert_eq!(
+        first.value.as_deref().map(str::as_bytes),
+        Some(&payload(200, 1)[..])
+    );
+}
+
+#[tokio::test]
+async fn broker_down_longer_than_a_run_loses_nothing_and_keeps_order() {
+    let db = TestDb::migrated().await;
+    let kafka = mock_kafka(1);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = kafka_runner(&db, &kafka, shared, |c| {
+        c.msgx.dispatch.max_attempts = 1;
+        c.msgx.dispatch.transient_deadline = "1m".parse().expect("duration");
+    });
+    let mut ids: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    for v in 1..=4 {
+        for flid in [31, 32, 33] {
+            ids.entry(flid)
+                .or_default()
+                .push(insert_msg(&db, &clock, flid, v).await);
+        }
+    }
+    kafka.broker_down(-1).expect("broker down");
+
+    // The whole run sees the outage: every head times out (in doubt), nothing
+    // is marked, nothing is counted inside the transient deadline.
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(s.items, 0, "{s:?}");
+    assert_eq!(count(&s, "failed_in_doubt"), 3, "{s:?}");
+    assert_eq!(count(&s, "paused"), 9);
+    assert_eq!(
+        statuses(&db).await,
+        BTreeMap::from([("PENDING".into(), 12)])
+    );
+    let head = row(&db, ids[&31][0]).await;
+    assert_eq!(head.attempts, 0);
+    assert!(head.first_failure_at.is_some() && head.next_attempt_at.is_some());
+
+    // Past the transient deadline it counts, but a possibly-persisted record
+    // never becomes DEAD (max-attempts = 1 here).
+    clock.advance(chrono::Duration::minutes(2));
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(count(&s, "failed_in_doubt"), 3, "{s:?}");
+    assert_eq!(count(&s, "dead"), 0);
+    let head = row(&db, ids[&31][0]).await;
+    assert_eq!((head.status.as_str(), head.attempts), ("PENDING", 1));
+
+    kafka.broker_up(-1).expect("broker up");
+    clock.advance(chrono::Duration::minutes(2));
+    let s = r
+        .run(
+            "dispatch-msg",
+            &RunOptions {
+                until_empty: true,
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .expect("runs");
+    assert_eq!(s.items, 12, "{s:?}");
+    assert_eq!(statuses(&db).await, BTreeMap::from([("SENT".into(), 12)]));
+
+    let records = consume(&kafka, MSG).await;
+    let keys = by_key(&records);
+    for (flid, expected) in &ids {
+        assert_eq!(
+            &event_ids(&keys[&flid.to_string()]),
+            expected,
+            "FLID {flid}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn produce_request_errors_transient_and_message_specific() {
+    let db = TestDb::migrated().await;
+    let kafka = mock_kafka(1);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = kafka_runner(&db, &kafka, shared, |c| {
+        c.msgx.dispatch.max_attempts = 50;
+        // A topic marked unauthorised recovers at the next metadata refresh.
+        c.msgx
+            .kafka
+            .properties
+            .insert("topic.metadata.refresh.interval.ms".into(), "200".into());
+    });
+
+    // Transient, retried inside librdkafka: delivered in the same run, in order.
+    kafka.request_errors(
+        RDKafkaApiKey::Produce,
+        &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS; 3],
+    );
+    let a1 = insert_msg(&db, &clock, 41, 1).await;
+    let a2 = insert_msg(&db, &clock, 41, 2).await;
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(s.items, 2, "{s:?}");
+    assert_eq!(row(&db, a1).await.attempts, 0);
+
+    // Transient beyond message.timeout.ms: uncounted, PENDING, then delivered.
+    kafka.request_errors(
+        RDKafkaApiKey::Produce,
+        &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS; 500],
+    );
+    let a3 = insert_msg(&db, &clock, 41, 3).await;
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(s.items, 0, "{s:?}");
+    let failed = row(&db, a3).await;
+    assert_eq!(
+        (failed.status.as_str(), failed.attempts),
+        ("PENDING", 0),
+        "{failed:?}"
+    );
+    assert!(failed.next_attempt_at.is_some());
+    kafka.clear_request_errors(RDKafkaApiKey::Produce);
+    clock.advance(chrono::Duration::seconds(11));
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(s.items, 1, "{s:?}");
+
+    // Message-specific (topic authorization): counted against the record.
+    kafka.request_errors(
+        RDKafkaApiKey::Produce,
+        &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED],
+    );
+    let c1 = insert_msg(&db, &clock, 42, 1).await;
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(count(&s, "failed_message_specific"), 1, "{s:?}");
+    let failed = row(&db, c1).await;
+    assert_eq!((failed.status.as_str(), failed.attempts), ("PENDING", 1));
+    assert!(
+        failed
+            .last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("TopicAuthorizationFailed"),
+        "{failed:?}"
+    );
+    // Its FLID stays paused; another FLID is tried on its own. librdkafka marks
+    // the whole topic unauthorised until its next metadata refresh, so FLID
+    // 43 may fail too — then with its own counted attempt, never waiting for 42.
+    let c2 = insert_msg(&db, &clock, 42, 2).await;
+    let d1 = insert_msg(&db, &clock, 43, 1).await;
+    let s = run(&r, "dispatch-msg").await;
+    let other = row(&db, d1).await;
+    assert!(
+        other.status == "SENT" || (other.status == "PENDING" && other.attempts == 1),
+        "{other:?} {s:?}"
+    );
+    let paused = row(&db, c2).await;
+    assert_eq!((paused.status.as_str(), paused.attempts), ("PENDING", 0));
+    assert_eq!(paused.next_attempt_at, None);
+    // Once librdkafka refreshed the topic's metadata, everything goes out.
+    wait_until(
+        "the topic to accept records again",
+        Duration::from_secs(15),
+        || async {
+            clock.advance(chrono::Duration::minutes(2));
+            run(&r, "dispatch-msg").await;
+            statuses(&db).await.keys().all(|s| s == "SENT")
+        },
+    )
+    .await;
+
+    let records = consume(&kafka, MSG).await;
+    let keys = by_key(&records);
+    let a = event_ids(&keys["41"]);
+    let mut dedup = a.clone();
+    dedup.dedup();
+    assert_eq!(dedup, vec![a1, a2, a3], "at least once, in order: {a:?}");
+    assert_eq!(event_ids(&keys["42"]), vec![c1, c2]);
+    assert_eq!(event_ids(&keys["43"]), vec![d1]);
+}
+
+#[tokio::test]
+async fn schd_conflation_sends_only_the_last_version() {
+    let db = TestDb::migrated().await;
+    let kafka = mock_kafka(1);
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = kafka_runner(&db, &kafka, shared, |_| {});
+    for v in 1..=10 {
+        upsert_schd(&db.pool, 15, v, Some(payload(15, v))).await;
+    }
+    // A late, older version is refused by the only-forward rule.
+    upsert_schd(&db.pool, 15, 7, Some(payload(15, 7))).await;
+    upsert_schd(&db.pool, 16, 1, Some(payload(16, 1))).await;
+
+    let s = run(&r, "schd-flush").await;
+    assert_eq!(s.items, 2, "{s:?}");
+    assert_eq!(schd_row(&db, 15).await.status, "SENT");
+
+    let records = consume(&kafka, SCHD).await;
+    let keys = by_key(&records);
+    let f15 = &keys["15"];
+    assert_eq!(f15.len(), 1, "{f15:?}");
+    assert_eq!(f15[0].header_i64("state-version"), Some(10));
+    assert_eq!(
+        f15[0].value.as_deref().map(str::as_bytes),
+        Some(&payload(15, 10)[..])
+    );
+    assert_eq!(keys["16"].len(), 1);
+}
+
+#[tokio::test]
+async fn schd_version_written_during_a_flush_is_not_marked_sent() {
+    let db = TestDb::migrated().await;
+    let kafka = mock_kafka(1);
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = kafka_runner(&db, &kafka, shared, |_| {});
+    upsert_schd(&db.pool, 15, 1, Some(payload(15, 1))).await;
+    let read = schd_row(&db, 15).await;
+
+    // A processor writes version 2 while the flush runs: its transaction holds
+    // the row, so the flush reads version 1 (MVCC), sends it, and its mark
+    // waits for the processor's commit — then finds a new generation.
+    let mut processor = db.pool.begin().await.expect("tx");
+    upsert_schd(&mut *processor, 15, 2, Some(payload(15, 2))).await;
+    let (s, ()) = tokio::join!(run(&r, "schd-flush"), async {
+        wait_until(
+            "the flush's mark to wait on the row lock",
+            Duration::from_secs(20),
+            || async {
+                sqlx::query_scalar::<_, i64>(
+                    "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                )
+                .fetch_one(&db.pool)
+                .await
+                .unwrap_or(0)
+                    > 0
+            },
+        )
+        .await;
+        processor.commit().await.expect("commit");
+    });
+    assert_eq!(count(&s, "superseded"), 1, "{s:?}");
+    assert_eq!(count(&s, "sent"), 0, "{s:?}");
+    let now = schd_row(&db, 15).await;
+    assert_eq!((now.status.as_str(), now.state_version), ("PENDING", 2));
+    assert_ne!(now.event_id, read.event_id, "a new generation");
+
+    let s = run(&r, "schd-flush").await;
+    assert_eq!(count(&s, "sent"), 1, "{s:?}");
+    assert_eq!(schd_row(&db, 15).await.status, "SENT");
+    let records = consume(&kafka, SCHD).await;
+    let versions: Vec<i64> = by_key(&records)["15"]
+        .iter()
+        .filter_map(|r| r.header_i64("state-version"))
+        .collect();
+    assert_eq!(versions, vec![1, 2]);
+}
+
+#[tokio::test]
+async fn tombstone_after_fdel_is_a_null_value() {
+    let db = TestDb::migrated().await;
+    let kafka = mock_kafka(1);
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = kafka_runner(&db, &kafka, shared, |_| {});
+    upsert_schd(&db.pool, 16, 1, Some(payload(16, 1))).await;
+    assert_eq!(run(&r, "schd-flush").await.items, 1);
+    // FDEL: the flight is DELETED at version 2; the projection is a tombstone.
+    upsert_schd(&db.pool, 16, 2, None).await;
+    assert_eq!(run(&r, "schd-flush").await.items, 1);
+    assert_eq!(schd_row(&db, 16).await.status, "SENT");
+
+    let records = consume(&kafka, SCHD).await;
+    let f16 = &by_key(&records)["16"];
+    assert_eq!(f16.len(), 2);
+    assert!(f16[0].value.is_some());
+    assert_eq!(f16[1].value, None, "a tombstone has a null value");
+    assert_eq!(
+        f16[1].headers.get("event-type").map(String::as_str),
+        Some("TOMBSTONE")
+    );
+    assert_eq!(f16[1].header_i64("state-version"), Some(2));
+}
+
+#[tokio::test]
+async fn at_least_once_under_faults_and_versions_never_go_backwards() {
+    let db = TestDb::migrated().await;
+    let kafka = mock_kafka(3);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = kafka_runner(&db, &kafka, shared, |c| {
+        c.msgx.dispatch.batch = 7;
+        c.msgx.schd.flush_limit = 3;
+    });
+    let flids = [51, 52, 53, 54, 55];
+    let mut msg_ids = Vec::new();
+    let mut version: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut write = async |clock: &ManualClock, rounds: usize, msg_ids: &mut Vec<i64>| {
+        for _ in 0..rounds {
+            for flid in flids {
+                let v = version.entry(flid).or_insert(0);
+                *v += 1;
+                msg_ids.push(insert_msg(&db, clock, flid, *v).await);
+                upsert_schd(&db.pool, flid, *v, Some(payload(flid, *v))).await;
+            }
+        }
+    };
+
+    // Phase 1: dropped connections and refused requests on Produce.
+    write(&clock, 3, &mut msg_ids).await;
+    kafka.request_errors(
+        RDKafkaApiKey::Produce,
+        &[
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__TRANSPORT,
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__TRANSPORT,
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__TRANSPORT,
+        ],
+    );
+    run(&r, "dispatch-msg").await;
+    run(&r, "schd-flush").await;
+
+    // Phase 2: more writes, then the brokers go away for a whole run of each job.
+    write(&clock, 2, &mut msg_ids).await;
+    kafka.broker_down(-1).expect("down");
+    let d = run(&r, "dispatch-msg").await;
+    let f = run(&r, "schd-flush").await;
+    assert!(
+        count(&d, "failed_in_doubt") > 0,
+        "the outage was seen: {d:?}"
+    );
+    assert!(
+        count(&f, "failed_in_doubt") > 0,
+        "the outage was seen: {f:?}"
+    );
+    write(&clock, 1, &mut msg_ids).await;
+    kafka.broker_up(-1).expect("up");
+
+    // Drain: every run after a backoff; bounded.
+    let mut runs = 0;
+    while statuses(&db).await.keys().any(|s| s != "SENT") {
+        runs += 1;
+        assert!(
+            runs <= 10,
+            "not drained after 10 rounds: {:?}",
+            statuses(&db).await
+        );
+        clock.advance(chrono::Duration::minutes(1));
+        run(&r, "dispatch-msg").await;
+        run(&r, "schd-flush").await;
+    }
+
+    let msg = consume(&kafka, MSG).await;
+    let seen: std::collections::BTreeSet<i64> = msg
+        .iter()
+        .filter_map(|r| r.header_i64("event-id"))
+        .collect();
+    for id in &msg_ids {
+        assert!(seen.contains(id), "event {id} never delivered");
+    }
+    for (topic, records) in [(MSG, msg.clone()), (SCHD, consume(&kafka, SCHD).await)] {
+        for (key, recs) in by_key(&records) {
+            let versions: Vec<i64> = recs
+                .iter()
+                .filter_map(|r| r.header_i64("state-version"))
+                .collect();
+            assert!(
+                versions.windows(2).all(|w| w[0] <= w[1]),
+                "{topic} FLID {key} went backwards: {versions:?}"
+            );
+            let flid: i64 = key.parse().expect("numeric key");
+            assert_eq!(
+                versions.last(),
+                version.get(&flid),
+                "{topic} FLID {key} ends at its last version"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_fatal_producer_error_recreates_the_producer() {
+    let db = TestDb::migrated().await;
+    let kafka = mock_kafka(1);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = kafka_runner(&db, &kafka, shared, |_| {});
+    insert_msg(&db, &clock, 61, 1).await;
+    assert_eq!(run(&r, "dispatch-msg").await.items, 1);
+
+    let first = r.kafka.get(&r.config.msgx.kafka).expect("producer");
+    let reason = std::ffi::CString::new("injected by the test").expect("c string");
+    // SAFETY: a live producer handle and a NUL-terminated reason.
+    unsafe {
+        rdkafka::bindings::rd_kafka_test_fatal_error(
+            first.inner().client().native_ptr(),
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
+            reason.as_ptr(),
+        );
+    }
+    assert!(first.fatal_error().is_some());
+
+    let e2 = insert_msg(&db, &clock, 61, 2).await;
+    assert_eq!(run(&r, "dispatch-msg").await.items, 1);
+    assert_eq!(row(&db, e2).await.status, "SENT");
+    let second = r.kafka.get(&r.config.msgx.kafka).expect("producer");
+    assert!(!std::sync::Arc::ptr_eq(&first, &second), "a new producer");
+}
+
+#[tokio::test]
+async fn dry_run_reports_due_events_and_sends_nothing() {
+    let db = TestDb::migrated().await;
+    let (clock, shared) = manual_clock();
+    // No broker at all: a dry run must not need one.
+    let (r, _stop) = runner(&db, None, shared, |c| {
+        c.msgx.kafka.brokers = "127.0.0.1:1".into()
+    });
+    for v in 1..=3 {
+        insert_msg(&db, &clock, 71, v).await;
+    }
+    let s = r
+        .run(
+            "dispatch-msg",
+            &RunOptions {
+                dry_run: true,
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .expect("runs");
+    assert_eq!((s.items, count(&s, "due")), (3, 3), "{s:?}");
+    assert_eq!(statuses(&db).await, BTreeMap::from([("PENDING".into(), 3)]));
+}
+
+// ------------------------------------------------------------ the binary --
+
+/// A DEAD KAFKA:msg row as a failed dispatch leaves it.
+async fn insert_dead(db: &TestDb, flid: i64, version: i64) -> i64 {
+    sqlx::query_scalar(
+        "INSERT INTO msg_event (target, partition_key, event_type, state_version, payload, status, \
+                                attempts, first_failure_at, last_error, created_at) \
+         VALUES ('KAFKA:msg', $1, 'UPSERT', $2, $3, 'DEAD', 10, now(), \
+                 'MessageSpecific: MessageSizeTooLarge', now()) RETURNING event_id",
+    )
+    .bind(flid.to_string())
+    .bind(version)
+    .bind(payload(flid, version))
+    .fetch_one(&db.pool)
+    .await
+    .expect("insert dead event")
+}
+
+#[derive(Debug, sqlx::FromRow)]
+struct Action {
+    actor: String,
+    action: String,
+    target: String,
+    reason: Option<String>,
+    detail: serde_json::Value,
+}
+
+async fn actions(db: &TestDb) -> Vec<Action> {
+    sqlx::query_as("SELECT actor, action, target, reason, detail FROM operator_action ORDER BY id")
+        .fetch_all(&db.pool)
+        .await
+        .expect("operator actions")
+}
+
+#[tokio::test]
+async fn events_commands_list_resend_and_discard_dead_rows_and_record_them() {
+    let db = TestDb::migrated().await;
+    let (clock, _) = manual_clock();
+    let a = insert_dead(&db, 81, 1).await;
+    let b = insert_dead(&db, 82, 1).await;
+    let c = insert_dead(&db, 83, 1).await;
+    let pending = insert_msg(&db, &clock, 84, 1).await;
+    let cfg = db.config_file();
+
+    let out = msgx(cfg.path(), &["events", "dead", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let listed: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    let ids: Vec<i64> = listed
+        .iter()
+        .filter_map(|e| e["event_id"].as_i64())
+        .collect();
+    assert_eq!(ids, vec![a, b, c]);
+    assert_eq!(
+        listed[0]["last_error"],
+        "MessageSpecific: MessageSizeTooLarge"
+    );
+    assert_eq!(listed[0]["payload_bytes"], payload(81, 1).len());
+
+    let out = msgx(
+        cfg.path(),
+        &[
+            "events",
+            "resend",
+            &a.to_string(),
+            "--reason",
+            "limit raised",
+            "--actor",
+            "alice",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let resent = row(&db, a).await;
+    assert_eq!((resent.status.as_str(), resent.attempts), ("PENDING", 0));
+    assert_eq!((resent.last_error, resent.next_attempt_at), (None, None));
+
+    let out = msgx(cfg.path(), &["events", "discard", &b.to_string()]);
+    assert_eq!(code(&out), 2, "--reason is required: {}", text(&out));
+    let out = msgx(
+        cfg.path(),
+        &[
+            "events",
+            "discard",
+            &b.to_string(),
+            "--reason",
+            "superseded by v2",
+            "--actor",
+            "bob",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let gone: i64 = sqlx::query_scalar("SELECT count(*) FROM msg_event WHERE event_id = $1")
+        .bind(b)
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+    assert_eq!(gone, 0);
+
+    // Not DEAD: refused, nothing changed, nothing recorded.
+    let out = msgx(cfg.path(), &["events", "resend", &pending.to_string()]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(text(&out).contains("not a DEAD event"), "{}", text(&out));
+
+    let recorded = actions(&db).await;
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    assert_eq!(
+        (
+            recorded[0].actor.as_str(),
+            recorded[0].action.as_str(),
+            recorded[0].reason.as_deref()
+        ),
+        ("alice", "EVENT_RESEND", Some("limit raised"))
+    );
+    assert_eq!(recorded[0].target, format!("msg_event:{a}"));
+    assert_eq!(
+        (
+            recorded[1].actor.as_str(),
+            recorded[1].action.as_str(),
+            recorded[1].reason.as_deref()
+        ),
+        ("bob", "EVENT_DISCARD", Some("superseded by v2"))
+    );
+    assert_eq!(recorded[1].detail["partition_key"], "82");
+    assert_eq!(
+        recorded[1].detail["payload"].as_str().map(str::as_bytes),
+        Some(&payload(82, 1)[..]),
+        "a discarded row keeps its payload in the record"
+    );
+
+    let out = msgx(cfg.path(), &["events", "dead"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let first_column: Vec<String> = shown
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    assert_eq!(first_column, vec![c.to_string()], "{shown}");
+}
+
+/// `msgx dev-kafka`, stopped with SIGTERM when dropped if still running.
+struct DevKafka {
+    child: std::process::Child,
+    bootstrap: String,
+}
+
+impl DevKafka {
+    fn start() -> DevKafka {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(msgx_bin())
+            .args(["dev-kafka", "--brokers", "1"])
+            .env_remove("MSGX_CONFIG")
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start dev-kafka");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("bootstrap line");
+        let bootstrap = line
+            .trim()
+            .strip_prefix("bootstrap=")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        DevKafka { child, bootstrap }
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = std::process::Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .expect("kill")
+            .success();
+        assert!(ok, "kill {sig}");
+    }
+}
+
+impl Drop for DevKafka {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.signal("-TERM");
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[tokio::test]
+async fn dev_kafka_serves_dispatch_and_tail_and_obeys_signals() {
+    let db = TestDb::migrated().await;
+    let (clock, _) = manual_clock();
+    let kafka = DevKafka::start();
+    let cfg = db.config_file_with(|c| {
+        fast_kafka(c, &kafka.bootstrap);
+        c.msgx.pipeline.retry_backoff = vec!["100ms".parse().expect("duration"); 4];
+    });
+    let e1 = insert_msg(&db, &clock, 91, 1).await;
+    let e2 = insert_msg(&db, &clock, 91, 2).await;
+    upsert_schd(&db.pool, 91, 2, None).await;
+
+    for job in ["dispatch-msg", "schd-flush"] {
+        let out = msgx(cfg.path(), &["run", job]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+    }
+    assert_eq!(statuses(&db).await, BTreeMap::from([("SENT".into(), 3)]));
+
+    let out = msgx(
+        cfg.path(),
+        &["tail", "msg", "--from-beginning", "--max", "2", "--json"],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let records: Vec<TailRecord> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON line"))
+        .map(|v| TailRecord {
+            topic: v["topic"].as_str().unwrap_or_default().into(),
+            partition: v["partition"].as_i64().unwrap_or(-1) as i32,
+            offset: v["offset"].as_i64().unwrap_or(-1),
+            key: v["key"].as_str().map(String::from),
+            headers: serde_json::from_value(v["headers"].clone()).expect("headers"),
+            value: v["value"].as_str().map(String::from),
+        })
+        .collect();
+    assert_eq!(event_ids(&records.iter().collect::<Vec<_>>()), vec![e1, e2]);
+    let out = msgx(cfg.path(), &["tail", "schd", "--from-beginning"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("key=91")
+            && shown.contains("event-type=TOMBSTONE")
+            && shown.contains("value=null"),
+        "{shown}"
+    );
+
+    // SIGUSR1: every broker down — the record times out and stays PENDING.
+    kafka.signal("-USR1");
+    let e3 = insert_msg(&db, &clock, 91, 3).await;
+    let out = msgx(cfg.path(), &["run", "dispatch-msg", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(summary["details"]["failed_in_doubt"], 1, "{summary}");
+    assert_eq!(row(&db, e3).await.status, "PENDING");
+
+    // SIGUSR2: back up — the next runs deliver it (after the 100 ms backoff).
+    kafka.signal("-USR2");
+    wait_until(
+        "delivery after SIGUSR2",
+        Duration::from_secs(20),
+        || async {
+            msgx(cfg.path(), &["run", "dispatch-msg"]);
+            row(&db, e3).await.status == "SENT"
+        },
+    )
+    .await;
+
+    let mut kafka = kafka;
+    kafka.signal("-TERM");
+    let status = kafka.child.wait().expect("dev-kafka exits");
+    assert_eq!(status.code(), Some(0));
+}
