@@ -96,6 +96,11 @@ pub struct Fence {
 }
 
 impl Fence {
+    /// `(namespace, id, holder pid)`, for checks folded into other statements.
+    pub fn parts(&self) -> (i32, i32, i32) {
+        (self.key.namespace, self.key.id, self.pid)
+    }
+
     /// True when the holder's session still holds the lock right now.
     pub async fn verify<'e, E>(&self, executor: E) -> Result<bool, sqlx::Error>
     where

@@ -45,6 +45,25 @@ impl JobContext {
         Ok(!*self.shutdown.borrow() && self.clock.now() < deadline)
     }
 
+    /// Opens a processor transaction's critical section in one statement
+    /// (PIPELINE_LOCK, the message row, the fence): the row's state, or
+    /// `None` when it does not exist. Lock lost → [`JobError::LockLost`].
+    pub async fn open_processing(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        msg_id: i64,
+    ) -> Result<Option<String>, JobError> {
+        if !self.guard.is_active() {
+            return Err(JobError::LockLost);
+        }
+        let fence = self.guard.fence().map(|f| f.parts());
+        match crate::store::pg::proc_state::open_processing(conn, msg_id, fence).await? {
+            None => Ok(None),
+            Some((_, false)) => Err(JobError::LockLost),
+            Some((state, true)) => Ok(Some(state)),
+        }
+    }
+
     /// The hard fence inside a write transaction: proves on the server that
     /// this run's lock session still holds its lock (issue 2, item 6).
     pub async fn fence(&self, conn: &mut sqlx::PgConnection) -> Result<(), JobError> {

@@ -13,7 +13,7 @@ use crate::config::{AbsentFieldPolicy, Config};
 use crate::domain::{self, DomainConfig, FlightStateEngine};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
 use crate::store::pg::flight::FlightStore;
-use crate::store::pg::{inbox, proc_state};
+use crate::store::pg::proc_state;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// The W value last warned about (one WARN per W, §5.1 step 2).
@@ -55,7 +55,7 @@ impl Job for Pump {
             let Some(head) = proc_state::head(&ctx.pg).await? else {
                 break;
             };
-            let w = inbox::load(&ctx.pg).await?.cursor.w;
+            let w = head.w;
             if head.msg_id > w {
                 if WARNED_BEYOND_W.swap(w, Ordering::Relaxed) != w {
                     tracing::warn!(

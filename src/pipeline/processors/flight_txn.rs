@@ -41,9 +41,7 @@ pub async fn apply(
 ) -> Result<FlightTxnResult, JobError> {
     let now = ctx.clock.now();
     let mut tx = ctx.pg.begin().await?;
-    proc_state::take_pipeline_lock(&mut tx).await?;
-    ctx.fence(&mut tx).await?;
-    match proc_state::lock_row(&mut tx, msg_id).await? {
+    match ctx.open_processing(&mut tx, msg_id).await? {
         Some(s) if s == "PENDING" || s == "FAILED" => {}
         Some(s) => {
             tx.rollback().await?;
@@ -56,21 +54,20 @@ pub async fn apply(
             )));
         }
     }
-    store.prepare(&mut tx).await?;
+    // The engine's two-query loading protocol, folded: the named flights
+    // come with their ACTIVE children (every named FLID is a possible
+    // master); only masters outside that set need a second round trip.
     let mut set = FlightSet::new();
-    for f in store.load(&mut tx, &engine.flids_to_load(msg)).await? {
+    let named = engine.flids_to_load(msg);
+    for f in store.load_with_children(&mut tx, &named).await? {
         set.insert(f);
     }
-    let masters = engine.masters_to_load(msg, &set);
-    let missing: Vec<i64> = masters
-        .iter()
-        .copied()
-        .filter(|m| !set.contains(*m))
+    let extra: Vec<i64> = engine
+        .masters_to_load(msg, &set)
+        .into_iter()
+        .filter(|m| !named.contains(m))
         .collect();
-    for f in store.load(&mut tx, &missing).await? {
-        set.insert(f);
-    }
-    for f in store.load_active_children(&mut tx, &masters).await? {
+    for f in store.load_with_children(&mut tx, &extra).await? {
         if !set.contains(f.flid) {
             set.insert(f);
         }

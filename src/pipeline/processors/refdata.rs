@@ -42,9 +42,7 @@ impl RefDataProcessor {
         }
         let now = ctx.clock.now();
         let mut tx = ctx.pg.begin().await?;
-        proc_state::take_pipeline_lock(&mut tx).await?;
-        ctx.fence(&mut tx).await?;
-        match proc_state::lock_row(&mut tx, msg_id).await?.as_deref() {
+        match ctx.open_processing(&mut tx, msg_id).await?.as_deref() {
             Some("PENDING") | Some("FAILED") => {}
             Some(s) => {
                 let s = s.to_string();

@@ -208,6 +208,13 @@ static LOAD_SELECT: LazyLock<String> = LazyLock::new(|| {
 static LOAD_BY_FLID: LazyLock<String> =
     LazyLock::new(|| format!("{} f.flid = ANY($1) ORDER BY f.flid", *LOAD_SELECT));
 
+static LOAD_WITH_CHILDREN: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "{} f.flid = ANY($1) OR (f.maid = ANY($1) AND f.state = 'ACTIVE') ORDER BY f.flid",
+        *LOAD_SELECT
+    )
+});
+
 static LOAD_ACTIVE_CHILDREN: LazyLock<String> = LazyLock::new(|| {
     format!(
         "{} f.maid = ANY($1) AND f.state = 'ACTIVE' ORDER BY f.flid",
@@ -311,6 +318,17 @@ impl FlightStore {
         maids: &[i64],
     ) -> Result<Vec<FlightState>, sqlx::Error> {
         self.fetch(conn, &LOAD_ACTIVE_CHILDREN, maids).await
+    }
+
+    /// [`load`](Self::load) and [`load_active_children`](Self::load_active_children)
+    /// of the same FLIDs in one round trip: these flights (any STATE) and every
+    /// ACTIVE flight whose MAID is one of them.
+    pub async fn load_with_children(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        flids: &[i64],
+    ) -> Result<Vec<FlightState>, sqlx::Error> {
+        self.fetch(conn, &LOAD_WITH_CHILDREN, flids).await
     }
 
     /// Persists `after`: upserts the flight_schd row; rewrites (DELETE then INSERT for that FLID, INV-14)

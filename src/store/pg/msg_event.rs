@@ -233,27 +233,42 @@ pub async fn delete_dead(
     .await
 }
 
-/// Stores the events of one decision, in order.
+/// Stores the events of one decision, in order: all KAFKA:msg rows in one
+/// statement (EVENT_IDs allocated in list order), all KAFKA:schd upserts in
+/// another (a decision writes each flight once, so one row per FLID).
 pub async fn append(
     conn: &mut PgConnection,
     events: &[DomainEvent],
     msg_id: Option<i64>,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    for e in events {
-        let key = e.partition_key().to_string();
-        let event_type = match e.event_type() {
-            crate::domain::EventType::Upsert => "UPSERT",
-            crate::domain::EventType::Tombstone => "TOMBSTONE",
-        };
-        let sql = match e.target() {
+    for target in [EventTarget::KafkaMsg, EventTarget::KafkaSchd] {
+        let rows: Vec<&DomainEvent> = events.iter().filter(|e| e.target() == target).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let keys: Vec<String> = rows.iter().map(|e| e.partition_key().to_string()).collect();
+        let types: Vec<&str> = rows
+            .iter()
+            .map(|e| match e.event_type() {
+                crate::domain::EventType::Upsert => "UPSERT",
+                crate::domain::EventType::Tombstone => "TOMBSTONE",
+            })
+            .collect();
+        let versions: Vec<i64> = rows.iter().map(|e| e.state_version()).collect();
+        let payloads: Vec<Option<Vec<u8>>> = rows.iter().map(|e| e.to_bytes()).collect();
+        let sql = match target {
             EventTarget::KafkaMsg => {
                 "INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
-                 VALUES ('KAFKA:msg', $1, $2, $3, $4, $5, $6)"
+                 SELECT 'KAFKA:msg', k, t, v, $5, p, $6 \
+                 FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::bytea[]) WITH ORDINALITY AS x(k, t, v, p, n) \
+                 ORDER BY n"
             }
             EventTarget::KafkaSchd => {
                 "INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
-                 VALUES ('KAFKA:schd', $1, $2, $3, $4, $5, $6) \
+                 SELECT 'KAFKA:schd', k, t, v, $5, p, $6 \
+                 FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::bytea[]) WITH ORDINALITY AS x(k, t, v, p, n) \
+                 ORDER BY n \
                  ON CONFLICT (partition_key) WHERE target = 'KAFKA:schd' DO UPDATE SET \
                    event_id = EXCLUDED.event_id, event_type = EXCLUDED.event_type, \
                    state_version = EXCLUDED.state_version, msg_id = EXCLUDED.msg_id, \
@@ -263,11 +278,11 @@ pub async fn append(
             }
         };
         sqlx::query(sql)
-            .bind(key)
-            .bind(event_type)
-            .bind(e.state_version())
+            .bind(&keys)
+            .bind(&types)
+            .bind(&versions)
+            .bind(&payloads)
             .bind(msg_id)
-            .bind(e.to_bytes())
             .bind(now)
             .execute(&mut *conn)
             .await?;

@@ -14,6 +14,8 @@ pub struct Head {
     pub attempts: i32,
     pub next_attempt_at: Option<DateTime<Utc>>,
     pub identity_key: Option<String>,
+    /// The watermark W read in the same statement (§5.1 step 2).
+    pub w: i64,
 }
 
 /// Error classes (design §3; reference "错误分类与重放白名单").
@@ -46,7 +48,8 @@ impl ErrorClass {
 /// are excluded explicitly (§9.3).
 pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
     let row = sqlx::query(
-        "SELECT msg_id, state, attempts, next_attempt_at, identity_key FROM proc_state \
+        "SELECT msg_id, state, attempts, next_attempt_at, identity_key, \
+                (SELECT w FROM inbox_cursor WHERE id = 1) AS w FROM proc_state \
          WHERE state IN ('PENDING', 'FAILED') ORDER BY msg_id LIMIT 1",
     )
     .fetch_optional(pool)
@@ -58,6 +61,7 @@ pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
             attempts: r.try_get("attempts")?,
             next_attempt_at: r.try_get("next_attempt_at")?,
             identity_key: r.try_get("identity_key")?,
+            w: r.try_get::<Option<i64>, _>("w")?.unwrap_or(0),
         })
     })
     .transpose()
@@ -159,16 +163,8 @@ pub async fn bind_identity(
     msg_type: &str,
     msg_styp: &str,
 ) -> Result<IdentityBinding, sqlx::Error> {
-    let holder: Option<i64> =
-        sqlx::query_scalar("SELECT msg_id FROM proc_state WHERE identity_key = $1")
-            .bind(identity)
-            .fetch_optional(pool)
-            .await?;
-    match holder {
-        Some(id) if id == msg_id => return Ok(IdentityBinding::Ours),
-        Some(id) => return Ok(IdentityBinding::DuplicateOf(id)),
-        None => {}
-    }
+    // The common case first: one UPDATE binds a free identity; a retry finds
+    // its own binding (0 rows, IDENTITY_KEY already set: never re-bound).
     let bound = sqlx::query(
         "UPDATE proc_state SET identity_key = $2, msg_type = $3, msg_styp = $4 \
          WHERE msg_id = $1 AND identity_key IS NULL",
@@ -180,12 +176,9 @@ pub async fn bind_identity(
     .execute(pool)
     .await;
     match bound {
-        Ok(r) if r.rows_affected() == 1 => Ok(IdentityBinding::Ours),
-        Ok(_) => {
-            // Already bound (to a different identity, e.g. after a config
-            // change): keep the original binding (§2: never re-bind).
-            Ok(IdentityBinding::Ours)
-        }
+        // 1 row: bound now. 0 rows: bound by an earlier attempt of this
+        // message (kept as is). Another holder would be a unique violation.
+        Ok(_) => Ok(IdentityBinding::Ours),
         Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
             let id: i64 =
                 sqlx::query_scalar("SELECT msg_id FROM proc_state WHERE identity_key = $1")
@@ -227,6 +220,32 @@ pub async fn mark_succeeded(
     .await?
     .rows_affected();
     Ok(n == 1)
+}
+
+/// The opening statement of every processor transaction, in one round trip:
+/// takes `PIPELINE_LOCK` (§5.3, INV-18), locks the message's row, and checks
+/// the instance-lock fence on the server (`fence_pid` = the holder's backend
+/// pid; `None` = no lock to check). Returns `None` when the row does not
+/// exist, else the row's state and whether the fence holds.
+pub async fn open_processing(
+    conn: &mut PgConnection,
+    msg_id: i64,
+    fence: Option<(i32, i32, i32)>,
+) -> Result<Option<(String, bool)>, sqlx::Error> {
+    let (ns, id, pid) = fence.unwrap_or((0, 0, 0));
+    let row = sqlx::query(
+        "SELECT p.state, ($2 = 0 OR EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' \
+           AND classid = $3::int::oid AND objid = $4::int::oid AND objsubid = 2 AND pid = $2 AND granted)) AS fenced \
+         FROM pipeline_lock l, proc_state p WHERE l.id = 1 AND p.msg_id = $1 FOR UPDATE",
+    )
+    .bind(msg_id)
+    .bind(pid)
+    .bind(ns)
+    .bind(id)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|r| Ok((r.try_get("state")?, r.try_get("fenced")?)))
+        .transpose()
 }
 
 /// `PIPELINE_LOCK` (§5.3, INV-18): taken first in every processor transaction.
