@@ -10,7 +10,12 @@ bash scripts/services.sh
 echo "== build"
 cargo build --quiet --bin msgx
 MSGX=target/debug/msgx
-export MSGX_CONFIG=${MSGX_CONFIG:-config/msgx.toml}
+# The demo's config: the documented local defaults, with retry tiers of 1 s so
+# the one Unsupported sample (025, FLOP ESTT) visibly backs off, is retried
+# and ends DEAD(EXHAUSTED) within seconds instead of holding the queue ~20 min.
+demo_cfg=$(mktemp --suffix=.toml)
+sed 's/^retry-backoff = .*/retry-backoff = ["1s", "1s", "1s", "1s"]/' config/msgx.toml >"$demo_cfg"
+export MSGX_CONFIG=$demo_cfg
 
 # The demo runs on its own databases, recreated each time, so it is repeatable
 # and never touches the msgx / msgx_mailbox databases of a development setup.
@@ -44,6 +49,15 @@ if [ -z "$MSGX_KAFKA_BROKERS" ]; then echo "dev-kafka did not start:"; cat "$kaf
 export MSGX_KAFKA_BROKERS
 echo "dev-kafka pid $kafka_pid, bootstrap $MSGX_KAFKA_BROKERS"
 
+echo "== ingest and process (strict FIFO: a failed head holds the queue until it is retried or EXHAUSTED)"
+$MSGX run ingest-sweep --until-empty
+for _ in $(seq 1 15); do
+  $MSGX run pump-drain --until-empty --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print("pump-drain:", r["items"], "message(s)", r["details"])'
+  left=$(psql "$MSGX_DATABASE_URL" -qtAX -c "SELECT count(*) FROM proc_state WHERE state IN ('PENDING','FAILED')")
+  [ "$left" = 0 ] && break
+  sleep 1.2
+done
+
 echo "== run every job once"
 for job in $($MSGX jobs --json | python3 -c 'import json,sys; print(" ".join(j["name"] for j in json.load(sys.stdin)))'); do
   set +e
@@ -65,5 +79,11 @@ $MSGX tail msg --from-beginning --max 20
 echo "== delivered events: topic schd (latest state per flight; value=null is a tombstone)"
 $MSGX tail schd --from-beginning --max 10
 
+echo "== outcomes by state and reason"
+psql "$MSGX_DATABASE_URL" -q -c "SELECT state, error_class, \
+  CASE WHEN state = 'SUCCEEDED' THEN '' ELSE split_part(coalesce(outcome_reason, last_error, ''), ':', 1) END AS reason, \
+  count(*) FROM proc_state GROUP BY 1, 2, 3 ORDER BY 1, 4 DESC"
+
 echo "== stop dev-kafka"
 kill "$kafka_pid" && wait "$kafka_pid" || true
+rm -f "$demo_cfg"
