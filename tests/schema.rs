@@ -14,7 +14,12 @@ async fn migrations_apply_to_an_empty_database_and_are_idempotent() {
     let first = msgx::store::pg::migrate(&db.pool)
         .await
         .expect("first migrate");
-    assert_eq!(first, vec![msgx::store::pg::expected_version()]);
+    let embedded: Vec<i64> = msgx::store::pg::MIGRATOR
+        .iter()
+        .map(|m| m.version)
+        .collect();
+    assert_eq!(first, embedded);
+    assert_eq!(first.last(), Some(&msgx::store::pg::expected_version()));
     let second = msgx::store::pg::migrate(&db.pool)
         .await
         .expect("second migrate");
@@ -57,6 +62,7 @@ async fn migrations_apply_to_an_empty_database_and_are_idempotent() {
         "schd_snap_log",
         "pipeline_lock",
         "job_run",
+        "backfill_action",
     ] {
         assert!(
             tables.iter().any(|x| x == t),
