@@ -138,6 +138,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Abandoned backfills: list, reopen, reconcile (recorded; docs/backfill.md).
+    Backfill {
+        #[command(subcommand)]
+        action: crate::commands::backfill::BackfillAction,
+    },
+    /// Move FAILED/DEAD messages back to PENDING (whitelisted classes; recorded).
+    Replay(crate::commands::backfill::ReplayArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -311,6 +318,12 @@ pub async fn run(cli: Cli) -> i32 {
                 first_seqn,
             };
             mailbox_generate(&loaded.config, &spec).await
+        }
+        Command::Backfill { action } => {
+            crate::commands::backfill::run(&loaded.config, clock, action).await
+        }
+        Command::Replay(args) => {
+            crate::commands::backfill::replay(&loaded.config, clock, args).await
         }
         Command::Status { json } => status(&loaded.config, clock, json).await,
         Command::Events { action } => events(&loaded.config, clock, action).await,
@@ -675,8 +688,7 @@ async fn status(config: &Config, clock: SharedClock, json: bool) -> i32 {
         }
     };
     let mailbox = Mailbox::new(&config.msgx.mailbox).ok();
-    match crate::status::collect(&pool, mailbox.as_ref(), &clock, config.msgx.mailbox.shadow).await
-    {
+    match crate::status::collect(&pool, mailbox.as_ref(), &clock, config).await {
         Ok(s) if json => {
             println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
             exit::OK

@@ -8,6 +8,7 @@
 //! `requests` hold the jobs; `scheduler` runs them; `cli` and `commands` are
 //! the command line.
 
+pub mod backfill;
 pub mod cli;
 pub mod clock;
 pub mod codec;

@@ -2,8 +2,10 @@
 //! active, the watermark, backlog by state, outbox, and each job's last run.
 
 use crate::clock::SharedClock;
+use crate::config::Config;
 use crate::instance_lock::{self, Holder, LockKey};
 use crate::store::mailbox::{Mailbox, MailboxStats};
+use crate::store::pg::backfill::BackfillStats;
 use crate::store::pg::{self, StoreError, job_run};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -35,6 +37,8 @@ pub struct Status {
     pub oldest_unprocessed_seconds: Option<i64>,
     /// Outbox rows by target and status.
     pub outbox: BTreeMap<String, BTreeMap<String, i64>>,
+    /// Backfill (design §6): pending, due, overdue (past R), abandoned by reason.
+    pub backfill: BackfillStats,
     pub jobs: Vec<job_run::LastRun>,
 }
 
@@ -53,8 +57,9 @@ pub async fn collect(
     pool: &PgPool,
     mailbox: Option<&Mailbox>,
     clock: &SharedClock,
-    shadow: bool,
+    config: &Config,
 ) -> Result<Status, StoreError> {
+    let shadow = config.msgx.mailbox.shadow;
     let schema_version = pg::ensure_schema_current(pool).await?;
     let now = clock.now();
     let c =
@@ -99,6 +104,14 @@ pub async fn collect(
             .or_default()
             .insert(r.try_get("status")?, r.try_get("n")?);
     }
+    let p = &config.msgx.pipeline;
+    let backfill = pg::backfill::stats(
+        pool,
+        now,
+        now - p.backfill_deadline.chrono(),
+        i32::try_from(p.backfill_max_attempts).unwrap_or(i32::MAX),
+    )
+    .await?;
     let (mailbox_stats, mailbox_error) = match mailbox {
         Some(m) => match m.stats().await {
             Ok(s) => (Some(s), None),
@@ -124,6 +137,7 @@ pub async fn collect(
         proc_state,
         oldest_unprocessed_seconds: oldest.map(|t| (now - t).num_seconds().max(0)),
         outbox,
+        backfill,
         jobs: job_run::last_runs(pool).await?,
     })
 }
@@ -216,6 +230,32 @@ pub fn render(s: &Status) -> String {
     if s.outbox.is_empty() {
         let _ = writeln!(o, "  outbox:          empty");
     }
+    let b = &s.backfill;
+    let abandoned: Vec<String> = b
+        .abandoned
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let _ = writeln!(
+        o,
+        "  backfill:        pending={} due={} overdue(>R)={} over-max-attempts={} confirmed={}{}",
+        b.pending,
+        b.due,
+        b.overdue,
+        b.over_max_attempts,
+        b.confirmed,
+        if s.shadow_mode {
+            "  (SHADOW: no marks written)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        o,
+        "  backfill abandoned: {} (unreconciled {})",
+        abandoned.join(" "),
+        b.abandoned_unreconciled
+    );
     let _ = writeln!(o, "  jobs (last run):");
     if s.jobs.is_empty() {
         let _ = writeln!(o, "    none yet");

@@ -63,6 +63,7 @@ async fn migrations_apply_to_an_empty_database_and_are_idempotent() {
         "pipeline_lock",
         "job_run",
         "operator_action",
+        "backfill_action",
     ] {
         assert!(
             tables.iter().any(|x| x == t),

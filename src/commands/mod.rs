@@ -1,5 +1,6 @@
 //! Operator and developer commands behind the CLI (`src/cli.rs` wires them).
 
+pub mod backfill;
 pub mod decode;
 pub mod dev_kafka;
 pub mod events;

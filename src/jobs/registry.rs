@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 /// The implementation of `name`, or `None` when it is not implemented yet.
 pub fn get(name: &str) -> Option<Arc<dyn Job>> {
-    use crate::{delivery, maintenance, pipeline, requests};
+    use crate::{backfill, delivery, maintenance, pipeline, requests};
     let job: Arc<dyn Job> = match name {
         "ingest-sweep" => Arc::new(pipeline::inbox_poller::InboxPoller),
         "pump-drain" => Arc::new(pipeline::pump::Pump),
@@ -16,6 +16,7 @@ pub fn get(name: &str) -> Option<Arc<dyn Job>> {
         "snaplog-purge" => Arc::new(maintenance::snaplog_purge::SnaplogPurge),
         "retention" => Arc::new(maintenance::retention::Retention),
         "request-expiry" => Arc::new(requests::expiry::RequestExpiry),
+        "backfill-scan" => Arc::new(backfill::scan::BackfillScan),
         _ => return None,
     };
     Some(job)
@@ -42,6 +43,7 @@ mod tests {
             "snaplog-purge",
             "retention",
             "request-expiry",
+            "backfill-scan",
         ] {
             assert!(names.iter().any(|n| n == implemented));
             assert!(super::is_implemented(implemented));

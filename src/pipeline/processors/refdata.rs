@@ -85,7 +85,10 @@ impl RefDataProcessor {
         let note = if recs_mismatch {
             format!(
                 "{note}; RECS {} differs from the record count",
-                r.recs.value().map(|n| n.to_string()).unwrap_or_else(|| "-".into())
+                r.recs
+                    .value()
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "-".into())
             )
         } else {
             note

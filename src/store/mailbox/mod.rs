@@ -29,6 +29,17 @@ pub struct MailboxStats {
     pub max_id: Option<i64>,
 }
 
+/// What writing the processing mark found (design §6.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkOutcome {
+    /// The mark was empty; 1 row written.
+    Written,
+    /// 0 rows written, the row exists: it already carries a mark (kept).
+    AlreadyMarked,
+    /// 0 rows written, the row does not exist (deleted after enqueue).
+    Missing,
+}
+
 /// A handle on the mailbox database.
 #[derive(Clone)]
 pub struct Mailbox {
@@ -110,6 +121,49 @@ impl Mailbox {
     /// The configured processing-mark column.
     pub fn processed_column(&self) -> &str {
         &self.processed_column
+    }
+
+    /// True in shadow mode (`msgx.mailbox.shadow`): msgx never writes.
+    pub fn is_shadow(&self) -> bool {
+        self.shadow
+    }
+
+    /// Writes the processing mark of one row (design §6.2), never
+    /// overwriting an existing mark:
+    /// `UPDATE CMINMSGS SET <mark> = ? WHERE CMINMSGS_ID = ? AND <mark> IS NULL`.
+    /// On 0 rows it checks, on the same connection and within the same
+    /// bound, whether the row exists, to tell "already marked" from "row
+    /// missing". Any failure (timeout, refused connection, server error) is
+    /// an `Err` — never [`MarkOutcome::Missing`], which is only the answer of
+    /// a reachable mailbox. Refused in shadow mode.
+    pub async fn mark_processed(
+        &self,
+        id: i64,
+        mark: NaiveDateTime,
+    ) -> Result<MarkOutcome, MailboxError> {
+        if self.shadow {
+            return Err(MailboxError::Shadow);
+        }
+        let update = format!(
+            "UPDATE {t} SET {c} = ? WHERE CMINMSGS_ID = ? AND {c} IS NULL",
+            t = self.inbox,
+            c = self.processed_column
+        );
+        let exists = format!("SELECT 1 FROM {} WHERE CMINMSGS_ID = ?", self.inbox);
+        self.bounded(async {
+            let mut conn = self.pool.get_conn().await?;
+            conn.exec_drop(update, (mark, id)).await?;
+            if conn.affected_rows() == 1 {
+                return Ok(MarkOutcome::Written);
+            }
+            let found: Option<i64> = conn.exec_first(exists, (id,)).await?;
+            Ok(if found.is_some() {
+                MarkOutcome::AlreadyMarked
+            } else {
+                MarkOutcome::Missing
+            })
+        })
+        .await
     }
 
     /// Closes the pool.

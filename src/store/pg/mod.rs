@@ -1,6 +1,7 @@
 //! msgx's own PostgreSQL: connection, embedded migrations and the schema
 //! check the daemon runs before starting (issue 2, item 3).
 
+pub mod backfill;
 pub mod flight;
 pub mod inbox;
 pub mod job_run;

@@ -42,6 +42,23 @@ impl ErrorClass {
             ErrorClass::Exhausted => "EXHAUSTED",
         }
     }
+
+    /// Every class, in stored-text order of design §3.
+    pub const ALL: [ErrorClass; 6] = [
+        ErrorClass::Malformed,
+        ErrorClass::CodecError,
+        ErrorClass::Infra,
+        ErrorClass::Unsupported,
+        ErrorClass::Protocol,
+        ErrorClass::Exhausted,
+    ];
+
+    /// The class stored as `text` (case-insensitive), if any.
+    pub fn parse(text: &str) -> Option<ErrorClass> {
+        ErrorClass::ALL
+            .into_iter()
+            .find(|c| c.as_str().eq_ignore_ascii_case(text))
+    }
 }
 
 /// The head: the smallest PENDING/FAILED MSG_ID. ARCHIVED and terminal rows
@@ -254,4 +271,73 @@ pub async fn take_pipeline_lock(conn: &mut PgConnection) -> Result<(), sqlx::Err
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// A row as replay (design §9.1) examines it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
+pub struct ReplayRow {
+    pub msg_id: i64,
+    pub state: String,
+    pub error_class: Option<String>,
+    pub last_error: Option<String>,
+    /// Set when the mailbox mark of the old terminal state was confirmed.
+    pub backfill_at: Option<DateTime<Utc>>,
+}
+
+/// Locks the rows among `ids` (any state, so refusals can be explained).
+pub async fn lock_for_replay(
+    conn: &mut PgConnection,
+    ids: &[i64],
+) -> Result<Vec<ReplayRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT msg_id, state, error_class, last_error, backfill_at FROM proc_state \
+         WHERE msg_id = ANY($1) ORDER BY msg_id FOR UPDATE",
+    )
+    .bind(ids)
+    .fetch_all(conn)
+    .await
+}
+
+/// Locks every FAILED/DEAD row of one error class.
+pub async fn lock_class_for_replay(
+    conn: &mut PgConnection,
+    class: ErrorClass,
+) -> Result<Vec<ReplayRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT msg_id, state, error_class, last_error, backfill_at FROM proc_state \
+         WHERE state IN ('FAILED', 'DEAD') AND error_class = $1 ORDER BY msg_id FOR UPDATE",
+    )
+    .bind(class.as_str())
+    .fetch_all(conn)
+    .await
+}
+
+/// Replay (design §9.1, §5.3 "单语句批量"): FAILED/DEAD rows of the allowed
+/// classes back to PENDING in one statement. Resets the attempt count, the
+/// retry instant, the error and outcome, FINISHED_AT, and every backfill
+/// field of the old terminal state, so the next terminal state registers a
+/// fresh intent (a mark already written stays in the mailbox; the next scan
+/// then finds it "already marked" and confirms without overwriting it).
+/// Keeps IDENTITY_KEY, so the message is not a duplicate of itself.
+pub async fn replay(
+    conn: &mut PgConnection,
+    ids: &[i64],
+    classes: &[&str],
+    now: DateTime<Utc>,
+) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE proc_state SET state = 'PENDING', attempts = 0, next_attempt_at = NULL, \
+         error_class = NULL, last_error = NULL, outcome_reason = NULL, finished_at = NULL, \
+         updated_at = $3, backfill_next_at = NULL, backfill_at = NULL, backfill_attempts = 0, \
+         backfill_last_error = NULL, backfill_abandoned_at = NULL, \
+         backfill_abandoned_reason = NULL, backfill_reconciled_at = NULL, \
+         backfill_reconciled_note = NULL \
+         WHERE msg_id = ANY($1) AND state IN ('FAILED', 'DEAD') AND error_class = ANY($2)",
+    )
+    .bind(ids)
+    .bind(classes)
+    .bind(now)
+    .execute(conn)
+    .await?
+    .rows_affected())
 }

@@ -1,0 +1,329 @@
+//! `backfill-scan` (design §6): writes the processing mark back to the
+//! mailbox for terminal messages, so the mailbox owner may purge (C-8).
+//!
+//! Each round selects `msgx.pipeline.backfill-batch` rows with the exact
+//! §6.1 predicate and order ([`crate::store::pg::backfill::due`]), repeated
+//! within the run's bounds. Each row is then handled inside the
+//! [`MessageLifecycleGate`](super::gate): re-check under `FOR UPDATE`, write
+//! the mark (`UPDATE … SET mark = ? WHERE ID = ? AND mark IS NULL`), record
+//! one of the four §6.2 outcomes:
+//!
+//! | mailbox answer | PROC_STATE |
+//! |---|---|
+//! | 1 row written | BACKFILL_AT |
+//! | 0 rows, row exists (already marked) | BACKFILL_AT; the existing mark is kept |
+//! | 0 rows, row missing | abandoned at once, `MISSING_ROW`, alert |
+//! | failure (timeout, refused, server error) | attempts + 1, backoff by `backfill-backoff` (last tier repeats); once `now − ENQUEUED_AT ≥ R`: abandoned `TRANSIENT_DEADLINE`, alert |
+//!
+//! `backfill-max-attempts` only raises an alert (§6.3); abandonment never
+//! sets BACKFILL_AT (§6.2). A mailbox that cannot be reached is always a
+//! failure, never "row missing": only a reachable mailbox that answers
+//! "no such row" abandons with `MISSING_ROW`.
+//!
+//! The mark is two single writes across databases (§5.3): mailbox first,
+//! then PROC_STATE. A crash between them leaves the intent, and the next
+//! scan finds "already marked" — idempotent (§9.2).
+//!
+//! Shadow mode (`msgx.mailbox.shadow`): nothing is written; the run reports
+//! how many rows are due and leaves every intent pending.
+
+use super::gate::{self, GateError};
+use crate::config::Dur;
+use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::store::mailbox::{MailboxError, MarkOutcome};
+use crate::store::pg::backfill::{self as store, AbandonReason};
+use chrono::{DateTime, NaiveDateTime, Timelike, Utc};
+
+/// The backfill-scan job.
+pub struct BackfillScan;
+
+/// What happened to one selected row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowOutcome {
+    /// 1 row written.
+    Written,
+    /// 0 rows, the row exists: confirmed without overwriting.
+    AlreadyMarked,
+    /// Abandoned (MISSING_ROW or TRANSIENT_DEADLINE).
+    Abandoned(AbandonReason),
+    /// A failure before R: backoff.
+    Retrying,
+    /// The row no longer owed a mark when re-checked under the gate (a
+    /// replay moved it back to PENDING, or it was confirmed meanwhile).
+    Changed,
+}
+
+impl RowOutcome {
+    /// The report count name.
+    pub fn label(self) -> &'static str {
+        match self {
+            RowOutcome::Written => "written",
+            RowOutcome::AlreadyMarked => "already_marked",
+            RowOutcome::Abandoned(AbandonReason::MissingRow) => "abandoned_missing_row",
+            RowOutcome::Abandoned(AbandonReason::TransientDeadline) => {
+                "abandoned_transient_deadline"
+            }
+            RowOutcome::Retrying => "retrying",
+            RowOutcome::Changed => "changed_meanwhile",
+        }
+    }
+}
+
+/// The backoff after the `attempt`-th failure (1-based): the tiers of
+/// `msgx.pipeline.backfill-backoff` in order, the last one repeating.
+pub fn backoff_for(tiers: &[Dur], attempt: i32) -> chrono::Duration {
+    let i = usize::try_from(attempt.max(1) - 1).unwrap_or(0);
+    tiers
+        .get(i)
+        .or_else(|| tiers.last())
+        .map(|d| d.chrono())
+        .unwrap_or_else(chrono::Duration::zero)
+}
+
+/// The mark value: `now` as the airport's local wall time, whole seconds —
+/// the predecessor wrote a local DATETIME.
+pub fn mark_value(now: DateTime<Utc>, tz: chrono_tz::Tz) -> NaiveDateTime {
+    let local = now.with_timezone(&tz).naive_local();
+    local.with_nanosecond(0).unwrap_or(local)
+}
+
+/// Whether a failure at `now` has reached R for a row enqueued at
+/// `enqueued_at` (§6.3: `now − ENQUEUED_AT ≥ R`). A row without ENQUEUED_AT
+/// (impossible for live rows, see the schema's CHECK) never reaches it.
+pub fn reached_deadline(
+    enqueued_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    r: chrono::Duration,
+) -> bool {
+    enqueued_at.is_some_and(|t| now - t >= r)
+}
+
+fn gate_error(e: GateError) -> JobError {
+    match e {
+        GateError::Db(e) => JobError::Db(e),
+        busy @ GateError::Busy { .. } => JobError::Other(busy.to_string()),
+    }
+}
+
+fn alert_abandoned(msg_id: i64, reason: AbandonReason, error: &str) {
+    metrics::counter!("msgx_backfill_abandoned_total", "reason" => reason.as_str()).increment(1);
+    tracing::error!(
+        msg_id,
+        reason = reason.as_str(),
+        error,
+        "Backfill abandoned: the mailbox mark is NOT written; the row needs reconciliation \
+         (`msgx backfill abandoned`, then `reopen` or `reconcile`)"
+    );
+}
+
+impl BackfillScan {
+    /// One row inside the gate (see the module docs).
+    async fn mark_one(&self, ctx: &JobContext, msg_id: i64) -> Result<RowOutcome, JobError> {
+        let p = &ctx.config.msgx.pipeline;
+        let wait = gate::default_wait(ctx.config.msgx.mailbox.timeout.std());
+        let mut tx = gate::enter(&ctx.pg, wait).await.map_err(gate_error)?;
+        ctx.fence(&mut tx).await?;
+        let Some(row) = store::lock_unconfirmed(&mut tx, msg_id).await? else {
+            tx.rollback().await?;
+            return Ok(RowOutcome::Changed);
+        };
+        let now = ctx.clock.now();
+        let mark = mark_value(now, ctx.config.msgx.airport.tz());
+        let outcome = match ctx.mailbox.mark_processed(msg_id, mark).await {
+            Ok(MarkOutcome::Written) => {
+                store::confirm(&mut tx, msg_id, now).await?;
+                RowOutcome::Written
+            }
+            Ok(MarkOutcome::AlreadyMarked) => {
+                store::confirm(&mut tx, msg_id, now).await?;
+                tracing::info!(msg_id, "Mailbox row was already marked; kept its mark");
+                RowOutcome::AlreadyMarked
+            }
+            Ok(MarkOutcome::Missing) => {
+                let error = "the mailbox row does not exist (deleted after enqueue)";
+                store::abandon(&mut tx, msg_id, AbandonReason::MissingRow, error, now).await?;
+                alert_abandoned(msg_id, AbandonReason::MissingRow, error);
+                RowOutcome::Abandoned(AbandonReason::MissingRow)
+            }
+            Err(MailboxError::Shadow) => {
+                // Shadow mode is checked before any row is taken; reaching
+                // this means the config and the handle disagree.
+                tx.rollback().await?;
+                return Err(MailboxError::Shadow.into());
+            }
+            Err(e) => {
+                let error = e.to_string();
+                metrics::counter!("msgx_backfill_failures_total").increment(1);
+                if reached_deadline(row.enqueued_at, now, p.backfill_deadline.chrono()) {
+                    let reason = AbandonReason::TransientDeadline;
+                    store::abandon(&mut tx, msg_id, reason, &error, now).await?;
+                    alert_abandoned(msg_id, reason, &error);
+                    RowOutcome::Abandoned(reason)
+                } else {
+                    let next = now + backoff_for(&p.backfill_backoff, row.attempts + 1);
+                    let attempts =
+                        store::record_transient(&mut tx, msg_id, &error, next, now).await?;
+                    let max = i32::try_from(p.backfill_max_attempts).unwrap_or(i32::MAX);
+                    if attempts == max {
+                        metrics::counter!("msgx_backfill_max_attempts_reached_total").increment(1);
+                        tracing::warn!(
+                            msg_id,
+                            attempts,
+                            error,
+                            "Backfill has failed backfill-max-attempts times; still retrying until R"
+                        );
+                    } else {
+                        tracing::debug!(msg_id, attempts, %next, error, "Backfill failed; backing off");
+                    }
+                    RowOutcome::Retrying
+                }
+            }
+        };
+        tx.commit().await?;
+        if let RowOutcome::Written | RowOutcome::AlreadyMarked = outcome {
+            metrics::counter!("msgx_backfill_marks_total", "outcome" => outcome.label())
+                .increment(1);
+        }
+        Ok(outcome)
+    }
+}
+
+/// Publishes the backfill gauges (pending, due, overdue, abandoned by reason).
+pub async fn publish_gauges(ctx: &JobContext) -> Result<store::BackfillStats, JobError> {
+    let p = &ctx.config.msgx.pipeline;
+    let now = ctx.clock.now();
+    let s = store::stats(
+        &ctx.pg,
+        now,
+        now - p.backfill_deadline.chrono(),
+        i32::try_from(p.backfill_max_attempts).unwrap_or(i32::MAX),
+    )
+    .await?;
+    metrics::gauge!("msgx_backfill_pending").set(s.pending as f64);
+    metrics::gauge!("msgx_backfill_due").set(s.due as f64);
+    metrics::gauge!("msgx_backfill_overdue").set(s.overdue as f64);
+    metrics::gauge!("msgx_backfill_over_max_attempts").set(s.over_max_attempts as f64);
+    for (reason, n) in &s.abandoned {
+        metrics::gauge!("msgx_backfill_abandoned", "reason" => reason.clone()).set(*n as f64);
+    }
+    Ok(s)
+}
+
+#[async_trait::async_trait]
+impl Job for BackfillScan {
+    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+        let p = &ctx.config.msgx.pipeline;
+        let r = p.backfill_deadline.chrono();
+        let start = ctx.clock.now();
+        let deadline = bounds.deadline(start);
+        let mut report = RunReport::default();
+
+        if ctx.config.msgx.mailbox.shadow || ctx.mailbox.is_shadow() {
+            let due = store::count_due(&ctx.pg, start, start - r).await?;
+            report.count("shadow_not_written", u64::try_from(due).unwrap_or(0));
+            tracing::info!(
+                due,
+                "Shadow mode: no mailbox marks are written; backfill intents stay pending"
+            );
+            publish_gauges(ctx).await?;
+            return Ok(report);
+        }
+        if ctx.dry_run {
+            let due =
+                u64::try_from(store::count_due(&ctx.pg, start, start - r).await?).unwrap_or(0);
+            report.items = due.min(bounds.max_items);
+            report.more = due > report.items;
+            report.count("due", report.items);
+            return Ok(report);
+        }
+
+        let batch = u64::from(p.backfill_batch.max(1));
+        'rounds: loop {
+            if report.items >= bounds.max_items || !ctx.may_continue(deadline)? {
+                report.more = true;
+                break;
+            }
+            let now = ctx.clock.now();
+            let limit = batch.min(bounds.max_items - report.items);
+            let ids = store::due(
+                &ctx.pg,
+                now,
+                now - r,
+                i64::try_from(limit).unwrap_or(i64::MAX),
+            )
+            .await?;
+            for &msg_id in &ids {
+                if !ctx.may_continue(deadline)? {
+                    report.more = true;
+                    break 'rounds;
+                }
+                let outcome = self.mark_one(ctx, msg_id).await?;
+                report.items += 1;
+                report.count(outcome.label(), 1);
+            }
+            if (ids.len() as u64) < limit {
+                break;
+            }
+        }
+        let failed = report
+            .details
+            .get("retrying")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        if failed > 0 {
+            tracing::warn!(
+                rows = failed,
+                "Backfill could not write marks (mailbox unreachable or failing); backing off"
+            );
+        }
+        publish_gauges(ctx).await?;
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn tiers() -> Vec<Dur> {
+        vec![Dur::secs(30), Dur::mins(2), Dur::mins(10)]
+    }
+
+    #[test]
+    fn backoff_walks_the_tiers_and_repeats_the_last() {
+        assert_eq!(backoff_for(&tiers(), 1), chrono::Duration::seconds(30));
+        assert_eq!(backoff_for(&tiers(), 2), chrono::Duration::minutes(2));
+        assert_eq!(backoff_for(&tiers(), 3), chrono::Duration::minutes(10));
+        assert_eq!(backoff_for(&tiers(), 4), chrono::Duration::minutes(10));
+        assert_eq!(backoff_for(&tiers(), 400), chrono::Duration::minutes(10));
+        assert_eq!(backoff_for(&tiers(), 0), chrono::Duration::seconds(30));
+    }
+
+    #[test]
+    fn the_mark_is_local_airport_time_in_whole_seconds() {
+        let now = Utc
+            .with_ymd_and_hms(2026, 12, 1, 20, 30, 15)
+            .single()
+            .expect("valid")
+            + chrono::Duration::milliseconds(750);
+        let mark = mark_value(now, chrono_tz::Asia::Shanghai);
+        assert_eq!(mark.to_string(), "2026-12-02 04:30:15");
+    }
+
+    #[test]
+    fn the_deadline_is_now_minus_enqueued_at_reaching_r() {
+        let t0 = Utc
+            .with_ymd_and_hms(2026, 12, 1, 0, 0, 0)
+            .single()
+            .expect("valid");
+        let r = chrono::Duration::hours(24);
+        assert!(!reached_deadline(
+            Some(t0),
+            t0 + r - chrono::Duration::seconds(1),
+            r
+        ));
+        assert!(reached_deadline(Some(t0), t0 + r, r));
+        assert!(!reached_deadline(None, t0 + r * 10, r));
+    }
+}

@@ -1,0 +1,883 @@
+//! Backfill, replay and reopen (issue 7; design §6, §9.1, §9.2) against a real
+//! MariaDB mailbox and a real PostgreSQL, with a manual clock. Terminal rows
+//! come from the real path: ingest-sweep then pump-drain.
+
+mod common;
+
+use chrono::{DateTime, Duration, NaiveDateTime, Utc};
+use common::*;
+use msgx::backfill::replay::{self, ReplayError, ReplayRequest, ReplayService, Selection};
+use msgx::backfill::{gate, ops};
+use msgx::clock::{ManualClock, SharedClock};
+use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
+use msgx::store::pg::job_run::Outcome;
+use mysql_async::prelude::Queryable;
+
+/// A message the default ignore rules skip: SKIPPED(ignored:LDM).
+fn ldm(seqn: u32) -> String {
+    format!(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261201080000</DTTM><TYPE>LDM</TYPE>\
+         <STYP>UPD</STYP></META><LDM><X>1</X></LDM></MSG>"
+    )
+}
+
+/// A FLOP subtype msgx does not handle: FAILED(UNSUPPORTED) after its
+/// identity is bound, then DEAD(EXHAUSTED).
+fn unsupported(seqn: u32) -> String {
+    format!(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
+         <STYP>ESTT</STYP></META><FLOP><FLID>9003</FLID><FFID>X</FFID><ESTT>01DEC261450</ESTT></FLOP></MSG>"
+    )
+}
+
+/// A SCHD-DNLD with one flight: SUCCEEDED.
+fn schd(seqn: u32, flid: i64) -> String {
+    format!(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261130200000</DTTM><TYPE>SCHD</TYPE>\
+         <STYP>DNLD</STYP></META><SCHD><RECS>1</RECS><FLTR><FLID>{flid}</FLID><ALCD>YG</ALCD>\
+         <FLNO>YG{flid}</FLNO><MVIN>D</MVIN><SODT>01DEC260900</SODT><FLTY>W</FLTY><FLIN>D</FLIN>\
+         <ACFT>733</ACFT></FLTR></SCHD></MSG>"
+    )
+}
+
+const MALFORMED: &str = "<MSG><META>";
+const UNREACHABLE: &str = "mysql://msgx:msgx@127.0.0.1:1/x";
+
+async fn run_with(r: &Runner, job: &str, opts: RunOptions) -> RunSummary {
+    let s = r.run(job, &opts, None).await.expect("job runs");
+    assert_eq!(s.outcome, Outcome::Succeeded, "{job}: {:?}", s.error);
+    s
+}
+
+async fn run(r: &Runner, job: &str) -> RunSummary {
+    run_with(
+        r,
+        job,
+        RunOptions {
+            until_empty: true,
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+async fn scan(r: &Runner) -> RunSummary {
+    run(r, "backfill-scan").await
+}
+
+fn count(s: &RunSummary, name: &str) -> u64 {
+    s.details.get(name).and_then(|v| v.as_u64()).unwrap_or(0)
+}
+
+/// Ingest then pump until nothing can run now.
+async fn drain(r: &Runner) {
+    run(r, "ingest-sweep").await;
+    run(r, "pump-drain").await;
+}
+
+/// The pipeline config of these tests: one attempt, so an unsupported
+/// message is DEAD(EXHAUSTED) within one pump run.
+fn one_attempt(c: &mut msgx::config::Config) {
+    c.msgx.pipeline.max_attempts = 1;
+    c.msgx.pipeline.retry_backoff = vec!["1s".parse().expect("duration")];
+}
+
+/// A database, a mailbox holding `messages`, all processed to terminal states.
+async fn processed(
+    messages: &[String],
+) -> (TestDb, TestMailbox, ManualClock, SharedClock, Vec<i64>) {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let mut ids = Vec::new();
+    for m in messages {
+        ids.push(mb.insert(m).await);
+    }
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), one_attempt);
+    drain(&r).await;
+    (db, mb, clock, shared, ids)
+}
+
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+struct Bf {
+    state: String,
+    error_class: Option<String>,
+    outcome_reason: Option<String>,
+    identity_key: Option<String>,
+    enqueued_at: Option<DateTime<Utc>>,
+    backfill_next_at: Option<DateTime<Utc>>,
+    backfill_at: Option<DateTime<Utc>>,
+    backfill_attempts: i32,
+    backfill_last_error: Option<String>,
+    backfill_abandoned_at: Option<DateTime<Utc>>,
+    backfill_abandoned_reason: Option<String>,
+    backfill_reconciled_at: Option<DateTime<Utc>>,
+}
+
+async fn bf(db: &TestDb, id: i64) -> Bf {
+    sqlx::query_as(
+        "SELECT state, error_class, outcome_reason, identity_key, enqueued_at, backfill_next_at, \
+         backfill_at, backfill_attempts, backfill_last_error, backfill_abandoned_at, \
+         backfill_abandoned_reason, backfill_reconciled_at FROM proc_state WHERE msg_id = $1",
+    )
+    .bind(id)
+    .fetch_one(&db.pool)
+    .await
+    .expect("proc_state row")
+}
+
+async fn mark(mb: &TestMailbox, id: i64) -> Option<NaiveDateTime> {
+    let mut conn = mb.pool.get_conn().await.expect("connect");
+    conn.exec_first::<Option<NaiveDateTime>, _, _>(
+        "SELECT CMINMSGS_DATE_PROCESSED FROM CMINMSGS WHERE CMINMSGS_ID = ?",
+        (id,),
+    )
+    .await
+    .expect("select")
+    .flatten()
+}
+
+fn local(now: DateTime<Utc>) -> NaiveDateTime {
+    msgx::backfill::scan::mark_value(now, chrono_tz::Asia::Shanghai)
+}
+
+async fn actions(db: &TestDb) -> Vec<(String, String, String, Option<String>)> {
+    sqlx::query_as("SELECT actor, action, target, reason FROM backfill_action ORDER BY id")
+        .fetch_all(&db.pool)
+        .await
+        .expect("actions")
+}
+
+// ------------------------------------------------------------ four outcomes --
+
+#[tokio::test]
+async fn written_marks_every_terminal_state_with_local_time_and_confirms() {
+    let (db, mb, _clock, shared, ids) =
+        processed(&[schd(1, 9101), ldm(2), MALFORMED.to_string(), unsupported(3)]).await;
+    let states: Vec<String> = futures_states(&db, &ids).await;
+    assert_eq!(states, ["SUCCEEDED", "SKIPPED", "DEAD", "DEAD"]);
+    for &id in &ids {
+        assert!(
+            bf(&db, id).await.backfill_next_at.is_some(),
+            "intent registered"
+        );
+        assert_eq!(mark(&mb, id).await, None);
+    }
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    let s = scan(&r).await;
+    assert_eq!((s.items, count(&s, "written")), (4, 4), "{s:?}");
+    let now = shared.now();
+    for &id in &ids {
+        assert_eq!(mark(&mb, id).await, Some(local(now)), "local airport time");
+        let row = bf(&db, id).await;
+        assert_eq!(row.backfill_at, Some(now));
+        assert_eq!(row.backfill_next_at, None, "intent fulfilled");
+        assert_eq!(row.backfill_abandoned_at, None);
+    }
+    // Nothing is left: a second scan selects nothing.
+    assert_eq!(scan(&r).await.items, 0);
+}
+
+async fn futures_states(db: &TestDb, ids: &[i64]) -> Vec<String> {
+    let mut out = Vec::new();
+    for &id in ids {
+        out.push(bf(db, id).await.state);
+    }
+    out
+}
+
+#[tokio::test]
+async fn already_marked_is_success_without_overwriting() {
+    let (db, mb, _clock, shared, ids) = processed(&[ldm(1), ldm(2)]).await;
+    mb.exec(&format!(
+        "UPDATE CMINMSGS SET CMINMSGS_DATE_PROCESSED = '2020-01-02 03:04:05' WHERE CMINMSGS_ID = {}",
+        ids[0]
+    ))
+    .await;
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    let s = scan(&r).await;
+    assert_eq!(count(&s, "already_marked"), 1, "{s:?}");
+    assert_eq!(count(&s, "written"), 1, "{s:?}");
+    assert_eq!(
+        mark(&mb, ids[0]).await.map(|m| m.to_string()),
+        Some("2020-01-02 03:04:05".to_string()),
+        "the existing mark is kept"
+    );
+    assert_eq!(bf(&db, ids[0]).await.backfill_at, Some(shared.now()));
+    assert_eq!(mark(&mb, ids[1]).await, Some(local(shared.now())));
+}
+
+#[tokio::test]
+async fn a_missing_mailbox_row_is_abandoned_at_once_without_a_mark() {
+    let (db, mb, _clock, shared, ids) = processed(&[ldm(1), ldm(2)]).await;
+    mb.exec(&format!(
+        "DELETE FROM CMINMSGS WHERE CMINMSGS_ID = {}",
+        ids[0]
+    ))
+    .await;
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |c| {
+        // Far from any deadline or attempt limit: MISSING_ROW is not protected by R.
+        c.msgx.pipeline.backfill_max_attempts = 100;
+    });
+    let s = scan(&r).await;
+    assert_eq!(count(&s, "abandoned_missing_row"), 1, "{s:?}");
+    let row = bf(&db, ids[0]).await;
+    assert_eq!(
+        row.backfill_abandoned_reason.as_deref(),
+        Some("MISSING_ROW")
+    );
+    assert_eq!(row.backfill_abandoned_at, Some(shared.now()));
+    assert_eq!(row.backfill_at, None, "abandonment never confirms");
+    assert_eq!(row.backfill_attempts, 1);
+    assert!(row.backfill_next_at.is_some(), "the mark is still owed");
+    assert_eq!(bf(&db, ids[1]).await.backfill_at, Some(shared.now()));
+    // Abandoned rows leave the scan.
+    assert_eq!(scan(&r).await.items, 0);
+    let list = ops::abandoned(&db.pool).await.unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].msg_id, ids[0]);
+    let config = db.config();
+    let status = msgx::status::collect(&db.pool, None, &shared, &config)
+        .await
+        .unwrap();
+    assert_eq!(status.backfill.abandoned.get("MISSING_ROW"), Some(&1));
+    assert_eq!(status.backfill.abandoned_unreconciled, 1);
+    assert_eq!(status.backfill.confirmed, 1);
+    assert_eq!(status.backfill.pending, 0);
+}
+
+#[tokio::test]
+async fn an_unreachable_mailbox_backs_off_until_r_then_transient_deadline() {
+    let (db, _mb, clock, shared, ids) = processed(&[ldm(1)]).await;
+    let id = ids[0];
+    let enqueued = bf(&db, id).await.enqueued_at.expect("enqueued");
+    let (r, _stop) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = UNREACHABLE.into();
+        c.msgx.pipeline.backfill_max_attempts = 3;
+        c.msgx.pipeline.backfill_backoff = vec![
+            "30s".parse().expect("duration"),
+            "2m".parse().expect("duration"),
+            "1h".parse().expect("duration"),
+        ];
+    });
+    let tiers = [
+        Duration::seconds(30),
+        Duration::minutes(2),
+        Duration::hours(1),
+        Duration::hours(1),
+        Duration::hours(1),
+        Duration::hours(1),
+    ];
+    // Six failures (twice backfill-max-attempts): only backoff, never abandoned.
+    for (n, tier) in tiers.iter().enumerate() {
+        let s = scan(&r).await;
+        assert_eq!(count(&s, "retrying"), 1, "attempt {}: {s:?}", n + 1);
+        let row = bf(&db, id).await;
+        assert_eq!(row.backfill_attempts, n as i32 + 1);
+        assert_eq!(row.backfill_next_at, Some(shared.now() + *tier), "tier {n}");
+        assert_eq!(row.backfill_abandoned_at, None, "no abandonment by count");
+        assert!(row.backfill_last_error.is_some());
+        // Not due before the backoff ends.
+        assert_eq!(scan(&r).await.items, 0);
+        clock.advance(*tier);
+    }
+    // One second before R: still only backoff.
+    clock.set(enqueued + Duration::hours(24) - Duration::seconds(1));
+    let s = scan(&r).await;
+    assert_eq!(count(&s, "retrying"), 1, "{s:?}");
+    let row = bf(&db, id).await;
+    assert_eq!(row.backfill_abandoned_at, None);
+    assert!(row.backfill_next_at.expect("next") > shared.now() + Duration::minutes(30));
+    // Past R the overdue branch overrides the backoff, and the failure abandons.
+    clock.advance(Duration::seconds(2));
+    let s = scan(&r).await;
+    assert_eq!(count(&s, "abandoned_transient_deadline"), 1, "{s:?}");
+    let row = bf(&db, id).await;
+    assert_eq!(
+        row.backfill_abandoned_reason.as_deref(),
+        Some("TRANSIENT_DEADLINE")
+    );
+    assert_eq!(row.backfill_at, None);
+    assert_eq!(row.backfill_attempts, 8);
+}
+
+#[tokio::test]
+async fn received_at_null_or_skewed_changes_nothing() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let a = mb.insert(&ldm(1)).await;
+    let b = mb.insert(&ldm(2)).await;
+    mb.exec(&format!(
+        "UPDATE CMINMSGS SET CMINMSGS_DATE_RECEIVED = NULL WHERE CMINMSGS_ID = {a}"
+    ))
+    .await;
+    mb.exec(&format!(
+        "UPDATE CMINMSGS SET CMINMSGS_DATE_RECEIVED = '2000-01-01 00:00:00' WHERE CMINMSGS_ID = {b}"
+    ))
+    .await;
+    let (clock, shared) = manual_clock();
+    let (good, _s1) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    drain(&good).await;
+    let received: Option<DateTime<Utc>> =
+        sqlx::query_scalar("SELECT received_at FROM proc_state WHERE msg_id = $1")
+            .bind(a)
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(received, None);
+    // Mailbox down: both only back off — a 26-year-old RECEIVED_AT is not "past R".
+    let (down, _s2) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = UNREACHABLE.into()
+    });
+    let s = scan(&down).await;
+    assert_eq!(count(&s, "retrying"), 2, "{s:?}");
+    for id in [a, b] {
+        let row = bf(&db, id).await;
+        assert_eq!(row.backfill_abandoned_at, None);
+        assert_eq!(row.backfill_attempts, 1);
+    }
+    // Mailbox back: both marked once the backoff ends.
+    clock.advance(Duration::minutes(1));
+    let s = scan(&good).await;
+    assert_eq!(count(&s, "written"), 2, "{s:?}");
+}
+
+// ------------------------------------------------------- fairness, exclusions --
+
+#[tokio::test]
+async fn a_permanently_failing_row_does_not_starve_the_others() {
+    let (db, mb, clock, shared, ids) = processed(&[ldm(1), ldm(2), ldm(3)]).await;
+    // The lowest ID always fails on the mailbox side.
+    mb.exec(&format!(
+        "CREATE TRIGGER refuse_mark BEFORE UPDATE ON CMINMSGS FOR EACH ROW \
+         IF NEW.CMINMSGS_ID = {} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'row is locked'; END IF",
+        ids[0]
+    ))
+    .await;
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |c| {
+        c.msgx.pipeline.backfill_batch = 1;
+    });
+    let one = RunOptions {
+        max_items: Some(1),
+        ..Default::default()
+    };
+    // Run 1 takes the lowest ID (all at 0 attempts) and fails.
+    let s = run_with(&r, "backfill-scan", one.clone()).await;
+    assert_eq!(count(&s, "retrying"), 1, "{s:?}");
+    // Its backoff ends; it is due again and still has the lowest ID, yet the
+    // rows with fewer attempts go first.
+    clock.advance(Duration::hours(2));
+    let s = run_with(&r, "backfill-scan", one.clone()).await;
+    assert_eq!(count(&s, "written"), 1, "{s:?}");
+    assert!(mark(&mb, ids[1]).await.is_some());
+    clock.advance(Duration::hours(2));
+    let s = run_with(&r, "backfill-scan", one.clone()).await;
+    assert_eq!(count(&s, "written"), 1, "{s:?}");
+    assert!(mark(&mb, ids[2]).await.is_some());
+    // Then the failing row again.
+    clock.advance(Duration::hours(2));
+    let s = run_with(&r, "backfill-scan", one).await;
+    assert_eq!(count(&s, "retrying"), 1, "{s:?}");
+    let row = bf(&db, ids[0]).await;
+    assert_eq!(row.backfill_attempts, 2);
+    assert!(
+        row.backfill_last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("row is locked")),
+        "{row:?}"
+    );
+    assert_eq!(
+        row.backfill_abandoned_at, None,
+        "a server error is not MISSING_ROW"
+    );
+}
+
+#[tokio::test]
+async fn archived_rows_are_ignored_by_the_scan() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let id = mb.insert(&ldm(1)).await;
+    // An ARCHIVED shadow row keeps only MSG_ID and IDENTITY_KEY (§9.3): no
+    // BACKFILL_NEXT_AT, no BACKFILL_AT — the "no intent" branch of §6.1 would
+    // match it if ARCHIVED were not excluded explicitly.
+    sqlx::query("INSERT INTO proc_state (msg_id, state, identity_key) VALUES ($1, 'ARCHIVED', 'AODB|LDM|UPD|1')")
+        .bind(id)
+        .execute(&db.pool)
+        .await
+        .unwrap();
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    let s = scan(&r).await;
+    assert_eq!(s.items, 0, "{s:?}");
+    assert_eq!(mark(&mb, id).await, None);
+}
+
+#[tokio::test]
+async fn shadow_mode_writes_nothing_and_leaves_intents_pending() {
+    let (db, mb, _clock, shared, ids) = processed(&[ldm(1), ldm(2)]).await;
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |c| {
+        c.msgx.mailbox.shadow = true
+    });
+    let s = scan(&r).await;
+    assert_eq!(s.items, 0);
+    assert_eq!(count(&s, "shadow_not_written"), 2, "{s:?}");
+    for &id in &ids {
+        assert_eq!(mark(&mb, id).await, None);
+        let row = bf(&db, id).await;
+        assert_eq!((row.backfill_at, row.backfill_attempts), (None, 0));
+        assert!(row.backfill_next_at.is_some());
+    }
+    let mut config = db.config();
+    config.msgx.mailbox.shadow = true;
+    let status = msgx::status::collect(&db.pool, None, &shared, &config)
+        .await
+        .unwrap();
+    assert!(status.shadow_mode);
+    assert_eq!((status.backfill.pending, status.backfill.due), (2, 2));
+    assert!(msgx::status::render(&status).contains("SHADOW"));
+}
+
+// ------------------------------------------------------------------- replay --
+
+fn request(selection: Selection) -> ReplayRequest {
+    ReplayRequest {
+        selection,
+        force: false,
+        reason: None,
+        actor: "tester".into(),
+        dry_run: false,
+    }
+}
+
+fn service<'a>(db: &'a TestDb, clock: &'a SharedClock) -> ReplayService<'a> {
+    ReplayService {
+        pool: &db.pool,
+        clock,
+        gate_wait: std::time::Duration::from_secs(10),
+    }
+}
+
+#[tokio::test]
+async fn replay_of_dead_exhausted_processes_it_again_with_a_fresh_intent() {
+    let (db, mb, clock, shared, ids) = processed(&[unsupported(1)]).await;
+    let id = ids[0];
+    let dead = bf(&db, id).await;
+    assert_eq!(
+        (dead.state.as_str(), dead.error_class.as_deref()),
+        ("DEAD", Some("EXHAUSTED"))
+    );
+    let identity = dead
+        .identity_key
+        .clone()
+        .expect("identity bound before dispatch");
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), one_attempt);
+    scan(&r).await;
+    let first_mark = mark(&mb, id).await.expect("marked");
+    clock.advance(Duration::hours(1));
+
+    let dry = service(&db, &shared)
+        .replay(&ReplayRequest {
+            dry_run: true,
+            ..request(Selection::Class(
+                msgx::store::pg::proc_state::ErrorClass::Exhausted,
+            ))
+        })
+        .await
+        .unwrap();
+    assert_eq!(dry.rows.len(), 1);
+    assert_eq!(bf(&db, id).await.state, "DEAD", "dry run changes nothing");
+    assert!(actions(&db).await.is_empty(), "dry run records nothing");
+
+    let done = service(&db, &shared)
+        .replay(&request(Selection::Ids(vec![id])))
+        .await
+        .unwrap();
+    assert_eq!(done.already_marked, vec![id]);
+    let row = bf(&db, id).await;
+    assert_eq!(row.state, "PENDING");
+    assert_eq!(
+        row.identity_key.as_deref(),
+        Some(identity.as_str()),
+        "identity kept"
+    );
+    assert_eq!(
+        (row.error_class, row.backfill_next_at, row.backfill_at),
+        (None, None, None)
+    );
+    let attempts: i32 = sqlx::query_scalar("SELECT attempts FROM proc_state WHERE msg_id = $1")
+        .bind(id)
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(attempts, 0);
+    assert_eq!(
+        actions(&db).await,
+        vec![("tester".into(), "REPLAY".into(), id.to_string(), None)]
+    );
+
+    // A later release ignores FLOP-ESTT: processing again reaches SKIPPED by
+    // that rule — not duplicate-of itself — with a fresh intent.
+    let (fixed, _s) = runner(&db, Some(&mb), shared.clone(), |c| {
+        one_attempt(c);
+        c.msgx.ignore.push("FLOP-ESTT".into());
+    });
+    run(&fixed, "pump-drain").await;
+    let row = bf(&db, id).await;
+    assert_eq!(row.state, "SKIPPED");
+    assert_eq!(row.outcome_reason.as_deref(), Some("ignored:FLOP-ESTT"));
+    assert_eq!(row.backfill_next_at, Some(shared.now()), "fresh intent");
+    assert_eq!(row.backfill_at, None);
+    // The old mark stays in the mailbox: the scan confirms it without overwriting.
+    let s = scan(&fixed).await;
+    assert_eq!(count(&s, "already_marked"), 1, "{s:?}");
+    assert_eq!(mark(&mb, id).await, Some(first_mark));
+    assert_eq!(bf(&db, id).await.backfill_at, Some(shared.now()));
+}
+
+#[tokio::test]
+async fn replay_refuses_malformed_without_force_and_never_replays_finished_states() {
+    let (db, _mb, _clock, shared, ids) =
+        processed(&[MALFORMED.to_string(), ldm(1), unsupported(2)]).await;
+    let (malformed, skipped, exhausted) = (ids[0], ids[1], ids[2]);
+    // One refused ID refuses the whole request: the EXHAUSTED row stays DEAD.
+    let err = service(&db, &shared)
+        .replay(&request(Selection::Ids(vec![malformed, exhausted])))
+        .await
+        .unwrap_err();
+    let ReplayError::Refused(refused) = err else {
+        panic!("expected a refusal, got {err:?}");
+    };
+    assert_eq!(refused.len(), 1);
+    assert_eq!(refused[0].msg_id, malformed);
+    assert!(refused[0].why.contains("--force"), "{refused:?}");
+    assert_eq!(bf(&db, exhausted).await.state, "DEAD");
+    assert!(matches!(
+        service(&db, &shared)
+            .replay(&request(Selection::Class(
+                msgx::store::pg::proc_state::ErrorClass::Malformed
+            )))
+            .await,
+        Err(ReplayError::Refused(_))
+    ));
+    assert!(matches!(
+        service(&db, &shared)
+            .replay(&request(Selection::Ids(vec![skipped])))
+            .await,
+        Err(ReplayError::Refused(_))
+    ));
+    assert!(matches!(
+        service(&db, &shared)
+            .replay(&ReplayRequest {
+                force: true,
+                ..request(Selection::Ids(vec![malformed]))
+            })
+            .await,
+        Err(ReplayError::ForceWithoutReason)
+    ));
+    assert!(actions(&db).await.is_empty());
+    // With --force --reason: replayed and recorded.
+    service(&db, &shared)
+        .replay(&ReplayRequest {
+            force: true,
+            reason: Some("codec fix 1.2.3".into()),
+            ..request(Selection::Ids(vec![malformed]))
+        })
+        .await
+        .unwrap();
+    assert_eq!(bf(&db, malformed).await.state, "PENDING");
+    assert_eq!(
+        actions(&db).await,
+        vec![(
+            "tester".into(),
+            "REPLAY_FORCED".into(),
+            malformed.to_string(),
+            Some("codec fix 1.2.3".into())
+        )]
+    );
+    assert_eq!(bf(&db, skipped).await.state, "SKIPPED");
+}
+
+// ---------------------------------------------------------------------- gate --
+
+#[tokio::test]
+async fn replay_waits_for_a_backfill_holding_the_gate() {
+    let (db, _mb, _clock, shared, ids) = processed(&[unsupported(1)]).await;
+    let id = ids[0];
+    // Another session (the scan, mid mark+record) holds the gate.
+    let holder = gate::enter(&db.pool, std::time::Duration::from_secs(5))
+        .await
+        .unwrap();
+    let pool = db.pool.clone();
+    let clock = shared.clone();
+    let task = tokio::spawn(async move {
+        ReplayService {
+            pool: &pool,
+            clock: &clock,
+            gate_wait: std::time::Duration::from_secs(30),
+        }
+        .replay(&request(Selection::Ids(vec![id])))
+        .await
+    });
+    wait_until(
+        "replay blocked on the gate",
+        std::time::Duration::from_secs(10),
+        || {
+            let pool = db.pool.clone();
+            async move { gate::has_waiter(&pool).await.unwrap_or(false) }
+        },
+    )
+    .await;
+    assert_eq!(bf(&db, id).await.state, "DEAD", "replay has not run");
+    holder.commit().await.unwrap();
+    let done = task.await.unwrap().unwrap();
+    assert_eq!(done.rows.len(), 1);
+    assert_eq!(bf(&db, id).await.state, "PENDING");
+}
+
+#[tokio::test]
+async fn a_scan_behind_a_replay_never_marks_the_replayed_message() {
+    let (db, mb, _clock, shared, ids) = processed(&[unsupported(1), ldm(2)]).await;
+    let (replayed, other) = (ids[0], ids[1]);
+    // The replay holds the gate…
+    let mut replay_tx = gate::enter(&db.pool, std::time::Duration::from_secs(5))
+        .await
+        .unwrap();
+    // …while the scan selects both rows and blocks on the first.
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    let scan_task = tokio::spawn(async move { scan(&r).await });
+    wait_until(
+        "scan blocked on the gate",
+        std::time::Duration::from_secs(10),
+        || {
+            let pool = db.pool.clone();
+            async move { gate::has_waiter(&pool).await.unwrap_or(false) }
+        },
+    )
+    .await;
+    assert_eq!(mark(&mb, replayed).await, None);
+    replay::apply_in(
+        &mut replay_tx,
+        &request(Selection::Ids(vec![replayed])),
+        shared.now(),
+    )
+    .await
+    .unwrap();
+    replay_tx.commit().await.unwrap();
+    let s = scan_task.await.unwrap();
+    assert_eq!(count(&s, "changed_meanwhile"), 1, "{s:?}");
+    assert_eq!(count(&s, "written"), 1, "{s:?}");
+    assert_eq!(
+        mark(&mb, replayed).await,
+        None,
+        "no mark for a message about to be re-read"
+    );
+    assert_eq!(bf(&db, replayed).await.state, "PENDING");
+    assert!(mark(&mb, other).await.is_some());
+}
+
+// -------------------------------------------------------------- reopen etc. --
+
+#[tokio::test]
+async fn reopen_lets_the_scan_retry_and_reconcile_is_recorded() {
+    let (db, mb, clock, shared, ids) = processed(&[ldm(1), ldm(2)]).await;
+    // Abandon both: one missing, one by a deadline during an outage.
+    mb.exec(&format!(
+        "DELETE FROM CMINMSGS WHERE CMINMSGS_ID = {}",
+        ids[0]
+    ))
+    .await;
+    let (good, _s1) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    let (down, _s2) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = UNREACHABLE.into()
+    });
+    // Past R, a failure abandons at once: the missing row too, since an
+    // unreachable mailbox cannot tell that it is missing.
+    clock.advance(Duration::hours(25));
+    let s = scan(&down).await;
+    assert_eq!(count(&s, "abandoned_transient_deadline"), 2, "{s:?}");
+    assert_eq!(ops::abandoned(&db.pool).await.unwrap().len(), 2);
+
+    // Reopen refuses a row that is not abandoned, changing nothing.
+    let refused = ops::reopen(
+        &db.pool,
+        shared.now(),
+        &ops::Target::Ids(vec![ids[1], 424242]),
+        None,
+        "op",
+    )
+    .await;
+    assert!(matches!(refused, Err(ops::OpsError::Refused(ref r)) if r.len() == 1));
+    assert!(bf(&db, ids[1]).await.backfill_abandoned_at.is_some());
+
+    // Mailbox healthy again: reopen all, the scan retries them.
+    let o = ops::reopen(
+        &db.pool,
+        shared.now(),
+        &ops::Target::All,
+        Some("outage over"),
+        "op",
+    )
+    .await
+    .unwrap();
+    assert_eq!(o.changed, ids);
+    let s = scan(&good).await;
+    assert_eq!(count(&s, "written"), 1, "{s:?}");
+    assert_eq!(count(&s, "abandoned_missing_row"), 1, "{s:?}");
+    assert!(bf(&db, ids[1]).await.backfill_at.is_some());
+
+    // The missing row is reconciled by the operator.
+    let o = ops::reconcile(
+        &db.pool,
+        shared.now(),
+        &[ids[0]],
+        Some("owner confirmed"),
+        "op",
+    )
+    .await
+    .unwrap();
+    assert_eq!(o.changed, vec![ids[0]]);
+    assert_eq!(
+        bf(&db, ids[0]).await.backfill_reconciled_at,
+        Some(shared.now())
+    );
+    let again = ops::reconcile(&db.pool, shared.now(), &[ids[0]], None, "op")
+        .await
+        .unwrap();
+    assert_eq!(
+        (again.changed.len(), again.unchanged.clone()),
+        (0, vec![ids[0]])
+    );
+    let recorded = actions(&db).await;
+    assert_eq!(recorded.len(), 2);
+    assert_eq!(recorded[0].1, "BACKFILL_REOPEN");
+    assert_eq!(recorded[0].2, format!("{},{}", ids[0], ids[1]));
+    assert_eq!(recorded[0].3.as_deref(), Some("outage over"));
+    assert_eq!(recorded[1].1, "BACKFILL_RECONCILE");
+    assert_eq!(recorded[1].3.as_deref(), Some("owner confirmed"));
+}
+
+// ---------------------------------------------------------------------- CLI --
+
+#[tokio::test]
+async fn cli_commands_exit_codes_and_json() {
+    let (db, mb, _clock, shared, ids) =
+        processed(&[ldm(1), MALFORMED.to_string(), unsupported(2)]).await;
+    let (missing, malformed, exhausted) = (ids[0], ids[1], ids[2]);
+    mb.exec(&format!(
+        "DELETE FROM CMINMSGS WHERE CMINMSGS_ID = {missing}"
+    ))
+    .await;
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    scan(&r).await;
+    let cfg = db.config_file_with(|c| c.msgx.mailbox.url = mb.url.clone());
+    let cfg = cfg.path();
+    let id = |n: i64| n.to_string();
+
+    let out = msgx(cfg, &["backfill", "abandoned", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+    assert_eq!(list[0]["msg_id"], missing);
+    assert_eq!(list[0]["backfill_abandoned_reason"], "MISSING_ROW");
+    let out = msgx(cfg, &["backfill", "abandoned"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("MISSING_ROW"));
+
+    // Usage errors: 2.
+    assert_eq!(
+        code(&msgx(cfg, &["backfill", "reopen", "--all"])),
+        2,
+        "--all needs --reason"
+    );
+    assert_eq!(code(&msgx(cfg, &["backfill", "reopen"])), 2);
+    assert_eq!(
+        code(&msgx(cfg, &["backfill", "reopen", &id(exhausted)])),
+        2,
+        "not abandoned"
+    );
+    let out = msgx(cfg, &["backfill", "reconcile", &id(missing)]);
+    assert_eq!(code(&out), 2, "needs --confirm: {}", text(&out));
+    assert!(bf(&db, missing).await.backfill_reconciled_at.is_none());
+
+    let out = msgx(
+        cfg,
+        &[
+            "backfill",
+            "reconcile",
+            &id(missing),
+            "--confirm",
+            "--note",
+            "checked",
+            "--actor",
+            "alice",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(bf(&db, missing).await.backfill_reconciled_at.is_some());
+    let out = msgx(cfg, &["backfill", "reopen", &id(missing), "--actor", "bob"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let row = bf(&db, missing).await;
+    assert_eq!(
+        (row.backfill_abandoned_at, row.backfill_reconciled_at),
+        (None, None)
+    );
+    let who: Vec<(String, String)> = actions(&db)
+        .await
+        .into_iter()
+        .map(|(a, b, _, _)| (a, b))
+        .collect();
+    assert_eq!(
+        who,
+        vec![
+            ("alice".into(), "BACKFILL_RECONCILE".into()),
+            ("bob".into(), "BACKFILL_REOPEN".into())
+        ]
+    );
+
+    // Replay.
+    let out = msgx(cfg, &["replay", &id(malformed)]);
+    assert_eq!(code(&out), 2, "MALFORMED needs --force: {}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(err.contains("CLM-3") && err.contains("--force"), "{err}");
+    assert_eq!(
+        code(&msgx(cfg, &["replay", &id(malformed), "--force"])),
+        2,
+        "--force needs --reason"
+    );
+    assert_eq!(code(&msgx(cfg, &["replay", "--error-class", "NOPE"])), 2);
+    assert_eq!(code(&msgx(cfg, &["replay"])), 2);
+    let out = msgx(
+        cfg,
+        &[
+            "replay",
+            "--error-class",
+            "exhausted",
+            "--dry-run",
+            "--json",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(plan["dry_run"], true);
+    assert_eq!(plan["rows"][0]["msg_id"], exhausted);
+    assert_eq!(bf(&db, exhausted).await.state, "DEAD");
+    let out = msgx(cfg, &["replay", &id(exhausted), "--actor", "carol"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(bf(&db, exhausted).await.state, "PENDING");
+
+    // Status shows the backfill counts.
+    let out = msgx(cfg, &["status", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(status["backfill"]["pending"].is_i64(), "{status}");
+    assert_eq!(status["backfill"]["abandoned"]["MISSING_ROW"], 0);
+    let out = msgx(cfg, &["status"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("backfill:"),
+        "{}",
+        text(&out)
+    );
+
+    // `msgx run backfill-scan` takes the reopened row: the row is still missing.
+    let out = msgx(cfg, &["run", "backfill-scan", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(run["details"]["abandoned_missing_row"], 1, "{run}");
+}
