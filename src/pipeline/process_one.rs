@@ -52,13 +52,53 @@ pub struct MessageProcessor<'a> {
     pub ctx: &'a JobContext,
     pub engine: FlightStateEngine,
     pub store: FlightStore,
+    /// Read-ahead of raw texts: `(first, last, rows)` of the last range read.
+    /// Raw messages are immutable (PRE-7), so a copy read a moment earlier is
+    /// the message; an ID inside the range with no row is a missing row.
+    pub read_ahead: std::sync::Mutex<Option<ReadAhead>>,
+}
+
+/// `(first ID, last ID, raw texts by ID)` of one read-ahead range.
+pub type ReadAhead = (i64, i64, std::collections::HashMap<i64, Vec<u8>>);
+
+/// How many mailbox rows one read-ahead fetches.
+const READ_AHEAD: i64 = 200;
+
+impl MessageProcessor<'_> {
+    /// The raw text of `id` (`None` = the row does not exist), reading ahead
+    /// up to [`READ_AHEAD`] IDs but never past `w`.
+    async fn raw(
+        &self,
+        id: i64,
+        w: i64,
+    ) -> Result<Option<Vec<u8>>, crate::store::mailbox::MailboxError> {
+        if let Ok(guard) = self.read_ahead.lock()
+            && let Some((first, last, rows)) = guard.as_ref()
+            && (*first..=*last).contains(&id)
+        {
+            return Ok(rows.get(&id).cloned());
+        }
+        let last = (id + READ_AHEAD - 1).min(w.max(id));
+        let rows: std::collections::HashMap<i64, Vec<u8>> = self
+            .ctx
+            .mailbox
+            .read_raw_range(id, last)
+            .await?
+            .into_iter()
+            .collect();
+        let found = rows.get(&id).cloned();
+        if let Ok(mut guard) = self.read_ahead.lock() {
+            *guard = Some((id, last, rows));
+        }
+        Ok(found)
+    }
 }
 
 impl MessageProcessor<'_> {
     /// processOne for `head` (design §5.2).
     pub async fn process_one(&self, head: &Head) -> Result<ProcessOutcome, JobError> {
         let id = head.msg_id;
-        let raw = match self.ctx.mailbox.read_raw(id).await {
+        let raw = match self.raw(id, head.w).await {
             Ok(Some(raw)) => raw,
             Ok(None) => return self.dead(id, ErrorClass::Malformed, "raw-missing").await,
             Err(e) => {

@@ -44,6 +44,7 @@ impl Job for Pump {
             ctx,
             store: FlightStore::new(&dc),
             engine: FlightStateEngine::new(dc),
+            read_ahead: std::sync::Mutex::new(None),
         };
         let max_attempts = i32::try_from(ctx.config.msgx.pipeline.max_attempts).unwrap_or(i32::MAX);
         let mut report = RunReport::default();

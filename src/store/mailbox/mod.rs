@@ -336,3 +336,24 @@ impl Mailbox {
         .await
     }
 }
+
+impl Mailbox {
+    /// Raw texts of the rows with `first <= ID <= last` (the pump's
+    /// read-ahead: raw messages are immutable, PRE-7). IDs in the range with
+    /// no row are simply absent.
+    pub async fn read_raw_range(
+        &self,
+        first: i64,
+        last: i64,
+    ) -> Result<Vec<(i64, Vec<u8>)>, MailboxError> {
+        let sql = format!(
+            "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG FROM {} WHERE CMINMSGS_ID BETWEEN ? AND ? ORDER BY CMINMSGS_ID",
+            self.inbox
+        );
+        self.bounded(async {
+            let mut conn = self.pool.get_conn().await?;
+            conn.exec::<(i64, Vec<u8>), _, _>(sql, (first, last)).await
+        })
+        .await
+    }
+}
