@@ -566,3 +566,145 @@ async fn every_real_sample_reaches_the_terminal_state_the_design_gives_it() {
             .unwrap();
     assert_eq!(flights, vec![(15, 1), (16, 1)]);
 }
+
+/// Group commit changes nothing but speed (issue 11 item 4): the same
+/// backlog — SCHD packages, a FLOP mix with FDELs, business duplicates and
+/// malformed messages — gives identical outcomes, flights and outbox rows
+/// with grouping off (1) and on (50).
+#[tokio::test]
+async fn group_commit_gives_the_same_final_state_as_one_message_per_transaction() {
+    use msgx::commands::generate::{Spec, messages};
+    let spec = Spec {
+        messages: 1500,
+        flights: 120,
+        seed: 21,
+        duplicates: 0.03,
+        malformed: 0.02,
+        holes: 0,
+        first_seqn: 1,
+    };
+    let backlog: Vec<String> = messages(&spec).into_iter().flatten().collect();
+    let mut snapshots = Vec::new();
+    for group in [1u32, 50] {
+        let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+        for chunk in backlog.chunks(300) {
+            msgx::store::mailbox::Mailbox::new(&{
+                let mut c = db.config().msgx.mailbox;
+                c.url = mb.url.clone();
+                c
+            })
+            .unwrap()
+            .insert_many(chunk)
+            .await
+            .unwrap();
+        }
+        let (_clock, shared) = manual_clock();
+        let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
+            c.msgx.pipeline.group_commit = group
+        });
+        run(&r, "ingest-sweep").await;
+        let s = r
+            .run(
+                "pump-drain",
+                &RunOptions {
+                    until_empty: true,
+                    max_items: Some(100_000),
+                    ..Default::default()
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        assert_eq!(s.items as usize, backlog.len(), "group {group}: {s:?}");
+        if group > 1 {
+            assert!(
+                s.details
+                    .get("grouped")
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0)
+                    > 1000,
+                "{s:?}"
+            );
+        }
+        let outcomes: Vec<(i64, String, Option<String>, Option<String>)> = states(&db).await;
+        let flights: Vec<(serde_json::Value,)> =
+            sqlx::query_as("SELECT to_jsonb(f) FROM flight_schd f ORDER BY flid")
+                .fetch_all(&db.pool)
+                .await
+                .unwrap();
+        let details: Vec<(i64, i64, i64)> = sqlx::query_as(
+            "SELECT flid, (SELECT count(*) FROM flight_gate g WHERE g.flid = f.flid), \
+                    (SELECT count(*) FROM flight_delay d WHERE d.flid = f.flid) FROM flight_schd f ORDER BY flid",
+        )
+        .fetch_all(&db.pool)
+        .await
+        .unwrap();
+        let events: Vec<(String, String, i64, Option<i64>, Option<Vec<u8>>)> = sqlx::query_as(
+            "SELECT target, partition_key, state_version, msg_id, payload FROM msg_event ORDER BY event_id",
+        )
+        .fetch_all(&db.pool)
+        .await
+        .unwrap();
+        snapshots.push((outcomes, flights, details, events));
+    }
+    let (a, b) = (&snapshots[0], &snapshots[1]);
+    assert_eq!(a.0, b.0, "same outcome for every message");
+    assert_eq!(a.1, b.1, "same flight rows");
+    assert_eq!(a.2, b.2, "same detail rows");
+    assert_eq!(a.3.len(), b.3.len());
+    assert_eq!(a.3, b.3, "same outbox rows in the same order");
+    assert!(
+        a.0.iter().any(|r| r.1 == "DEAD")
+            && a.0
+                .iter()
+                .any(|r| r.3.as_deref().unwrap_or("").starts_with("duplicate-of"))
+    );
+}
+
+/// A failure inside a group rolls the group back; one message per
+/// transaction then records it on the message that caused it, and FIFO holds.
+#[tokio::test]
+async fn a_failure_inside_a_group_is_recorded_on_its_own_message() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&schd(
+        1,
+        "DNLD",
+        &[(9001, "01DEC260835"), (9002, "01DEC260935")],
+    ))
+    .await; // 1
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    drain(&r).await;
+    sqlx::raw_sql(
+        "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+           IF NEW.partition_key = '9002' THEN RAISE EXCEPTION 'disk full for 9002 (test)'; END IF; RETURN NEW; END $$; \
+         CREATE TRIGGER boom BEFORE INSERT ON msg_event FOR EACH ROW EXECUTE FUNCTION boom();",
+    )
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    mb.insert(&flop(2, 9001, "RENO", "<RENO>B1</RENO>")).await; // 2
+    mb.insert(&flop(3, 9002, "RENO", "<RENO>B2</RENO>")).await; // 3: fails
+    mb.insert(&flop(4, 9001, "RENO", "<RENO>B4</RENO>")).await; // 4: must wait
+    run(&r, "ingest-sweep").await;
+    run(&r, "pump-drain").await;
+    let s = states(&db).await;
+    let got: Vec<(&str, Option<&str>)> = s.iter().map(|x| (x.1.as_str(), x.2.as_deref())).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("SUCCEEDED", None),
+            ("SUCCEEDED", None),
+            ("FAILED", Some("INFRA")),
+            ("PENDING", None)
+        ]
+    );
+    let reno: String = sqlx::query_scalar("SELECT reno FROM flight_schd WHERE flid = 9001")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        reno, "B1",
+        "message 4 did not overtake the failed message 3"
+    );
+}

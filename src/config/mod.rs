@@ -236,6 +236,10 @@ pub struct Pipeline {
     pub cutover_watermark: Option<String>,
     /// SENT events are kept this long.
     pub event_retention: Dur,
+    /// Group commit: up to this many consecutive FLOP/FDEL head messages in
+    /// one transaction, each with its own outcome; any error falls back to
+    /// one message per transaction. 1 = off.
+    pub group_commit: u32,
 }
 
 impl Default for Pipeline {
@@ -252,6 +256,7 @@ impl Default for Pipeline {
             backfill_max_attempts: 20,
             cutover_watermark: None,
             event_retention: Dur::days(7),
+            group_commit: 50,
         }
     }
 }

@@ -91,6 +91,7 @@ impl Config {
         for (key, n) in [
             ("msgx.pipeline.claim-batch", m.pipeline.claim_batch),
             ("msgx.pipeline.backfill-batch", m.pipeline.backfill_batch),
+            ("msgx.pipeline.group-commit", m.pipeline.group_commit),
             (
                 "msgx.pipeline.backfill-max-attempts",
                 m.pipeline.backfill_max_attempts,

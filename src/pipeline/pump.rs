@@ -8,7 +8,7 @@
 //! the run ends and later messages wait (strict FIFO, no time-based poison
 //! pill); otherwise processOne.
 
-use super::process_one::{MessageProcessor, ProcessOutcome};
+use super::process_one::{GroupResult, MessageProcessor, ProcessOutcome};
 use crate::config::{AbsentFieldPolicy, Config};
 use crate::domain::{self, DomainConfig, FlightStateEngine};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
@@ -48,6 +48,10 @@ impl Job for Pump {
         };
         let max_attempts = i32::try_from(ctx.config.msgx.pipeline.max_attempts).unwrap_or(i32::MAX);
         let mut report = RunReport::default();
+        // After a rolled-back group, its messages go one per transaction, so
+        // the one that fails is recorded on its own (and the rest not retried
+        // as a group over and over).
+        let mut single_until = i64::MIN;
         loop {
             if report.items >= bounds.max_items || !ctx.may_continue(deadline)? {
                 report.more = true;
@@ -85,6 +89,31 @@ impl Job for Pump {
                 report.count("waiting_for_retry", 1);
                 report.more = true;
                 break;
+            }
+            let group = ctx.config.msgx.pipeline.group_commit;
+            if group > 1 && head.state == "PENDING" && head.msg_id > single_until {
+                let room = bounds
+                    .max_items
+                    .saturating_sub(report.items)
+                    .min(u64::from(group));
+                let heads: Vec<_> =
+                    proc_state::next_unfinished(&ctx.pg, w, i64::try_from(room).unwrap_or(1))
+                        .await?
+                        .into_iter()
+                        .take_while(|h| h.state == "PENDING")
+                        .collect();
+                match processor.process_group(&heads).await? {
+                    GroupResult::Done(outcomes) => {
+                        report.items += outcomes.len() as u64;
+                        report.count("grouped", outcomes.len() as u64);
+                        for o in &outcomes {
+                            report.count(o.label(), 1);
+                        }
+                        continue;
+                    }
+                    GroupResult::RolledBack { last } => single_until = last,
+                    GroupResult::NotFormed => {}
+                }
             }
             let outcome = processor.process_one(&head).await?;
             report.items += 1;

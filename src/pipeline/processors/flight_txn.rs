@@ -31,7 +31,8 @@ pub enum FlightTxnResult {
     AlreadyTerminal(String),
 }
 
-/// Runs the transaction for one decoded message.
+/// Runs the transaction for one decoded message: BEGIN, [`apply_in`],
+/// COMMIT when something was written, else ROLLBACK.
 pub async fn apply(
     ctx: &JobContext,
     engine: &FlightStateEngine,
@@ -39,27 +40,44 @@ pub async fn apply(
     msg_id: i64,
     msg: &DecodedMessage,
 ) -> Result<FlightTxnResult, JobError> {
-    let now = ctx.clock.now();
     let mut tx = ctx.pg.begin().await?;
-    match ctx.open_processing(&mut tx, msg_id).await? {
+    let result = apply_in(ctx, engine, store, &mut tx, msg_id, msg).await?;
+    match result {
+        FlightTxnResult::Succeeded { .. } => tx.commit().await?,
+        _ => tx.rollback().await?,
+    }
+    Ok(result)
+}
+
+/// The body of the transaction on `conn` (an open transaction the caller
+/// commits): used alone by [`apply`] and, for several consecutive messages in
+/// one transaction, by the pump's group commit. On `NoMatch`, `Rejected` and
+/// `AlreadyTerminal` nothing was written by this call.
+pub async fn apply_in(
+    ctx: &JobContext,
+    engine: &FlightStateEngine,
+    store: &FlightStore,
+    conn: &mut sqlx::PgConnection,
+    msg_id: i64,
+    msg: &DecodedMessage,
+) -> Result<FlightTxnResult, JobError> {
+    let now = ctx.clock.now();
+    match ctx.open_processing(&mut *conn, msg_id).await? {
         Some(s) if s == "PENDING" || s == "FAILED" => {}
-        Some(s) => {
-            tx.rollback().await?;
-            return Ok(FlightTxnResult::AlreadyTerminal(s));
-        }
+        Some(s) => return Ok(FlightTxnResult::AlreadyTerminal(s)),
         None => {
-            tx.rollback().await?;
             return Err(JobError::Other(format!(
                 "PROC_STATE row {msg_id} vanished during processing"
             )));
         }
     }
+
     // The engine's two-query loading protocol, folded: the named flights
     // come with their ACTIVE children (every named FLID is a possible
     // master); only masters outside that set need a second round trip.
     let mut set = FlightSet::new();
     let named = engine.flids_to_load(msg);
-    for f in store.load_with_children(&mut tx, &named).await? {
+    for f in store.load_with_children(&mut *conn, &named).await? {
         set.insert(f);
     }
     let extra: Vec<i64> = engine
@@ -67,7 +85,7 @@ pub async fn apply(
         .into_iter()
         .filter(|m| !named.contains(m))
         .collect();
-    for f in store.load_with_children(&mut tx, &extra).await? {
+    for f in store.load_with_children(&mut *conn, &extra).await? {
         if !set.contains(f.flid) {
             set.insert(f);
         }
@@ -76,16 +94,14 @@ pub async fn apply(
     match decision {
         Decision::Applied { writes, events } => {
             for next in &writes {
-                store.write(&mut tx, set.get(next.flid), next).await?;
+                store.write(&mut *conn, set.get(next.flid), next).await?;
             }
-            msg_event::append(&mut tx, &events, Some(msg_id), now).await?;
-            if !proc_state::mark_succeeded(&mut tx, msg_id, None, now).await? {
-                tx.rollback().await?;
+            msg_event::append(&mut *conn, &events, Some(msg_id), now).await?;
+            if !proc_state::mark_succeeded(&mut *conn, msg_id, None, now).await? {
                 return Err(JobError::Other(format!(
                     "message {msg_id} changed state during processing"
                 )));
             }
-            tx.commit().await?;
             Ok(FlightTxnResult::Succeeded {
                 flights_written: writes.len(),
                 events: events.len(),
@@ -94,26 +110,18 @@ pub async fn apply(
         }
         Decision::NoChange { reason } => {
             let note = format!("no-change: {reason}");
-            if !proc_state::mark_succeeded(&mut tx, msg_id, Some(&note), now).await? {
-                tx.rollback().await?;
+            if !proc_state::mark_succeeded(&mut *conn, msg_id, Some(&note), now).await? {
                 return Err(JobError::Other(format!(
                     "message {msg_id} changed state during processing"
                 )));
             }
-            tx.commit().await?;
             Ok(FlightTxnResult::Succeeded {
                 flights_written: 0,
                 events: 0,
                 note: Some(note),
             })
         }
-        Decision::NoMatch { reason } => {
-            tx.rollback().await?;
-            Ok(FlightTxnResult::NoMatch(reason.to_string()))
-        }
-        Decision::Rejected { reason } => {
-            tx.rollback().await?;
-            Ok(FlightTxnResult::Rejected(reason.to_string()))
-        }
+        Decision::NoMatch { reason } => Ok(FlightTxnResult::NoMatch(reason.to_string())),
+        Decision::Rejected { reason } => Ok(FlightTxnResult::Rejected(reason.to_string())),
     }
 }

@@ -107,14 +107,17 @@ pub async fn mark_exhausted(
 
 /// A non-business terminal state (SKIPPED, or DEAD with a class) and the
 /// backfill intent in one UPDATE (§5.3). Only an unfinished row moves.
-pub async fn finish_non_business(
-    pool: &PgPool,
+pub async fn finish_non_business<'e, E>(
+    pool: E,
     msg_id: i64,
     state: &str,
     class: Option<ErrorClass>,
     reason: &str,
     now: DateTime<Utc>,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, sqlx::Error>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Postgres>,
+{
     let (outcome, error) = if class.is_some() {
         (None, Some(reason))
     } else {
@@ -206,6 +209,64 @@ pub async fn bind_identity(
         }
         Err(e) => Err(e),
     }
+}
+
+/// Binds the identity inside an open transaction (group commit): asks for a
+/// holder first, so a duplicate is an answer, not a unique violation that
+/// would abort the whole group's transaction.
+pub async fn bind_identity_in(
+    conn: &mut PgConnection,
+    msg_id: i64,
+    identity: &str,
+    msg_type: &str,
+    msg_styp: &str,
+) -> Result<IdentityBinding, sqlx::Error> {
+    let holder: Option<i64> = sqlx::query_scalar(
+        "SELECT msg_id FROM proc_state WHERE identity_key = $1 AND msg_id <> $2",
+    )
+    .bind(identity)
+    .bind(msg_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    if let Some(other) = holder {
+        return Ok(IdentityBinding::DuplicateOf(other));
+    }
+    sqlx::query(
+        "UPDATE proc_state SET identity_key = $2, msg_type = $3, msg_styp = $4 \
+         WHERE msg_id = $1 AND identity_key IS NULL",
+    )
+    .bind(msg_id)
+    .bind(identity)
+    .bind(msg_type)
+    .bind(msg_styp)
+    .execute(conn)
+    .await?;
+    Ok(IdentityBinding::Ours)
+}
+
+/// The next unfinished rows at or below `w`, in MSG_ID order (the head
+/// first), for the pump's group commit.
+pub async fn next_unfinished(pool: &PgPool, w: i64, limit: i64) -> Result<Vec<Head>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT msg_id, state, attempts, next_attempt_at, identity_key FROM proc_state \
+         WHERE state IN ('PENDING', 'FAILED') AND msg_id <= $1 ORDER BY msg_id LIMIT $2",
+    )
+    .bind(w)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(Head {
+                msg_id: r.try_get("msg_id")?,
+                state: r.try_get("state")?,
+                attempts: r.try_get("attempts")?,
+                next_attempt_at: r.try_get("next_attempt_at")?,
+                identity_key: r.try_get("identity_key")?,
+                w,
+            })
+        })
+        .collect()
 }
 
 /// Inside a processor transaction: locks the row and returns its state.
