@@ -567,6 +567,9 @@ async fn every_real_sample_reaches_the_terminal_state_the_design_gives_it() {
     assert_eq!(flights, vec![(15, 1), (16, 1)]);
 }
 
+/// target, FLID, STATE_VERSION, MSG_ID, payload.
+type OutboxRow = (String, String, i64, Option<i64>, Option<Vec<u8>>);
+
 /// Group commit changes nothing but speed (issue 11 item 4): the same
 /// backlog — SCHD packages, a FLOP mix with FDELs, business duplicates and
 /// malformed messages — gives identical outcomes, flights and outbox rows
@@ -639,7 +642,7 @@ async fn group_commit_gives_the_same_final_state_as_one_message_per_transaction(
         .fetch_all(&db.pool)
         .await
         .unwrap();
-        let events: Vec<(String, String, i64, Option<i64>, Option<Vec<u8>>)> = sqlx::query_as(
+        let events: Vec<OutboxRow> = sqlx::query_as(
             "SELECT target, partition_key, state_version, msg_id, payload FROM msg_event ORDER BY event_id",
         )
         .fetch_all(&db.pool)
