@@ -108,6 +108,7 @@ impl Job for Pump {
                         report.count("grouped", outcomes.len() as u64);
                         for o in &outcomes {
                             report.count(o.label(), 1);
+                            metrics::counter!("msgx_messages_processed_total", "outcome" => o.label()).increment(1);
                         }
                         continue;
                     }
@@ -118,6 +119,8 @@ impl Job for Pump {
             let outcome = processor.process_one(&head).await?;
             report.items += 1;
             report.count(outcome.label(), 1);
+            metrics::counter!("msgx_messages_processed_total", "outcome" => outcome.label())
+                .increment(1);
             if let ProcessOutcome::Failed(..) = outcome {
                 // The head now waits for its backoff; later messages wait too.
                 continue;
