@@ -362,17 +362,10 @@ pub async fn run(cli: Cli) -> i32 {
 async fn events(config: &Config, clock: SharedClock, action: EventsAction) -> i32 {
     use crate::commands::events as ev;
     use crate::delivery::dead_letters::Resolution;
-    let pool = match pg::connect(&config.msgx.postgres).await {
+    let pool = match connect_current(config, "events").await {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("msgx events: cannot connect to PostgreSQL: {e}");
-            return exit::FAILURE;
-        }
+        Err(code) => return code,
     };
-    if let Err(e) = pg::ensure_schema_current(&pool).await {
-        eprintln!("msgx events: {e}");
-        return exit::FAILURE;
-    }
     match action {
         EventsAction::Dead { json } => ev::dead(&pool, json, &mut std::io::stdout()).await,
         EventsAction::Resend { ids, reason, actor } => {
@@ -483,6 +476,20 @@ async fn mailbox_load(config: &Config, clock: SharedClock, paths: &[PathBuf]) ->
     mailbox.close().await;
     eprintln!("loaded {loaded} message(s) into the mailbox");
     exit::OK
+}
+
+/// Connects to msgx's PostgreSQL and refuses an unmigrated or newer schema,
+/// printing why (`msgx <what>: …`); the error is the exit code.
+pub(crate) async fn connect_current(config: &Config, what: &str) -> Result<sqlx::PgPool, i32> {
+    let pool = pg::connect(&config.msgx.postgres).await.map_err(|e| {
+        eprintln!("msgx {what}: cannot connect to PostgreSQL: {e}");
+        exit::FAILURE
+    })?;
+    pg::ensure_schema_current(&pool).await.map_err(|e| {
+        eprintln!("msgx {what}: {e}");
+        exit::FAILURE
+    })?;
+    Ok(pool)
 }
 
 /// A spinner with the running item count, only when stderr is a terminal.
@@ -599,17 +606,10 @@ async fn run_job(
         eprintln!("msgx run: unknown job {job:?}; `msgx jobs` lists them");
         return exit::CONFIG;
     }
-    let pool = match pg::connect(&config.msgx.postgres).await {
+    let pool = match connect_current(config.as_ref(), "run").await {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("msgx run: cannot connect to PostgreSQL: {e}");
-            return exit::FAILURE;
-        }
+        Err(code) => return code,
     };
-    if let Err(e) = pg::ensure_schema_current(&pool).await {
-        eprintln!("msgx run: {e}");
-        return exit::FAILURE;
-    }
     let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mailbox = match Mailbox::new(&config.msgx.mailbox) {
         Ok(m) => m,

@@ -11,10 +11,8 @@ use crate::backfill::{Refusal, actor, gate};
 use crate::cli::exit;
 use crate::clock::SharedClock;
 use crate::config::Config;
-use crate::store::pg;
 use crate::store::pg::proc_state::ErrorClass;
 use clap::{Args, Subcommand};
-use sqlx::PgPool;
 use std::io::Write;
 
 /// `msgx backfill …`.
@@ -92,18 +90,6 @@ pub struct ReplayArgs {
     pub json: bool,
 }
 
-async fn connect(config: &Config, what: &str) -> Result<PgPool, i32> {
-    let pool = pg::connect(&config.msgx.postgres).await.map_err(|e| {
-        eprintln!("msgx {what}: cannot connect to PostgreSQL: {e}");
-        exit::FAILURE
-    })?;
-    pg::ensure_schema_current(&pool).await.map_err(|e| {
-        eprintln!("msgx {what}: {e}");
-        exit::FAILURE
-    })?;
-    Ok(pool)
-}
-
 fn print_refusals(what: &str, refused: &[Refusal]) {
     eprintln!("msgx {what}: refused; nothing was changed:");
     for r in refused {
@@ -121,7 +107,7 @@ fn ids_text(ids: &[i64]) -> String {
 
 /// Runs `msgx backfill <action>`.
 pub async fn run(config: &Config, clock: SharedClock, action: BackfillAction) -> i32 {
-    let pool = match connect(config, "backfill").await {
+    let pool = match crate::cli::connect_current(config, "backfill").await {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -252,7 +238,7 @@ pub async fn replay(config: &Config, clock: SharedClock, args: ReplayArgs) -> i3
         },
         None => Selection::Ids(args.ids.clone()),
     };
-    let pool = match connect(config, "replay").await {
+    let pool = match crate::cli::connect_current(config, "replay").await {
         Ok(p) => p,
         Err(code) => return code,
     };
