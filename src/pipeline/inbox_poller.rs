@@ -168,7 +168,7 @@ async fn detect_late_rows(ctx: &JobContext) -> Result<u64, JobError> {
                     hole_first = hole.first_id,
                     hole_last = hole.last_id,
                     "Late row: committed inside a released hole, below the watermark; \
-                     it was NOT processed — operator action needed (see docs/pipeline.md, "Late rows")"
+                     it was NOT processed — operator action needed (see docs/pipeline.md, Late rows)"
                 );
             }
         }
