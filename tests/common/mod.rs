@@ -112,25 +112,15 @@ impl TestDb {
 impl Drop for TestDb {
     fn drop(&mut self) {
         let name = self.name.clone();
-        // Drop from a separate thread with its own runtime: Drop cannot await.
-        let _ = std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            rt.block_on(async move {
-                if let Ok(mut admin) = PgConnection::connect(&pg_admin_url()).await {
-                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                        "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
-                    )))
-                    .execute(&mut admin)
-                    .await;
-                }
-            });
-        })
-        .join();
+        cleanup(async move {
+            if let Ok(mut admin) = PgConnection::connect(&pg_admin_url()).await {
+                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
+                )))
+                .execute(&mut admin)
+                .await;
+            }
+        });
     }
 }
 
@@ -216,28 +206,33 @@ impl TestMailbox {
 impl Drop for TestMailbox {
     fn drop(&mut self) {
         let name = self.name.clone();
-        let _ = std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            rt.block_on(async move {
-                use mysql_async::prelude::Queryable;
-                if let Ok(admin) = mysql_async::Pool::from_url(mysql_admin_url())
-                    && let Ok(mut conn) = admin.get_conn().await
-                {
-                    let _ = conn
-                        .query_drop(format!("DROP DATABASE IF EXISTS `{name}`"))
-                        .await;
-                    drop(conn);
-                    let _ = admin.disconnect().await;
-                }
-            });
-        })
-        .join();
+        cleanup(async move {
+            use mysql_async::prelude::Queryable;
+            if let Ok(admin) = mysql_async::Pool::from_url(mysql_admin_url())
+                && let Ok(mut conn) = admin.get_conn().await
+            {
+                let _ = conn
+                    .query_drop(format!("DROP DATABASE IF EXISTS `{name}`"))
+                    .await;
+                drop(conn);
+                let _ = admin.disconnect().await;
+            }
+        });
     }
+}
+
+/// Runs async cleanup from `Drop` (which cannot await) on a separate thread
+/// with its own runtime, and waits for it.
+fn cleanup(work: impl std::future::Future<Output = ()> + Send + 'static) {
+    let _ = std::thread::spawn(move || {
+        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            rt.block_on(work);
+        }
+    })
+    .join();
 }
 
 /// An in-process job runner on `db` (and `mailbox` when given), with the
