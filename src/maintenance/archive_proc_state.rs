@@ -1,0 +1,173 @@
+//! `archive-proc-state` (design §9.3 "处理终态归档", G-PROC-HST,
+//! G-HST-RETENTION): settled terminal PROC_STATE rows move to
+//! PROC_STATE_HST; the main table keeps an ARCHIVED dedup shadow row
+//! (MSG_ID and IDENTITY_KEY only), so a late duplicate is still
+//! `duplicate-of` (INV-9).
+//!
+//! Time is only necessary; the evidence is what makes a row a candidate:
+//! terminal **and** backfill settled (BACKFILL_AT set, or abandoned and
+//! reconciled by an operator) **and** `msgx.archive.after` past UPDATED_AT.
+//! An abandoned row that is not reconciled is never archived (C-8).
+//!
+//! Each bounded batch is one transaction that never takes PIPELINE_LOCK (the
+//! pump must not wait): it locks the candidates still in the state seen at
+//! selection (`FOR UPDATE SKIP LOCKED`, re-checking the whole predicate),
+//! copies exactly those to PROC_STATE_HST, then turns exactly those into
+//! shadow rows. A replay that moved a row back to PENDING first makes the
+//! predicate fail for it, so the row is skipped; a replay that comes after
+//! finds an ARCHIVED row and leaves it. Either way there is no partial copy.
+//!
+//! Then shadow rows past `msgx.archive.dedup-memory` and PROC_STATE_HST rows
+//! past `msgx.archive.hst-retention` are removed.
+
+use super::batch::{Sweep, run_sweep};
+use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use chrono::{DateTime, Utc};
+
+/// The candidate predicate (§9.3), `$1` = now − archive.after.
+const CANDIDATE: &str = "state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') \
+     AND (backfill_at IS NOT NULL \
+          OR (backfill_abandoned_at IS NOT NULL AND backfill_reconciled_at IS NOT NULL)) \
+     AND updated_at < $1";
+
+/// Shadow rows whose archive copy is older than the dedup memory.
+const SHADOWS: Sweep = Sweep {
+    label: "shadows_removed",
+    count_sql: "SELECT count(*) FROM proc_state p WHERE p.state = 'ARCHIVED' AND EXISTS \
+                (SELECT 1 FROM proc_state_hst h WHERE h.msg_id = p.msg_id AND h.archived_at < $1)",
+    apply_sql: "DELETE FROM proc_state WHERE msg_id IN (SELECT p.msg_id FROM proc_state p \
+                WHERE p.state = 'ARCHIVED' AND EXISTS (SELECT 1 FROM proc_state_hst h \
+                WHERE h.msg_id = p.msg_id AND h.archived_at < $1) ORDER BY p.msg_id LIMIT $2) \
+                AND state = 'ARCHIVED' AND $3::timestamptz IS NOT NULL",
+};
+
+/// Archived copies past their own retention (G-HST-RETENTION).
+const HST: Sweep = Sweep {
+    label: "hst_purged",
+    count_sql: "SELECT count(*) FROM proc_state_hst WHERE archived_at < $1",
+    apply_sql: "DELETE FROM proc_state_hst WHERE msg_id IN (SELECT msg_id FROM proc_state_hst \
+                WHERE archived_at < $1 ORDER BY archived_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
+};
+
+/// The archive job.
+pub struct ArchiveProcState;
+
+#[async_trait::async_trait]
+impl Job for ArchiveProcState {
+    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+        let now = ctx.clock.now();
+        let deadline = bounds.deadline(now);
+        let a = &ctx.config.msgx.archive;
+        let cutoff = now - a.after.chrono();
+        let mut report = RunReport::default();
+        if ctx.dry_run {
+            let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                "SELECT count(*) FROM proc_state WHERE {CANDIDATE}"
+            )))
+            .bind(cutoff)
+            .fetch_one(&ctx.pg)
+            .await?;
+            let n = u64::try_from(n).unwrap_or(0);
+            let take = n.min(bounds.max_items);
+            report.items += take;
+            report.more |= n > take;
+            report.count("archived", take);
+        } else {
+            loop {
+                let left = bounds.max_items.saturating_sub(report.items);
+                if left == 0 || !ctx.may_continue(deadline)? {
+                    report.more = true;
+                    break;
+                }
+                let limit = u64::from(bounds.batch.max(1)).min(left);
+                let moved = archive_batch(ctx, cutoff, limit, now).await?;
+                report.items += moved;
+                report.count("archived", moved);
+                if moved < limit {
+                    break;
+                }
+            }
+        }
+        let budget = RunBounds {
+            max_items: bounds.max_items.saturating_add(report.items),
+            ..bounds.clone()
+        };
+        run_sweep(
+            ctx,
+            &budget,
+            deadline,
+            &SHADOWS,
+            now - a.dedup_memory.chrono(),
+            &mut report,
+        )
+        .await?;
+        run_sweep(
+            ctx,
+            &budget,
+            deadline,
+            &HST,
+            now - a.hst_retention.chrono(),
+            &mut report,
+        )
+        .await?;
+        if report.items > 0 {
+            tracing::info!(items = report.items, details = ?report.details, "Archive run");
+        }
+        Ok(report)
+    }
+}
+
+/// One batch in one transaction (no PIPELINE_LOCK): lock the rows that still
+/// satisfy the predicate, copy them, shadow them. Returns the rows moved.
+async fn archive_batch(
+    ctx: &JobContext,
+    cutoff: DateTime<Utc>,
+    limit: u64,
+    now: DateTime<Utc>,
+) -> Result<u64, JobError> {
+    let mut tx = ctx.pg.begin().await?;
+    ctx.fence(&mut tx).await?;
+    let ids: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT msg_id FROM proc_state WHERE {CANDIDATE} ORDER BY msg_id LIMIT $2 FOR UPDATE SKIP LOCKED"
+    )))
+    .bind(cutoff)
+    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+    .fetch_all(&mut *tx)
+    .await?;
+    if ids.is_empty() {
+        tx.rollback().await?;
+        return Ok(0);
+    }
+    let copied = sqlx::query(
+        "INSERT INTO proc_state_hst SELECT p.*, $2 FROM proc_state p WHERE p.msg_id = ANY($1) \
+         ON CONFLICT (msg_id) DO UPDATE SET archived_at = EXCLUDED.archived_at",
+    )
+    .bind(&ids)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    let shadowed = sqlx::query(
+        "UPDATE proc_state SET state = 'ARCHIVED', msg_type = NULL, msg_styp = NULL, attempts = 0, \
+           next_attempt_at = NULL, error_class = NULL, last_error = NULL, outcome_reason = NULL, \
+           received_at = NULL, enqueued_at = NULL, updated_at = NULL, finished_at = NULL, \
+           backfill_next_at = NULL, backfill_at = NULL, backfill_attempts = 0, backfill_last_error = NULL, \
+           backfill_abandoned_at = NULL, backfill_abandoned_reason = NULL, backfill_reconciled_at = NULL, \
+           backfill_reconciled_note = NULL \
+         WHERE msg_id = ANY($1) AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD')",
+    )
+    .bind(&ids)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if copied != shadowed || shadowed != ids.len() as u64 {
+        // Cannot happen with the rows locked; refuse rather than leave a partial copy.
+        tx.rollback().await?;
+        return Err(JobError::Other(format!(
+            "archive batch inconsistent (locked {}, copied {copied}, shadowed {shadowed}); rolled back",
+            ids.len()
+        )));
+    }
+    tx.commit().await?;
+    Ok(shadowed)
+}

@@ -1,0 +1,249 @@
+//! archive-proc-state (design §9.3, issue 8 item 1) against real MariaDB and
+//! PostgreSQL with a manual clock: terminal rows from the real pipeline,
+//! marked by the real backfill scan, then archived.
+
+mod common;
+
+use chrono::Duration;
+use common::*;
+use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
+
+fn flop(seqn: u32, flid: i64, payload: &str) -> String {
+    format!(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
+         <STYP>REMC</STYP></META><FLOP><FLID>{flid}</FLID><FFID>X</FFID>{payload}</FLOP></MSG>"
+    )
+}
+
+async fn run(r: &Runner, job: &str, dry_run: bool) -> RunSummary {
+    r.run(
+        job,
+        &RunOptions {
+            until_empty: true,
+            dry_run,
+            ..Default::default()
+        },
+        None,
+    )
+    .await
+    .expect("job runs")
+}
+
+async fn states(db: &TestDb) -> Vec<(i64, String, Option<String>)> {
+    sqlx::query_as("SELECT msg_id, state, identity_key FROM proc_state ORDER BY msg_id")
+        .fetch_all(&db.pool)
+        .await
+        .unwrap()
+}
+
+/// Three messages (unknown flights → SKIPPED), marked by backfill.
+async fn three_marked(db: &TestDb, mb: &TestMailbox, r: &Runner) {
+    for i in 1..=3 {
+        mb.insert(&flop(i, 4000 + i64::from(i), "<REMC>x</REMC>"))
+            .await;
+    }
+    run(r, "ingest-sweep", false).await;
+    run(r, "pump-drain", false).await;
+    let marked = run(r, "backfill-scan", false).await;
+    assert_eq!(marked.items, 3, "{marked:?}");
+    let terminal: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM proc_state WHERE state = 'SKIPPED' AND backfill_at IS NOT NULL",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(terminal, 3);
+}
+
+#[tokio::test]
+async fn settled_terminal_rows_become_shadows_with_a_full_copy_in_hst() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    three_marked(&db, &mb, &r).await;
+    // An abandoned, unreconciled row is never archived; a reconciled one is.
+    sqlx::query("UPDATE proc_state SET backfill_at = NULL, backfill_abandoned_at = updated_at, backfill_abandoned_reason = 'MISSING_ROW' WHERE msg_id IN (2, 3)")
+        .execute(&db.pool)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE proc_state SET backfill_reconciled_at = updated_at WHERE msg_id = 3")
+        .execute(&db.pool)
+        .await
+        .unwrap();
+
+    assert_eq!(
+        run(&r, "archive-proc-state", false).await.items,
+        0,
+        "too recent: time is necessary"
+    );
+    clock.advance(Duration::days(3) + Duration::seconds(1));
+    let dry = run(&r, "archive-proc-state", true).await;
+    assert_eq!(dry.items, 2);
+    assert_eq!(
+        states(&db)
+            .await
+            .iter()
+            .filter(|s| s.1 == "ARCHIVED")
+            .count(),
+        0,
+        "--dry-run changes nothing"
+    );
+
+    let s = run(&r, "archive-proc-state", false).await;
+    assert_eq!(
+        s.details.get("archived").and_then(|v| v.as_u64()),
+        Some(2),
+        "{s:?}"
+    );
+    let st = states(&db).await;
+    assert_eq!(st[0].1, "ARCHIVED");
+    assert_eq!(
+        st[1].1, "SKIPPED",
+        "abandoned but not reconciled: evidence missing, kept"
+    );
+    assert_eq!(st[2].1, "ARCHIVED");
+    assert!(st[0].2.is_some(), "the shadow keeps IDENTITY_KEY");
+    let shadow: (
+        Option<String>,
+        Option<chrono::DateTime<chrono::Utc>>,
+        Option<chrono::DateTime<chrono::Utc>>,
+    ) = sqlx::query_as(
+        "SELECT outcome_reason, enqueued_at, backfill_at FROM proc_state WHERE msg_id = 1",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        shadow,
+        (None, None, None),
+        "only MSG_ID and IDENTITY_KEY stay"
+    );
+    let copy: (
+        String,
+        Option<String>,
+        Option<chrono::DateTime<chrono::Utc>>,
+    ) = sqlx::query_as(
+        "SELECT state, outcome_reason, backfill_at FROM proc_state_hst WHERE msg_id = 1",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(copy.0, "SKIPPED");
+    assert!(copy.1.unwrap_or_default().starts_with("no-match"));
+    assert!(copy.2.is_some());
+
+    // Head selection, backlog and the backfill scan ignore shadow rows.
+    assert!(
+        msgx::store::pg::proc_state::head(&db.pool)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(run(&r, "backfill-scan", false).await.items, 0);
+    let out = msgx(
+        db.config_file_with(|c| c.msgx.mailbox.url = mb.url.clone())
+            .path(),
+        &["status", "--json"],
+    );
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).expect("status JSON");
+    assert_eq!(
+        status["oldest_unprocessed_seconds"],
+        serde_json::Value::Null
+    );
+}
+
+#[tokio::test]
+async fn a_duplicate_after_archiving_is_still_skipped_as_duplicate() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    three_marked(&db, &mb, &r).await;
+    clock.advance(Duration::days(4));
+    assert_eq!(
+        run(&r, "archive-proc-state", false)
+            .await
+            .details
+            .get("archived")
+            .and_then(|v| v.as_u64()),
+        Some(3)
+    );
+    mb.insert(&flop(2, 4002, "<REMC>x</REMC>")).await; // same identity as message 2
+    run(&r, "ingest-sweep", false).await;
+    run(&r, "pump-drain", false).await;
+    let reason: String =
+        sqlx::query_scalar("SELECT outcome_reason FROM proc_state WHERE msg_id = 4")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(reason, "duplicate-of:2", "INV-9 across archiving");
+}
+
+#[tokio::test]
+async fn archive_racing_a_replay_leaves_no_partial_copy() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    three_marked(&db, &mb, &r).await;
+    sqlx::query("UPDATE proc_state SET state = 'DEAD', error_class = 'EXHAUSTED' WHERE msg_id = 2")
+        .execute(&db.pool)
+        .await
+        .unwrap();
+    clock.advance(Duration::days(4));
+    // A replay holds row 2 (its UPDATE not yet committed) while the archive runs.
+    let mut replay = db.pool.begin().await.unwrap();
+    sqlx::query("UPDATE proc_state SET state = 'PENDING', attempts = 0, error_class = NULL WHERE msg_id = 2 AND state = 'DEAD'")
+        .execute(&mut *replay)
+        .await
+        .unwrap();
+    let s = run(&r, "archive-proc-state", false).await;
+    assert_eq!(
+        s.details.get("archived").and_then(|v| v.as_u64()),
+        Some(2),
+        "row 2 is skipped, not waited for"
+    );
+    replay.commit().await.unwrap();
+    let again = run(&r, "archive-proc-state", false).await;
+    assert_eq!(
+        again.details.get("archived").and_then(|v| v.as_u64()),
+        Some(0),
+        "PENDING is no candidate"
+    );
+    let st = states(&db).await;
+    assert_eq!(st[1].1, "PENDING", "the replayed row stays in PROC_STATE");
+    let copies: Vec<i64> = sqlx::query_scalar("SELECT msg_id FROM proc_state_hst ORDER BY msg_id")
+        .fetch_all(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(copies, vec![1, 3], "no copy of the replayed row");
+}
+
+#[tokio::test]
+async fn shadows_and_history_rows_expire_by_their_own_retention() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    three_marked(&db, &mb, &r).await;
+    clock.advance(Duration::days(4));
+    run(&r, "archive-proc-state", false).await;
+    clock.advance(Duration::days(29));
+    let s = run(&r, "archive-proc-state", false).await;
+    assert_eq!(
+        s.details.get("shadows_removed").and_then(|v| v.as_u64()),
+        Some(0),
+        "dedup memory is 30 d"
+    );
+    clock.advance(Duration::days(2));
+    let s = run(&r, "archive-proc-state", false).await;
+    assert_eq!(
+        s.details.get("shadows_removed").and_then(|v| v.as_u64()),
+        Some(3)
+    );
+    assert_eq!(states(&db).await.len(), 0);
+    clock.advance(Duration::days(150));
+    let s = run(&r, "archive-proc-state", false).await;
+    assert_eq!(
+        s.details.get("hst_purged").and_then(|v| v.as_u64()),
+        Some(3),
+        "hst retention 180 d"
+    );
+}
