@@ -15,6 +15,7 @@ pub fn get(name: &str) -> Option<Arc<dyn Job>> {
         "event-cleanup" => Arc::new(delivery::event_cleanup::EventCleanup),
         "snaplog-purge" => Arc::new(maintenance::snaplog_purge::SnaplogPurge),
         "archive-proc-state" => Arc::new(maintenance::archive_proc_state::ArchiveProcState),
+        "flight-history-clean" => Arc::new(maintenance::flight_history_clean::FlightHistoryClean),
         "retention" => Arc::new(maintenance::retention::Retention),
         "request-expiry" => Arc::new(requests::expiry::RequestExpiry),
         "backfill-scan" => Arc::new(backfill::scan::BackfillScan),

@@ -271,6 +271,14 @@ impl Runner {
         {
             tracing::error!(job = %manifest.name, error = %e, "Cannot record the end of a job run");
         }
+        metrics::counter!("msgx_job_runs_total", "job" => manifest.name.clone(), "outcome" => outcome.as_str())
+            .increment(1);
+        metrics::counter!("msgx_job_items_total", "job" => manifest.name.clone())
+            .increment(total.items);
+        if outcome == Outcome::Succeeded {
+            metrics::gauge!("msgx_job_last_success_timestamp_seconds", "job" => manifest.name.clone())
+                .set(self.clock.now().timestamp() as f64);
+        }
         match outcome {
             Outcome::Succeeded if total.items > 0 => {
                 tracing::info!(job = %manifest.name, items = total.items, more = total.more, "Job run finished")

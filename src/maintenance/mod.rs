@@ -2,5 +2,6 @@
 
 pub mod archive_proc_state;
 pub mod batch;
+pub mod flight_history_clean;
 pub mod retention;
 pub mod snaplog_purge;

@@ -1,0 +1,222 @@
+//! `flight-history-clean` (design §12.5, §12.3, §9.3; D1, INV-18): finished
+//! flights leave the current state, after their complete state has been
+//! written to the flight history store.
+//!
+//! Candidate: its operation day ended more than `msgx.flight-history.min-age`
+//! ago (the day ends at the next `msgx.airport.day-cutover`, airport time),
+//! and it is DELETED or had no update for `msgx.flight-history.quiet-period`.
+//! A flight without an operation day has no such evidence and is never
+//! cleaned (D1: evidence missing → delete nothing).
+//!
+//! One flight per transaction, holding PIPELINE_LOCK (INV-18; the pump waits
+//! at most one flight): re-check the candidate at its STATE_VERSION, and for a
+//! flight never FDEL'd run the engine's FDEL decision to get exactly what an
+//! FDEL would emit — the tombstone (KAFKA:msg + KAFKA:schd) and the
+//! master/share cascade of §12.3 — then write the complete state to
+//! FLIGHT_HISTORY, and only then delete the current state. A flight already
+//! DELETED gets no second tombstone. If any step fails, the transaction rolls
+//! back and nothing is deleted. Notifications say `msg_kind =
+//! "LIFECYCLE-CLEAN"` and `msg_id = 0` (no message caused them).
+
+use super::batch::{Sweep, run_sweep};
+use crate::codec::{DecodedMessage, Fdel, Field, Meta, MsgKind};
+use crate::domain::{ApplyContext, Decision, DomainEvent, FlightSet, FlightStateEngine};
+use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::pipeline::pump::domain_config;
+use crate::store::pg::flight::FlightStore;
+use crate::store::pg::{msg_event, proc_state};
+use chrono::{DateTime, NaiveDate, Utc};
+
+const HISTORY: Sweep = Sweep {
+    label: "history_purged",
+    count_sql: "SELECT count(*) FROM flight_history WHERE archived_at < $1",
+    apply_sql: "DELETE FROM flight_history WHERE id IN (SELECT id FROM flight_history \
+                WHERE archived_at < $1 ORDER BY archived_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
+};
+
+const CANDIDATES: &str = "SELECT flid, state_version FROM flight_schd \
+     WHERE operation_day IS NOT NULL AND operation_day <= $1 \
+       AND (state = 'DELETED' OR updated_at < $2) \
+     ORDER BY operation_day, flid LIMIT $3";
+
+/// The job.
+pub struct FlightHistoryClean;
+
+/// The latest operation day that ended at least `min_age` before `now`.
+pub fn last_finished_day(ctx: &JobContext, now: DateTime<Utc>) -> NaiveDate {
+    let a = &ctx.config.msgx.airport;
+    let local = (now - ctx.config.msgx.flight_history.min_age.chrono())
+        .with_timezone(&a.tz())
+        .naive_local();
+    let since_cutover = a.cutover().signed_duration_since(chrono::NaiveTime::MIN);
+    // Day D runs from D@cutover to (D+1)@cutover; it has ended when that is past.
+    (local - since_cutover).date() - chrono::Duration::days(1)
+}
+
+#[async_trait::async_trait]
+impl Job for FlightHistoryClean {
+    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+        let now = ctx.clock.now();
+        let deadline = bounds.deadline(now);
+        let fh = &ctx.config.msgx.flight_history;
+        let day = last_finished_day(ctx, now);
+        let quiet = now - fh.quiet_period.chrono();
+        let mut report = RunReport::default();
+        let dc = domain_config(&ctx.config);
+        let store = FlightStore::new(&dc);
+        let engine = FlightStateEngine::new(dc);
+        let mut seen_flids = std::collections::HashSet::new();
+        loop {
+            let left = bounds.max_items.saturating_sub(report.items);
+            if left == 0 || !ctx.may_continue(deadline)? {
+                report.more = true;
+                break;
+            }
+            let limit = u64::from(bounds.batch.max(1)).min(left);
+            let batch: Vec<(i64, i64)> = sqlx::query_as(CANDIDATES)
+                .bind(day)
+                .bind(quiet)
+                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .fetch_all(&ctx.pg)
+                .await?;
+            if ctx.dry_run {
+                report.items += batch.len() as u64;
+                report.count("flights_cleaned", batch.len() as u64);
+                report.more = batch.len() as u64 == limit;
+                break;
+            }
+            let fresh: Vec<(i64, i64)> = batch
+                .into_iter()
+                .filter(|(f, _)| seen_flids.insert(*f))
+                .collect();
+            if fresh.is_empty() {
+                break;
+            }
+            for (flid, version) in &fresh {
+                let tombstoned =
+                    clean_one(ctx, &engine, &store, *flid, *version, day, quiet, now).await?;
+                report.items += 1;
+                report.count("flights_cleaned", 1);
+                if tombstoned {
+                    report.count("tombstones", 1);
+                }
+            }
+            if (fresh.len() as u64) < limit {
+                break;
+            }
+        }
+        let budget = RunBounds {
+            max_items: bounds.max_items.saturating_add(report.items),
+            ..bounds.clone()
+        };
+        run_sweep(
+            ctx,
+            &budget,
+            deadline,
+            &HISTORY,
+            now - fh.hst_retention.chrono(),
+            &mut report,
+        )
+        .await?;
+        if report.items > 0 {
+            tracing::info!(items = report.items, details = ?report.details, "Flight history clean run");
+        }
+        Ok(report)
+    }
+}
+
+/// Cleans one flight in one transaction; returns whether a tombstone was
+/// emitted. A flight that no longer qualifies (changed meanwhile) is left.
+#[allow(clippy::too_many_arguments)]
+async fn clean_one(
+    ctx: &JobContext,
+    engine: &FlightStateEngine,
+    store: &FlightStore,
+    flid: i64,
+    version: i64,
+    day: NaiveDate,
+    quiet: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<bool, JobError> {
+    let mut tx = ctx.pg.begin().await?;
+    proc_state::take_pipeline_lock(&mut tx).await?;
+    ctx.fence(&mut tx).await?;
+    let mut set = FlightSet::new();
+    for f in store.load_with_children(&mut tx, &[flid]).await? {
+        set.insert(f);
+    }
+    let Some(current) = set.get(flid).cloned() else {
+        tx.rollback().await?;
+        return Ok(false);
+    };
+    let still = current.state_version == version
+        && current.operation_day.is_some_and(|d| d <= day)
+        && (!current.is_active() || current.updated_at < quiet);
+    if !still {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    let mut tombstoned = false;
+    if current.is_active() {
+        if let Some(master) = current.master_id().filter(|m| *m != flid) {
+            for f in store.load_with_children(&mut tx, &[master]).await? {
+                if !set.contains(f.flid) {
+                    set.insert(f);
+                }
+            }
+        }
+        let fdel = DecodedMessage {
+            meta: Meta {
+                sndr: "MSGX".into(),
+                seqn: "0".into(),
+                dttm: None,
+                msg_type: "FLOP".into(),
+                styp: "FDEL".into(),
+            },
+            kind: MsgKind::Fdel(Fdel {
+                flid,
+                ffid: Field::Absent,
+                fdel_empty: true,
+            }),
+        };
+        match engine.decide(&ApplyContext { msg_id: 0, now }, &fdel, &set) {
+            Decision::Applied { writes, mut events } => {
+                for next in writes.iter().filter(|w| w.flid != flid) {
+                    store.write(&mut tx, set.get(next.flid), next).await?;
+                }
+                for e in events.iter_mut() {
+                    if let DomainEvent::Msg(n) = e {
+                        n.msg_kind = "LIFECYCLE-CLEAN".into();
+                    }
+                }
+                msg_event::append(&mut tx, &events, None, now).await?;
+                tombstoned = true;
+            }
+            other => {
+                tx.rollback().await?;
+                return Err(JobError::Other(format!(
+                    "lifecycle delete of FLID {flid} was not applied: {other:?}"
+                )));
+            }
+        }
+    }
+    let snapshot = store.snapshot_json(&current);
+    sqlx::query(
+        "INSERT INTO flight_history (flid, state, state_version, operation_day, snapshot, archived_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(flid)
+    .bind(if current.is_active() { "ACTIVE" } else { "DELETED" })
+    .bind(current.state_version)
+    .bind(current.operation_day)
+    .bind(&snapshot)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    if store.delete(&mut tx, flid, version).await? != 1 {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    tx.commit().await?;
+    Ok(tombstoned)
+}
