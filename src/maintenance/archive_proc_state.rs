@@ -20,7 +20,7 @@
 //! Then shadow rows past `msgx.archive.dedup-memory` and PROC_STATE_HST rows
 //! past `msgx.archive.hst-retention` are removed.
 
-use super::batch::{Sweep, run_sweep};
+use super::batch::{Sweep, run_retention_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
 use chrono::{DateTime, Utc};
 
@@ -88,22 +88,18 @@ impl Job for ArchiveProcState {
                 }
             }
         }
-        let budget = RunBounds {
-            max_items: bounds.max_items.saturating_add(report.items),
-            ..bounds.clone()
-        };
-        run_sweep(
+        run_retention_sweep(
             ctx,
-            &budget,
+            bounds,
             deadline,
             &SHADOWS,
             now - a.dedup_memory.chrono(),
             &mut report,
         )
         .await?;
-        run_sweep(
+        run_retention_sweep(
             ctx,
-            &budget,
+            bounds,
             deadline,
             &HST,
             now - a.hst_retention.chrono(),

@@ -68,3 +68,20 @@ pub async fn run_sweep(
     }
     Ok(())
 }
+
+/// A retention sweep that follows a job's main work (archive, history clean):
+/// it gets its own full item bound instead of what the main work left.
+pub async fn run_retention_sweep(
+    ctx: &JobContext,
+    bounds: &RunBounds,
+    deadline: DateTime<Utc>,
+    sweep: &Sweep,
+    cutoff: DateTime<Utc>,
+    report: &mut RunReport,
+) -> Result<(), JobError> {
+    let own = RunBounds {
+        max_items: bounds.max_items.saturating_add(report.items),
+        ..bounds.clone()
+    };
+    run_sweep(ctx, &own, deadline, sweep, cutoff, report).await
+}

@@ -18,7 +18,7 @@
 //! back and nothing is deleted. Notifications say `msg_kind =
 //! "LIFECYCLE-CLEAN"` and `msg_id = 0` (no message caused them).
 
-use super::batch::{Sweep, run_sweep};
+use super::batch::{Sweep, run_retention_sweep};
 use crate::codec::{DecodedMessage, Fdel, Field, Meta, MsgKind};
 use crate::domain::{ApplyContext, Decision, DomainEvent, FlightSet, FlightStateEngine};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
@@ -105,13 +105,9 @@ impl Job for FlightHistoryClean {
                 break;
             }
         }
-        let budget = RunBounds {
-            max_items: bounds.max_items.saturating_add(report.items),
-            ..bounds.clone()
-        };
-        run_sweep(
+        run_retention_sweep(
             ctx,
-            &budget,
+            bounds,
             deadline,
             &HISTORY,
             now - fh.hst_retention.chrono(),
