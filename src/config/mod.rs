@@ -525,8 +525,18 @@ pub struct Http {
     pub compat_listen: Option<String>,
     /// Compat entry body limit in bytes.
     pub compat_max_body: usize,
-    /// Prometheus `/metrics`, `/healthz`, `/readyz`; unset = off.
+    /// Prometheus `/metrics`, `/healthz`, `/readyz` served by the daemon;
+    /// unset = off. Loopback addresses only (the endpoints are not
+    /// authenticated; docs/operations.md). Port 0 = any free port (logged).
     pub metrics_listen: Option<String>,
+    /// `/healthz` answers 503 once the scheduler heartbeat is older than this.
+    pub health_max_age: Dur,
+    /// Bound on each `/readyz` check and on the database reads of a `/metrics` scrape.
+    pub probe_timeout: Dur,
+    /// `/readyz` answers 503 when the mailbox has rows beyond W and W has not
+    /// moved for this long (longer than `msgx.pipeline.max-commit-delay`, so
+    /// waiting out a hole is not a stall).
+    pub watermark_stall: Dur,
 }
 
 impl Default for Http {
@@ -535,6 +545,9 @@ impl Default for Http {
             compat_listen: None,
             compat_max_body: 1 << 20,
             metrics_listen: None,
+            health_max_age: Dur::secs(15),
+            probe_timeout: Dur::secs(5),
+            watermark_stall: Dur::mins(2),
         }
     }
 }

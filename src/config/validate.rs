@@ -154,6 +154,43 @@ impl Config {
                 format!("{:?} must be text or json", m.log.format),
             );
         }
+        // Issue 10: listeners parse; the ops endpoints are unauthenticated, so loopback only.
+        for (key, listen) in [
+            ("msgx.http.compat-listen", &m.http.compat_listen),
+            ("msgx.http.metrics-listen", &m.http.metrics_listen),
+        ] {
+            if let Some(addr) = listen {
+                match addr.parse::<std::net::SocketAddr>() {
+                    Err(_) => fail(key, format!("{addr:?} is not an IP:PORT address")),
+                    Ok(a) if key == "msgx.http.metrics-listen" && !a.ip().is_loopback() => fail(
+                        key,
+                        format!(
+                            "{addr:?} is not a loopback address: the endpoints are not authenticated; \
+                             bind 127.0.0.1 or ::1 and put a reverse proxy in front (docs/operations.md)"
+                        ),
+                    ),
+                    Ok(_) => {}
+                }
+            }
+        }
+        if m.http.health_max_age <= m.daemon.standby_poll_interval {
+            fail(
+                "msgx.http.health-max-age",
+                format!(
+                    "must be longer than msgx.daemon.standby-poll-interval ({}): a standby beats once per poll",
+                    m.daemon.standby_poll_interval
+                ),
+            );
+        }
+        if m.http.watermark_stall <= m.pipeline.max_commit_delay {
+            fail(
+                "msgx.http.watermark-stall",
+                format!(
+                    "must be longer than msgx.pipeline.max-commit-delay ({}): waiting out a hole is not a stall",
+                    m.pipeline.max_commit_delay
+                ),
+            );
+        }
         match Profile::resolve(&m.daemon.schedule) {
             Ok(profile) => {
                 for problem in profile.problems() {
@@ -241,6 +278,9 @@ impl Config {
                 "msgx.daemon.shutdown-timeout".into(),
                 m.daemon.shutdown_timeout,
             ),
+            ("msgx.http.health-max-age".into(), m.http.health_max_age),
+            ("msgx.http.probe-timeout".into(), m.http.probe_timeout),
+            ("msgx.http.watermark-stall".into(), m.http.watermark_stall),
         ];
         for (i, d) in m.pipeline.retry_backoff.iter().enumerate() {
             all.push((format!("msgx.pipeline.retry-backoff[{i}]"), *d));
@@ -303,6 +343,32 @@ mod tests {
     fn unknown_timezone_is_rejected() {
         let keys = issue_keys("[msgx.airport]\ntimezone = \"Mars/Olympus\"\n");
         assert_eq!(keys, vec!["msgx.airport.timezone"]);
+    }
+
+    #[test]
+    fn the_metrics_listener_must_be_a_loopback_address() {
+        assert!(issue_keys("[msgx.http]\nmetrics-listen = \"127.0.0.1:9187\"\n").is_empty());
+        assert!(issue_keys("[msgx.http]\nmetrics-listen = \"[::1]:0\"\n").is_empty());
+        assert_eq!(
+            issue_keys("[msgx.http]\nmetrics-listen = \"0.0.0.0:9187\"\n"),
+            vec!["msgx.http.metrics-listen"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.http]\ncompat-listen = \"localhost\"\n"),
+            vec!["msgx.http.compat-listen"]
+        );
+    }
+
+    #[test]
+    fn health_windows_must_exceed_what_they_wait_for() {
+        assert_eq!(
+            issue_keys("[msgx.http]\nhealth-max-age = \"2s\"\n"),
+            vec!["msgx.http.health-max-age"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.http]\nwatermark-stall = \"30s\"\n"),
+            vec!["msgx.http.watermark-stall"]
+        );
     }
 
     #[test]

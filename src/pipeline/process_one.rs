@@ -45,6 +45,14 @@ impl ProcessOutcome {
             ProcessOutcome::AlreadyTerminal => "already_terminal",
         }
     }
+
+    /// The error class label of the metrics (`none` without one).
+    pub fn error_class_label(&self) -> &'static str {
+        match self {
+            ProcessOutcome::Dead(c, _) | ProcessOutcome::Failed(c, _) => c.as_str(),
+            _ => "none",
+        }
+    }
 }
 
 /// Coordinates processing of head messages.
