@@ -118,11 +118,17 @@ async fn load_own(mb: &TestMailbox) -> Vec<(i64, PathBuf)> {
 }
 
 async fn run(r: &Runner, job: &str) {
+    run_under(r, job, None).await
+}
+
+/// Runs `job` under an instance lock the test already holds.
+async fn run_under(r: &Runner, job: &str, lock: Option<&AdvisoryLock>) {
     let opts = RunOptions {
         until_empty: true,
         ..Default::default()
     };
-    r.run(job, &opts, None).await.expect("job runs");
+    let guard = lock.map(AdvisoryLock::guard);
+    r.run(job, &opts, guard.as_ref()).await.expect("job runs");
 }
 
 /// Ingest and pump until the fixtures are terminal: 025 (Unsupported) holds
@@ -378,7 +384,7 @@ async fn readyz_reports_a_stalled_watermark_until_ingest_moves_it() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
     let (clock, shared) = manual_clock();
     let ops = serve_ops(&db, &mb.url, shared.clone()).await;
-    let _lock = take_lock(&db, &ops).await;
+    let lock = take_lock(&db, &ops).await;
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     for f in own_files().iter().take(3) {
         mb.insert(&std::fs::read_to_string(f).unwrap()).await;
@@ -387,7 +393,7 @@ async fn readyz_reports_a_stalled_watermark_until_ingest_moves_it() {
     assert_eq!(status, 503, "rows wait and W never moved: {body}");
     assert_eq!(body["checks"]["watermark"]["ok"], false, "{body}");
 
-    run(&r, "ingest-sweep").await;
+    run_under(&r, "ingest-sweep", Some(&lock)).await;
     assert_eq!(get(ops.addr, "/readyz").await.0, 200);
     mb.insert(&std::fs::read_to_string(&own_files()[3]).unwrap())
         .await;
@@ -407,7 +413,7 @@ async fn readyz_reports_a_stalled_watermark_until_ingest_moves_it() {
             .contains("1 row(s)"),
         "{body}"
     );
-    run(&r, "ingest-sweep").await;
+    run_under(&r, "ingest-sweep", Some(&lock)).await;
     assert_eq!(get(ops.addr, "/readyz").await.0, 200);
 }
 
