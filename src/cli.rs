@@ -145,6 +145,11 @@ pub enum Command {
     },
     /// Move FAILED/DEAD messages back to PENDING (whitelisted classes; recorded).
     Replay(crate::commands::backfill::ReplayArgs),
+    /// Upstream requests through COUTMSGS: schedule (RQFD), ref (RQRD), list (docs/requests.md).
+    Request {
+        #[command(subcommand)]
+        action: crate::commands::request::RequestAction,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -324,6 +329,9 @@ pub async fn run(cli: Cli) -> i32 {
         }
         Command::Replay(args) => {
             crate::commands::backfill::replay(&loaded.config, clock, args).await
+        }
+        Command::Request { action } => {
+            crate::commands::request::run(&loaded.config, clock, action).await
         }
         Command::Status { json } => status(&loaded.config, clock, json).await,
         Command::Events { action } => events(&loaded.config, clock, action).await,

@@ -5,4 +5,5 @@ pub mod decode;
 pub mod dev_kafka;
 pub mod events;
 pub mod generate;
+pub mod request;
 pub mod tail;
