@@ -165,7 +165,7 @@ async fn a_request_writes_a_coutmsgs_row_byte_compatible_with_the_predecessor() 
     // 08:00Z is 16:00 at the airport (Asia/Shanghai): DTTM and the insert time are local.
     let sent = env
         .tracker()
-        .request(&reference("GLST"), env.now())
+        .request(&reference("GLST"), env.shared.as_ref())
         .await
         .expect("request");
     let r = &sent.request;
@@ -230,7 +230,7 @@ async fn a_request_writes_a_coutmsgs_row_byte_compatible_with_the_predecessor() 
     // RQFD: fixed STYP NONE, the operation day from cutover to cutover.
     let sent = env
         .tracker()
-        .request(&schedule(2), env.now())
+        .request(&schedule(2), env.shared.as_ref())
         .await
         .expect("request");
     let want = r#"<?xml version="1.0" encoding="UTF-8"?><MSG xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:noNamespaceSchemaLocation="unisysaodbsis.xsd"><META><SNDR>VIEW</SNDR><SEQN>000043</SEQN><DTTM>20261201160000</DTTM><TYPE>RQFD</TYPE><STYP>NONE</STYP></META><RQFD><STDB>02DEC260000</STDB><STDE>03DEC260000</STDE></RQFD></MSG>"#;
@@ -257,7 +257,7 @@ async fn the_seqn_cycles_from_999999_to_000001() {
     for t in ["GLST", "SLST", "TLST"] {
         let s = env
             .tracker()
-            .request(&reference(t), env.now())
+            .request(&reference(t), env.shared.as_ref())
             .await
             .unwrap();
         seqns.push(s.request.seqn);
@@ -270,18 +270,18 @@ async fn a_duplicate_request_expires_the_old_one() {
     let env = Env::new().await;
     let first = env
         .tracker()
-        .request(&schedule(1), env.now())
+        .request(&schedule(1), env.shared.as_ref())
         .await
         .unwrap();
     let other_day = env
         .tracker()
-        .request(&schedule(2), env.now())
+        .request(&schedule(2), env.shared.as_ref())
         .await
         .unwrap();
     env.clock.advance(Duration::minutes(1));
     let second = env
         .tracker()
-        .request(&schedule(1), env.now())
+        .request(&schedule(1), env.shared.as_ref())
         .await
         .unwrap();
     assert_eq!(second.superseded, vec![first.request.id]);
@@ -363,7 +363,7 @@ async fn a_crash_between_the_mailbox_write_and_the_confirmation_is_compensated_w
     // then superseded; the mailbox has exactly one row per write.
     let (crashed, _) = t.register(&schedule(3), env.now()).await.unwrap();
     let crashed_row = t.write(&crashed, env.now()).await.unwrap();
-    let next = t.request(&schedule(3), env.now()).await.unwrap();
+    let next = t.request(&schedule(3), env.shared.as_ref()).await.unwrap();
     assert_eq!(next.superseded, vec![crashed.id]);
     let rows = requests(&env.db).await;
     let crashed = rows.iter().find(|r| r.id == crashed.id).expect("row");
@@ -379,12 +379,12 @@ async fn a_matched_resp_is_applied_and_the_request_is_done() {
     let env = Env::new().await;
     let req = env
         .tracker()
-        .request(&schedule(1), env.now())
+        .request(&schedule(1), env.shared.as_ref())
         .await
         .unwrap();
     let noise = env
         .tracker()
-        .request(&schedule(2), env.now())
+        .request(&schedule(2), env.shared.as_ref())
         .await
         .unwrap();
     // No echo: degraded rule. DTTM 16:05 local = 5 minutes after the send.
@@ -431,7 +431,7 @@ async fn a_matched_resp_is_applied_and_the_request_is_done() {
     // Reference RESP echoing the request's SEQN: exact, no audit.
     let glst = env
         .tracker()
-        .request(&reference("GLST"), env.now())
+        .request(&reference("GLST"), env.shared.as_ref())
         .await
         .unwrap();
     let echo = format!("<RQSN>{}</RQSN>", glst.request.seqn);
@@ -464,7 +464,7 @@ async fn a_matched_resp_that_is_rejected_leaves_the_request_sent() {
     let env = Env::new().await;
     let glst = env
         .tracker()
-        .request(&reference("GLST"), env.now())
+        .request(&reference("GLST"), env.shared.as_ref())
         .await
         .unwrap();
     // RECS 3 but one record: the snapshot is rejected (PROTOCOL), nothing committed.
@@ -493,7 +493,7 @@ async fn unmatched_expired_and_too_old_resps_are_skipped_with_state_untouched() 
 
     // Unmatched: the open request is for another day.
     env.tracker()
-        .request(&schedule(2), env.now())
+        .request(&schedule(2), env.shared.as_ref())
         .await
         .unwrap();
     let before = requests(&env.db).await;
@@ -520,7 +520,7 @@ async fn unmatched_expired_and_too_old_resps_are_skipped_with_state_untouched() 
 
     // Too old: DTTM 15:50 local, the request was sent at 16:00 (skew 2m).
     env.tracker()
-        .request(&schedule(1), env.now())
+        .request(&schedule(1), env.shared.as_ref())
         .await
         .unwrap();
     let before = requests(&env.db).await;
@@ -581,7 +581,7 @@ async fn a_resp_after_expired_changes_nothing() {
     let env = Env::new().await;
     let glst = env
         .tracker()
-        .request(&reference("GLST"), env.now())
+        .request(&reference("GLST"), env.shared.as_ref())
         .await
         .unwrap();
     env.clock.advance(Duration::minutes(11));
@@ -616,7 +616,7 @@ async fn a_resp_after_expired_changes_nothing() {
     // A second RESP for a request already DONE changes nothing either.
     let again = env
         .tracker()
-        .request(&reference("GLST"), env.now())
+        .request(&reference("GLST"), env.shared.as_ref())
         .await
         .unwrap();
     let first = env.mb.insert(&glst_resp(4, "20261201161200", "", 1)).await;
@@ -645,7 +645,7 @@ async fn a_resp_after_expired_changes_nothing() {
 async fn dnld_is_applied_whether_or_not_a_request_is_open() {
     let env = Env::new().await;
     env.tracker()
-        .request(&schedule(1), env.now())
+        .request(&schedule(1), env.shared.as_ref())
         .await
         .unwrap();
     let before = requests(&env.db).await;

@@ -126,7 +126,7 @@ pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> 
     };
     let mut code = exit::OK;
     for kind in &kinds {
-        match tracker.request(kind, clock.now()).await {
+        match tracker.request(kind, clock.as_ref()).await {
             Ok(sent) => print_sent(&sent, json, &mut out),
             Err(e) => {
                 eprintln!("msgx request: {}: {e}", kind.req_type());

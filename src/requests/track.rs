@@ -27,6 +27,7 @@
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use sqlx::PgPool;
 
+use crate::clock::Clock;
 use crate::codec::{REF_TYPES, encode_rqfd, encode_rqrd};
 use crate::config::Config;
 use crate::store::mailbox::{Mailbox, MailboxError};
@@ -114,13 +115,13 @@ impl Tracker<'_> {
     pub async fn request(
         &self,
         kind: &RequestKind,
-        now: DateTime<Utc>,
+        clock: &dyn Clock,
     ) -> Result<SentRequest, RequestError> {
         self.refuse_in_shadow()?;
-        self.compensate(now).await?;
-        let (row, superseded) = self.register(kind, now).await?;
-        let coutmsgs_id = self.write(&row, now).await?;
-        let request = self.confirm(&row, coutmsgs_id, now).await?;
+        self.compensate(clock.now()).await?;
+        let (row, superseded) = self.register(kind, clock.now()).await?;
+        let coutmsgs_id = self.write(&row, clock.now()).await?;
+        let request = self.confirm(&row, coutmsgs_id, clock.now()).await?;
         Ok(SentRequest {
             request,
             superseded,
