@@ -146,6 +146,11 @@ pub enum Command {
     },
     /// Move FAILED/DEAD messages back to PENDING (whitelisted classes; recorded).
     Replay(crate::commands::backfill::ReplayArgs),
+    /// Upstream requests through COUTMSGS: schedule (RQFD), ref (RQRD), list (docs/requests.md).
+    Request {
+        #[command(subcommand)]
+        action: crate::commands::request::RequestAction,
+    },
     /// Inspect one flight: its current state and the messages that changed it.
     Flight {
         #[command(subcommand)]
@@ -373,6 +378,9 @@ pub async fn run(cli: Cli) -> i32 {
         }
         Command::Replay(args) => {
             crate::commands::backfill::replay(&loaded.config, clock, args).await
+        }
+        Command::Request { action } => {
+            crate::commands::request::run(&loaded.config, clock, action).await
         }
         Command::Status { json } => status(&loaded.config, clock, json).await,
         Command::Flight {

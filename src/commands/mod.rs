@@ -6,4 +6,5 @@ pub mod dev_kafka;
 pub mod events;
 pub mod generate;
 pub mod inspect;
+pub mod request;
 pub mod tail;

@@ -426,17 +426,19 @@ impl Default for FlightHistory {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Request {
-    /// Open requests expire after this.
+    /// A SENT request with no matching RESP after this becomes EXPIRED
+    /// (`request-expiry`); so does a PENDING one never written to COUTMSGS.
     pub expiry: Dur,
     /// Closed requests are kept this long.
     pub retention: Dur,
-    /// Tolerance for the degraded RESP match (Q5).
+    /// Tolerance for the degraded RESP match (Q5): a RESP whose DTTM is
+    /// earlier than the send time by more than this is unmatched.
     pub clock_skew: Dur,
-    /// SNDR of outbound requests.
+    /// SNDR of outbound requests (1–4 letters or digits; default `VIEW`).
     pub sndr: String,
-    /// ROUTINGID of RQFD rows.
+    /// COUTMSGS ROUTINGID of RQFD rows (default `VIEWRQFD`, sis-format §5).
     pub routing_rqfd: String,
-    /// ROUTINGID of RQRD rows.
+    /// COUTMSGS ROUTINGID of RQRD rows (default `VIEWRQRD`, sis-format §5).
     pub routing_rqrd: String,
 }
 

@@ -145,6 +145,31 @@ impl Config {
                 );
             }
         }
+        // sis-format §1.2, §5: SNDR is 4 characters or fewer (the mailbox's
+        // SUBSYSTEM_NAME is VARCHAR(4)); ROUTINGID is COUTMSGS VARCHAR(23).
+        let code = |s: &str, max: usize| {
+            !s.is_empty() && s.len() <= max && s.chars().all(|c| c.is_ascii_alphanumeric())
+        };
+        if !code(&m.request.sndr, 4) {
+            fail(
+                "msgx.request.sndr",
+                format!(
+                    "{:?} must be 1–4 letters or digits (SIS SNDR)",
+                    m.request.sndr
+                ),
+            );
+        }
+        for (key, v) in [
+            ("msgx.request.routing-rqfd", &m.request.routing_rqfd),
+            ("msgx.request.routing-rqrd", &m.request.routing_rqrd),
+        ] {
+            if !code(v, 23) {
+                fail(
+                    key,
+                    format!("{v:?} must be 1–23 letters or digits (COUTMSGS ROUTINGID)"),
+                );
+            }
+        }
         if let Err(e) = mysql_async::Opts::from_url(&m.mailbox.url) {
             fail("msgx.mailbox.url", format!("not a valid mysql:// URL: {e}"));
         }
@@ -337,6 +362,21 @@ mod tests {
     fn zero_durations_are_rejected() {
         let keys = issue_keys("[msgx.snaplog]\nretention = \"0s\"\n");
         assert_eq!(keys, vec!["msgx.snaplog.retention"]);
+    }
+
+    #[test]
+    fn request_sndr_and_routing_ids_are_checked() {
+        let keys = issue_keys(
+            "[msgx.request]\nsndr = \"VIEWX\"\nrouting-rqfd = \"\"\nrouting-rqrd = \"A B\"\n",
+        );
+        assert_eq!(
+            keys,
+            vec![
+                "msgx.request.sndr",
+                "msgx.request.routing-rqfd",
+                "msgx.request.routing-rqrd"
+            ]
+        );
     }
 
     #[test]
