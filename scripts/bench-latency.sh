@@ -32,6 +32,7 @@ bash scripts/services.sh >/dev/null
 command -v bc >/dev/null || apt-get install -y -qq bc >/dev/null
 harness_init latency
 trap harness_cleanup EXIT
+trap 'exit 143' INT TERM # so that the EXIT trap cleans up
 harness_build $BUILD
 harness_config
 export RUST_LOG=${RUST_LOG:-warn}

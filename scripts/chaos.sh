@@ -32,6 +32,7 @@ FLIGHTS=${FLIGHTS:-$(( MESSAGES / 10 < 2000 ? (MESSAGES / 10 > 100 ? MESSAGES / 
 command -v bc >/dev/null || apt-get install -y -qq bc >/dev/null
 harness_init chaos
 trap harness_cleanup EXIT
+trap 'exit 143' INT TERM # so that the EXIT trap cleans up
 harness_build $BUILD
 harness_config
 export RUST_LOG=${RUST_LOG:-info}

@@ -170,6 +170,11 @@ harness_cleanup() {
   [ -n "${WORK:-}" ] && [ -d "$WORK" ] || return 0
   # shellcheck disable=SC1091
   . "$WORK/on-exit" || true
+  # TERM first (harness.py stops its own `msgx tail`), KILL what is left.
+  while read -r pid; do
+    [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true
+  done <"$WORK/pids"
+  sleep 0.5
   while read -r pid; do
     [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
   done <"$WORK/pids"

@@ -41,6 +41,7 @@ CATCH_UP_LIMIT=$(( OUTAGE * 3 + 420 )) # a 2-min outage can leave a head in its 
 command -v bc >/dev/null || apt-get install -y -qq bc >/dev/null
 harness_init soak
 trap harness_cleanup EXIT
+trap 'exit 143' INT TERM # so that the EXIT trap cleans up
 harness_build $BUILD
 harness_config -e 's/^retry-backoff = .*/retry-backoff = ["10s", "1m", "5m", "15m"]/' \
                -e 's/^max-commit-delay = [^#]*/max-commit-delay = "30s"        /'
