@@ -81,13 +81,13 @@ echo "== chaos run: SIGKILL the daemon $RUNS times at random moments, restart it
 use "$CHAOS"
 harness_dev_kafka "$WORK/kafka-chaos.log"
 harness_daemon "$WORK/daemon-chaos.log"
-# Kill intervals: uniform in [0.25, 1.75] × clean time / (N + 1), so the kills
+# Kill intervals: uniform in [0.2, 1.2] × clean time / (N + 1), so the kills
 # spread over the drain (restarts make the chaos run longer than the clean one).
 RANDOM=$SEED
 mean=$(echo "$clean_s / ($RUNS + 1)" | bc -l)
 kills=0; kills_during_work=0
 for k in $(seq 1 "$RUNS"); do
-  delay=$(echo "$mean * (0.25 + 1.5 * $RANDOM / 32767)" | bc -l)
+  delay=$(echo "$mean * (0.2 + $RANDOM / 32767)" | bc -l)
   sleep "$delay"
   if ! python3 "$HARNESS_PY" drained --pg "$MSGX_DATABASE_URL" --mailbox "$MSGX_MAILBOX_URL" >/dev/null 2>&1; then
     kills_during_work=$((kills_during_work + 1))
