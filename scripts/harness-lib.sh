@@ -114,9 +114,11 @@ harness_mailbox_db() {
 harness_track() { echo "$1" >>"$WORK/pids"; }
 
 # harness_dev_kafka LOG: starts `msgx dev-kafka`, exports MSGX_KAFKA_BROKERS,
-# sets $KAFKA_PID.
+# sets $KAFKA_PID. 16 partitions: librdkafka's mock cluster keeps at most
+# 5 MB per partition and drops the oldest records beyond that (it does not
+# compact), and a 20,000-message drain writes well over 15 MB of schd states.
 harness_dev_kafka() {
-  "$MSGX" dev-kafka --brokers 3 --partitions 3 >"$1" 2>&1 &
+  "$MSGX" dev-kafka --brokers 3 --partitions 16 >"$1" 2>&1 &
   KAFKA_PID=$!
   harness_track "$KAFKA_PID"
   for _ in $(seq 1 100); do grep -q '^bootstrap=' "$1" && break; sleep 0.1; done
@@ -167,6 +169,7 @@ harness_wait_drained() {
 
 harness_cleanup() {
   local pid kind a b c
+  trap '' INT TERM # a second signal (e.g. from `timeout`) must not cut the cleanup short
   [ -n "${WORK:-}" ] && [ -d "$WORK" ] || return 0
   # shellcheck disable=SC1091
   . "$WORK/on-exit" || true
