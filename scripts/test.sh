@@ -31,3 +31,9 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --no-fail-fast
 fi
+
+# A short chaos drain (issue 11, docs/RESILIENCE.md): 3 SIGKILLs of the daemon
+# while it drains 2,000 messages, compared with an undisturbed run; any
+# difference fails CI. Debug build (already built by the tests).
+echo "== chaos drain (short)"
+bash scripts/chaos.sh --debug --runs 3 --messages 2000

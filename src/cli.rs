@@ -260,6 +260,14 @@ pub enum MailboxAction {
         /// First SEQN, so several runs into one mailbox stay unique.
         #[arg(long, default_value_t = 1)]
         first_seqn: u64,
+        /// Leave out the SCHD packages (the flights exist from an earlier run).
+        #[arg(long)]
+        no_schedules: bool,
+        /// Insert one message at a time at this many per second, printing
+        /// `<unix time> <ID>` per insert (ID 0 = a hole); a failed insert is
+        /// retried every second (latency benchmark, outage soak).
+        #[arg(long, value_name = "PER_SECOND")]
+        rate: Option<f64>,
     },
     /// Insert SIS files into CMINMSGS as the AODB would, in file-name order
     /// (directories: their *.xml files). Refused in shadow mode.
@@ -360,6 +368,8 @@ pub async fn run(cli: Cli) -> i32 {
                     malformed,
                     holes,
                     first_seqn,
+                    no_schedules,
+                    rate,
                 },
         } => {
             let spec = crate::commands::generate::Spec {
@@ -371,7 +381,7 @@ pub async fn run(cli: Cli) -> i32 {
                 holes,
                 first_seqn,
             };
-            mailbox_generate(&loaded.config, &spec).await
+            mailbox_generate(&loaded.config, clock, &spec, !no_schedules, rate).await
         }
         Command::Backfill { action } => {
             crate::commands::backfill::run(&loaded.config, clock, action).await
@@ -495,7 +505,14 @@ async fn events(config: &Config, clock: SharedClock, action: EventsAction) -> i3
     }
 }
 
-async fn mailbox_generate(config: &Config, spec: &crate::commands::generate::Spec) -> i32 {
+async fn mailbox_generate(
+    config: &Config,
+    clock: SharedClock,
+    spec: &crate::commands::generate::Spec,
+    schedules: bool,
+    rate: Option<f64>,
+) -> i32 {
+    use crate::commands::generate;
     let mailbox = match Mailbox::new(&config.msgx.mailbox) {
         Ok(m) => m,
         Err(e) => {
@@ -503,7 +520,21 @@ async fn mailbox_generate(config: &Config, spec: &crate::commands::generate::Spe
             return exit::CONFIG;
         }
     };
-    let result = crate::commands::generate::load(&mailbox, spec).await;
+    if let Some(rate) = rate {
+        if !(rate > 0.0 && rate.is_finite()) {
+            eprintln!("msgx mailbox generate: --rate must be a positive number");
+            return exit::CONFIG;
+        }
+        let (rows, holes, failures) =
+            generate::feed(&mailbox, spec, schedules, rate, &clock, |t, id| {
+                println!("{t:.6} {id}")
+            })
+            .await;
+        mailbox.close().await;
+        eprintln!("{{\"rows\": {rows}, \"holes\": {holes}, \"failed_attempts\": {failures}}}");
+        return exit::OK;
+    }
+    let result = generate::load(&mailbox, spec, schedules).await;
     mailbox.close().await;
     match result {
         Ok((rows, holes)) => {

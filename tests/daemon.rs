@@ -185,3 +185,53 @@ async fn a_standby_takes_over_when_the_holders_session_is_terminated() {
         standby.output()
     );
 }
+
+/// `[then]` (issue 11, end-to-end latency): pump-drain's own cron never fires
+/// during the test (1 January only), so the message is processed only because
+/// the ingest run that enqueued it started pump-drain at once.
+#[tokio::test]
+async fn a_then_chain_starts_the_next_job_when_the_first_handled_items() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let mut profile = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    profile
+        .write_all(
+            b"[jobs]\ningest-sweep = \"* * * * * *\"\npump-drain = \"0 0 0 1 1 *\"\n\
+              [then]\ningest-sweep = [\"pump-drain\"]\n",
+        )
+        .unwrap();
+    let path = profile.path().display().to_string();
+    let cfg = db.config_file_with(|c| {
+        c.msgx.daemon.schedule = path;
+        c.msgx.daemon.shutdown_timeout = "5s".parse().unwrap();
+        c.msgx.mailbox.url = mb.url.clone();
+    });
+    let _d = Daemon::spawn(cfg.path(), &[]);
+    let id = mb.insert("<MSG><META><SNDR>AODB</SNDR>").await;
+    let pump_runs = || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM job_run WHERE job = 'pump-drain' AND trigger = 'daemon' AND items > 0",
+        )
+        .fetch_one(&db.pool)
+        .await
+        .unwrap()
+    };
+    wait_until(
+        "the chained pump-drain to finish the message and record its run",
+        Duration::from_secs(20),
+        || async {
+            let state: Option<String> =
+                sqlx::query_scalar("SELECT state FROM proc_state WHERE msg_id = $1")
+                    .bind(id)
+                    .fetch_optional(&db.pool)
+                    .await
+                    .unwrap();
+            state.as_deref() == Some("DEAD") && pump_runs().await > 0
+        },
+    )
+    .await;
+    assert_eq!(
+        pump_runs().await,
+        1,
+        "one chained pump-drain run handled the message"
+    );
+}

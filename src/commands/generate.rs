@@ -7,6 +7,11 @@
 //! remarks, registrations — with an FDEL every 500 messages. Optionally some
 //! business duplicates, malformed messages and rolled-back inserts (holes).
 //! Deterministic for a given seed, with unique SEQNs.
+//!
+//! [`feed`] inserts the same mix one message at a time at a steady rate (the
+//! latency benchmark's and the outage soak's inflow, issue 11), printing each
+//! insert's time and mailbox ID, and waits out a mailbox outage as the AODB
+//! would (retrying the same message).
 
 use crate::store::mailbox::{Mailbox, MailboxError};
 use chrono::{Duration, NaiveDate, NaiveDateTime};
@@ -71,6 +76,16 @@ fn envelope(seqn: u64, typ: &str, styp: &str, body: &str) -> String {
 
 /// The generated messages, in mailbox order (`None` = a rolled-back insert).
 pub fn messages(spec: &Spec) -> Vec<Option<String>> {
+    mix(spec, true)
+}
+
+/// The mix without the SCHD packages (the flights exist from an earlier
+/// run): FLOPs, FDELs and the requested faults only.
+pub fn flop_mix(spec: &Spec) -> Vec<Option<String>> {
+    mix(spec, false)
+}
+
+fn mix(spec: &Spec, schedules: bool) -> Vec<Option<String>> {
     let mut rng = Rng(spec.seed.max(1));
     let base = NaiveDate::from_ymd_opt(2026, 12, 1)
         .and_then(|d| d.and_hms_opt(6, 0, 0))
@@ -88,7 +103,7 @@ pub fn messages(spec: &Spec) -> Vec<Option<String>> {
     };
     // Schedule packages first: every flight exists before its FLOPs.
     for chunk in (0..flights).collect::<Vec<_>>().chunks(100) {
-        if out.len() as u64 >= spec.messages {
+        if !schedules || out.len() as u64 >= spec.messages {
             break;
         }
         let fltrs: String = chunk
@@ -191,8 +206,12 @@ pub fn messages(spec: &Spec) -> Vec<Option<String>> {
 
 /// Inserts the backlog (batched multi-row INSERTs; holes as rolled-back
 /// inserts). Returns (rows inserted, holes made).
-pub async fn load(mailbox: &Mailbox, spec: &Spec) -> Result<(u64, u64), MailboxError> {
-    let all = messages(spec);
+pub async fn load(
+    mailbox: &Mailbox,
+    spec: &Spec,
+    schedules: bool,
+) -> Result<(u64, u64), MailboxError> {
+    let all = mix(spec, schedules);
     let mut batch: Vec<String> = Vec::new();
     let (mut rows, mut holes) = (0u64, 0u64);
     for m in all {
@@ -218,6 +237,61 @@ pub async fn load(mailbox: &Mailbox, spec: &Spec) -> Result<(u64, u64), MailboxE
         rows += mailbox.insert_many(&batch).await?;
     }
     Ok((rows, holes))
+}
+
+/// Inserts the mix (with or without the SCHD packages) one message at a time
+/// at `rate` per second (a rolled-back insert for a hole), calling `inserted(unix_seconds, id)` after each commit
+/// (`id` 0 for a hole). A failed insert is retried after a second until it
+/// succeeds, and the pace catches up afterwards, as a queueing AODB would.
+/// Returns (rows inserted, holes made, failed attempts).
+pub async fn feed(
+    mailbox: &Mailbox,
+    spec: &Spec,
+    schedules: bool,
+    rate: f64,
+    clock: &crate::clock::SharedClock,
+    mut inserted: impl FnMut(f64, i64),
+) -> (u64, u64, u64) {
+    let period = std::time::Duration::from_secs_f64(1.0 / rate.max(0.001));
+    let start = tokio::time::Instant::now();
+    let (mut rows, mut holes, mut failures) = (0u64, 0u64, 0u64);
+    let unix = |c: &crate::clock::SharedClock| {
+        let now = c.now();
+        now.timestamp() as f64 + f64::from(now.timestamp_subsec_micros()) / 1e6
+    };
+    for (i, m) in mix(spec, schedules).into_iter().enumerate() {
+        tokio::time::sleep_until(start + period.mul_f64(i as f64)).await;
+        loop {
+            let result = match &m {
+                Some(xml) => {
+                    let received = clock.now().naive_utc();
+                    mailbox.insert_message(xml, received, None).await
+                }
+                None => mailbox.insert_rolled_back("<MSG/>").await.map(|()| 0),
+            };
+            match result {
+                Ok(id) => {
+                    if id == 0 {
+                        holes += 1;
+                    } else {
+                        rows += 1;
+                    }
+                    inserted(unix(clock), id);
+                    break;
+                }
+                Err(e) => {
+                    failures += 1;
+                    if failures == 1 || failures % 30 == 0 {
+                        eprintln!(
+                            "msgx mailbox generate: insert failed ({failures} so far), retrying: {e}"
+                        );
+                    }
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+    (rows, holes, failures)
 }
 
 #[cfg(test)]
@@ -248,6 +322,22 @@ mod tests {
                 .count()
                 == 3
         );
+    }
+
+    #[test]
+    fn without_schedules_only_the_flop_mix() {
+        let spec = Spec {
+            messages: 300,
+            flights: 250,
+            seed: 7,
+            duplicates: 0.0,
+            malformed: 0.0,
+            holes: 0,
+            first_seqn: 1,
+        };
+        let a = flop_mix(&spec);
+        assert_eq!(a.len(), 300);
+        assert!(a.iter().flatten().all(|m| m.contains("<TYPE>FLOP</TYPE>")));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The scheduler daemon (issue 2, item 7): takes the instance lock (or waits
 //! for it as a hot standby), loads a schedule profile and runs each job at its
-//! cron times through the one [`Runner`] path. Never overlaps two runs of the
+//! cron times through the one [`Runner`] path, and a run that handled items
+//! starts the profile's `[then]` jobs at once. Never overlaps two runs of the
 //! same job. On SIGINT/SIGTERM it lets the running bounded batch finish within
 //! `msgx.daemon.shutdown-timeout`; on lock loss it stops at once.
 
@@ -36,11 +37,19 @@ pub struct DaemonOptions {
     pub schedule: Option<String>,
 }
 
+type BoxFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 /// Shared state of the running daemon.
 struct Inner {
     runner: Runner,
     guard: LockGuard,
     running: BTreeMap<String, AtomicBool>,
+    /// A chained start (`[then]`) arrived while the job was running: run it
+    /// once more when the current run ends, so no handed-over work waits for
+    /// the next cron tick.
+    again: BTreeMap<String, AtomicBool>,
+    /// The profile's `[then]` table.
+    then: BTreeMap<String, Vec<String>>,
     stopping: AtomicBool,
     heartbeat: Arc<Heartbeat>,
 }
@@ -50,31 +59,64 @@ struct Inner {
 const HEARTBEAT_CRON: &str = "* * * * * *";
 
 impl Inner {
-    /// One cron tick of `job`: skip when a run is still going (no overlap),
-    /// when stopping, or when the lock is gone.
-    async fn tick(&self, job: &str) {
-        if self.stopping.load(Ordering::SeqCst) || !self.guard.is_active() {
-            return;
-        }
-        let Some(flag) = self.running.get(job) else {
+    /// One start of `job` (a cron tick, or `chained` from `[then]`): skip when
+    /// a run is still going (no overlap; a chained start is remembered and run
+    /// afterwards), when stopping, or when the lock is gone. A run that
+    /// handled items starts its `[then]` jobs.
+    /// (A boxed `dyn Future + Send`: it spawns itself for chained jobs.)
+    fn tick(self: Arc<Self>, job: String, chained: bool) -> BoxFuture {
+        Box::pin(async move { self.tick_inner(job, chained).await })
+    }
+
+    async fn tick_inner(self: Arc<Self>, job: String, chained: bool) {
+        let (Some(flag), Some(again)) = (self.running.get(&job), self.again.get(&job)) else {
             return;
         };
-        if flag.swap(true, Ordering::SeqCst) {
-            tracing::debug!(job, "Previous run still going; tick skipped");
-            return;
-        }
-        match self
-            .runner
-            .run(job, &RunOptions::default(), Some(&self.guard))
-            .await
-        {
-            Ok(_) => {}
-            Err(RunError::Locked { holder, .. }) => {
-                tracing::info!(job, %holder, "Job lock held elsewhere; run skipped and recorded")
+        let mut chained = chained;
+        loop {
+            if self.stopping.load(Ordering::SeqCst) || !self.guard.is_active() {
+                return;
             }
-            Err(e) => tracing::error!(job, error = %e, "Job could not run"),
+            if flag.swap(true, Ordering::SeqCst) {
+                if chained {
+                    again.store(true, Ordering::SeqCst);
+                    // The run may have ended between the swap and the store,
+                    // without seeing `again`: then try to start it here.
+                    if !flag.load(Ordering::SeqCst) {
+                        continue;
+                    }
+                }
+                tracing::debug!(job, "Previous run still going; tick skipped");
+                return;
+            }
+            let items = match self
+                .runner
+                .run(&job, &RunOptions::default(), Some(&self.guard))
+                .await
+            {
+                Ok(summary) => summary.items,
+                Err(RunError::Locked { holder, .. }) => {
+                    tracing::info!(job, %holder, "Job lock held elsewhere; run skipped and recorded");
+                    0
+                }
+                Err(e) => {
+                    tracing::error!(job, error = %e, "Job could not run");
+                    0
+                }
+            };
+            flag.store(false, Ordering::SeqCst);
+            if items > 0 {
+                for next in self.then.get(&job).into_iter().flatten() {
+                    tokio::spawn(self.clone().tick(next.clone(), true));
+                }
+            }
+            // Checked after clearing the flag: a chained start that saw the
+            // flag set has stored `again` by now; a later one runs itself.
+            if !again.swap(false, Ordering::SeqCst) {
+                return;
+            }
+            chained = true;
         }
-        flag.store(false, Ordering::SeqCst);
     }
 
     fn any_running(&self) -> bool {
@@ -167,9 +209,11 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     );
 
     let mut running = BTreeMap::new();
+    let mut again = BTreeMap::new();
     for job in profile.jobs.keys() {
         if registry::is_implemented(job) {
             running.insert(job.clone(), AtomicBool::new(false));
+            again.insert(job.clone(), AtomicBool::new(false));
         } else {
             tracing::warn!(job, "Scheduled job is not implemented yet; not scheduled");
         }
@@ -187,6 +231,8 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         },
         guard: lock.guard(),
         running,
+        again,
+        then: profile.then.clone(),
         stopping: AtomicBool::new(false),
         heartbeat: heartbeat.clone(),
     });
@@ -356,7 +402,7 @@ async fn build_scheduler(
             let name = name.clone();
             Box::pin(async move {
                 // A task per tick, so one slow job never delays another's ticks.
-                tokio::spawn(async move { inner.tick(&name).await });
+                tokio::spawn(inner.tick(name, false));
             })
         })?;
         sched.add(cron_job).await?;

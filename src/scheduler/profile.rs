@@ -22,6 +22,10 @@ pub struct Profile {
     pub description: String,
     /// Job name → 6-field cron expression (seconds first, UTC).
     pub jobs: BTreeMap<String, String>,
+    /// Job name → jobs started at once when a run of it handled items (the
+    /// `[then]` table). A pipeline hop then costs its run time instead of up
+    /// to one cron period (issue 11, end-to-end latency).
+    pub then: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -30,6 +34,8 @@ struct ProfileFile {
     #[serde(default)]
     description: String,
     jobs: BTreeMap<String, String>,
+    #[serde(default)]
+    then: BTreeMap<String, Vec<String>>,
 }
 
 /// Why a profile could not be loaded.
@@ -60,6 +66,7 @@ impl Profile {
             origin,
             description: file.description,
             jobs: file.jobs,
+            then: file.then,
         })
     }
 
@@ -77,6 +84,15 @@ impl Profile {
             }
             if let Err(e) = parse_cron(cron) {
                 out.push(format!("job {job}: cron {cron:?} does not parse: {e}"));
+            }
+        }
+        // A chained job must be scheduled itself: the daemon only runs (and
+        // guards against overlap) jobs of the [jobs] table.
+        for (job, next) in &self.then {
+            for j in std::iter::once(job).chain(next) {
+                if !self.jobs.contains_key(j) {
+                    out.push(format!("[then] {job}: job {j:?} is not in [jobs]"));
+                }
             }
         }
         out
@@ -107,6 +123,10 @@ mod tests {
         }
         let daemon = Profile::resolve("daemon").unwrap();
         assert_eq!(daemon.jobs.len(), 11, "the daemon profile runs every job");
+        assert_eq!(
+            daemon.then.get("ingest-sweep"),
+            Some(&vec!["pump-drain".to_string()])
+        );
         let window = Profile::resolve("maintenance-window").unwrap();
         assert!(window.jobs.contains_key("archive-proc-state"));
         assert!(!window.jobs.contains_key("pump-drain"));
@@ -118,8 +138,10 @@ mod tests {
             origin: "t".into(),
             description: String::new(),
             jobs: [("nope".to_string(), "* * *".to_string())].into(),
+            then: [("nope".to_string(), vec!["pump-drain".to_string()])].into(),
         };
         let problems = p.problems();
-        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[2].contains("pump-drain"), "{problems:?}");
     }
 }
