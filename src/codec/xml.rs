@@ -1060,8 +1060,89 @@ mod tests {
     }
 
     #[test]
+    fn mixed_content_keeps_the_whitespace_the_reader_skips() {
+        // Whitespace-only text between segments is not an event (the reader
+        // skips it); it must still join the text, as XML reads it.
+        let d = doc("<MSG>a &amp; b</MSG>");
+        assert_eq!(d.root().text(), "a & b");
+        let d = doc("<MSG>&lt; <![CDATA[x]]> &gt;</MSG>");
+        assert_eq!(d.root().text(), "< x >");
+        let d = doc("<MSG>a <!-- c --> b<?pi x?> c</MSG>");
+        assert_eq!(d.root().text(), "a  b c");
+        let d = doc("<MSG>a <B/> b</MSG>");
+        assert_eq!(d.root().text(), "a  b");
+        // Leading and trailing whitespace around entities is still trimmed.
+        let d = doc("<MSG>  &amp;  </MSG>");
+        assert_eq!(d.root().text(), "&");
+    }
+
+    #[test]
+    fn carriage_returns_are_normalised() {
+        let d = doc("<MSG>a\r\nb\rc</MSG>");
+        assert_eq!(d.root().text(), "a\nb\nc");
+        let d = doc("<MSG>x &amp;\r\n y</MSG>");
+        assert_eq!(d.root().text(), "x &\n y");
+    }
+
+    #[test]
+    fn declaration_after_whitespace_is_malformed() {
+        let e = err(" <?xml version=\"1.0\"?><MSG/>");
+        assert!(e.to_string().contains("not at the start"), "{e}");
+    }
+
+    #[test]
+    fn names_of_other_lengths_match_by_bytes() {
+        // Only four-byte names get a dispatch key; others compare as bytes.
+        let d = doc("<MSG><LONGER a=\"1\">x</LONGER><AB/><ABCD/></MSG>");
+        let names: Vec<_> = d.root().children().map(|c| (c.name(), c.key())).collect();
+        assert_eq!(
+            names,
+            [("LONGER", 0), ("AB", 0), ("ABCD", tag_key(b"ABCD"))]
+        );
+        let e = err("<MSG><ABCDE></ABCDF></MSG>");
+        assert!(
+            e.to_string().contains("does not match the open <ABCDE>"),
+            "{e}"
+        );
+        let e = err("<MSG><ABCD></ABCE></MSG>");
+        assert!(
+            e.to_string().contains("does not match the open <ABCD>"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn reused_arena_starts_clean() {
+        // A large document, then a small one on the same thread: the spare
+        // arena must not leak nodes of the first into the second.
+        let big = format!("<MSG>{}</MSG>", "<FLTR><FLID>1</FLID></FLTR>".repeat(5000));
+        let d = doc(&big);
+        assert_eq!(d.root().children().count(), 5000);
+        drop(d);
+        let d = doc("<MSG><A>x</A></MSG>");
+        let kids: Vec<_> = d.root().children().collect();
+        assert_eq!(kids.len(), 1);
+        assert_eq!(kids[0].text(), "x");
+        assert_eq!(kids[0].path(), "MSG/A");
+        // Two documents alive at once each get their own arena.
+        let d2 = doc("<MSG><B/></MSG>");
+        assert_eq!(d.root().children().next().map(|c| c.name()), Some("A"));
+        assert_eq!(d2.root().children().next().map(|c| c.name()), Some("B"));
+    }
+
+    #[test]
     fn duplicate_attribute_is_malformed() {
         let e = err(r#"<MSG a="1" a="2"/>"#);
         assert!(matches!(e, DecodeError::Malformed { .. }), "{e}");
+        assert!(e.to_string().contains("duplicate attribute a"), "{e}");
+        // Same name after whitespace around `=` and with an entity value.
+        let e = err(r#"<MSG><X b = "1" c="&amp;" b="2"/></MSG>"#);
+        assert_eq!(
+            e,
+            DecodeError::malformed(
+                "MSG",
+                "bad attribute in <X> at byte 5: duplicate attribute b"
+            )
+        );
     }
 }
