@@ -15,7 +15,9 @@ use super::fields::{extra_attrs, put, stray_text, text_leaf, unknown_el};
 use super::model::{
     DecodedMessage, FLOP_SUBTYPES, Field, Meta, MsgKind, REF_TYPES, UnknownElement, Unsupported,
 };
-use super::xml::{self, El};
+use super::xml::{self, El, tag_keys};
+
+tag_keys!(META, SNDR, SEQN, DTTM, TYPE, STYP);
 use super::{flop, fltr, refdata, time};
 
 /// Largest message accepted (64 MiB). A 1,000-flight SCHD is about 1.2 MB;
@@ -68,7 +70,7 @@ pub fn decode(bytes: &[u8]) -> Result<DecodedMessage, DecodeError> {
 /// and non-empty; DTTM is optional. Unknown META children are returned so
 /// the family decoder can keep them.
 pub(crate) fn envelope(root: El<'_, '_>) -> Result<(Meta, Vec<UnknownElement>), DecodeError> {
-    let mut metas = root.children().filter(|c| c.name() == "META");
+    let mut metas = root.children().filter(|c| c.key() == META);
     let Some(meta_el) = metas.next() else {
         return Err(DecodeError::malformed(
             "MSG",
@@ -91,15 +93,15 @@ pub(crate) fn envelope(root: El<'_, '_>) -> Result<(Meta, Vec<UnknownElement>), 
     );
     let mut dttm_el = None;
     for c in meta_el.children() {
-        let slot = match c.name() {
-            "SNDR" => &mut sndr,
-            "SEQN" => &mut seqn,
-            "DTTM" => {
+        let slot = match c.key() {
+            SNDR => &mut sndr,
+            SEQN => &mut seqn,
+            DTTM => {
                 dttm_el = Some(c);
                 &mut dttm
             }
-            "TYPE" => &mut typ,
-            "STYP" => &mut styp,
+            TYPE => &mut typ,
+            STYP => &mut styp,
             _ => {
                 unknown.push(unknown_el(c));
                 continue;
@@ -123,8 +125,10 @@ pub(crate) fn envelope(root: El<'_, '_>) -> Result<(Meta, Vec<UnknownElement>), 
     };
     let sndr = need(sndr, "SNDR")?;
     let seqn = need(seqn, "SEQN")?;
-    let msg_type = need(typ, "TYPE")?.to_ascii_uppercase();
-    let styp = need(styp, "STYP")?.to_ascii_uppercase();
+    let mut msg_type = need(typ, "TYPE")?;
+    msg_type.make_ascii_uppercase();
+    let mut styp = need(styp, "STYP")?;
+    styp.make_ascii_uppercase();
     let dttm = match (dttm, dttm_el) {
         (Field::Value(s), Some(el)) => Some(time::parse_dttm(&s).map_err(|e| e.at(el.path()))?),
         _ => None,
@@ -157,11 +161,14 @@ fn dispatch(
     };
     Ok(match t {
         "SCHD" => MsgKind::Schd(fltr::schd(root, s, unknown)?),
-        "FLOP" if FLOP_SUBTYPES.contains(&s) => flop::flop(root, s, unknown)?,
+        // Both lists are sorted (a unit test checks it).
+        "FLOP" if FLOP_SUBTYPES.binary_search(&s).is_ok() => flop::flop(root, s, unknown)?,
         "FLOP" => unsupported(format!(
             "unknown FLOP subtype {s} (sis-format §3.3 lists 48; legacy drops these too)"
         )),
-        _ if REF_TYPES.contains(&t) => MsgKind::RefData(refdata::refdata(root, t, s, unknown)?),
+        _ if REF_TYPES.binary_search(&t).is_ok() => {
+            MsgKind::RefData(refdata::refdata(root, t, s, unknown)?)
+        }
         "SCHS" => {
             unsupported("seasonal schedule SCHS is not handled by msgx (sis-format §2.5)".into())
         }
@@ -186,6 +193,12 @@ mod tests {
         format!(
             "<SNDR>AODB</SNDR><SEQN>7</SEQN><DTTM>20261201080000</DTTM><TYPE>{t}</TYPE><STYP>{s}</STYP>"
         )
+    }
+
+    #[test]
+    fn dispatch_lists_are_sorted_for_binary_search() {
+        assert!(FLOP_SUBTYPES.is_sorted());
+        assert!(REF_TYPES.is_sorted());
     }
 
     #[test]

@@ -129,6 +129,9 @@ pub(crate) fn parse_route_time(s: &str) -> Result<ScalarValue, ValueError> {
 /// Records what a leaf element should not carry (attributes, child
 /// elements) as unknown elements, so nothing is dropped silently.
 pub(crate) fn leaf_extras(el: El<'_, '_>, unknown: &mut Vec<UnknownElement>) {
+    if el.attrs().is_empty() && !el.has_children() {
+        return;
+    }
     extra_attrs(el, &[], unknown);
     for c in el.children() {
         unknown.push(unknown_el(c));

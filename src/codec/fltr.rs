@@ -15,7 +15,12 @@ use super::groups::{
     stand_alloc, tractor_event, vip,
 };
 use super::model::{Field, Fltr, ScalarTag, Schd, SchdStyp, UnknownElement};
-use super::xml::El;
+use super::xml::{El, tag_keys};
+
+tag_keys!(
+    FDIV, FRET, FLAB, ROUT, ERUT, PSDT, GTDT, CKDT, CLDT, CHDT, CHOT, ABTM, DELY, SRVT, VIPF, PORT,
+    TIPT, PSHT, META, SCHD, RECS, FLTR,
+);
 
 // One bit per scalar tag tracks "already sent" without a search.
 const _: () = assert!(ScalarTag::ALL.len() <= 64);
@@ -35,8 +40,8 @@ pub(crate) fn fltr(el: El<'_, '_>) -> Result<Fltr, DecodeError> {
     let mut psht = Group::new();
     let mut dely_unknown: Vec<UnknownElement> = Vec::new();
     for c in el.children() {
-        let name = c.name();
-        if let Some(tag) = ScalarTag::from_name(name) {
+        let key = c.key();
+        if let Some(tag) = ScalarTag::from_key(key) {
             let bit = 1u64 << (tag as u32);
             if seen & bit != 0 {
                 return Err(duplicate(c));
@@ -47,34 +52,34 @@ pub(crate) fn fltr(el: El<'_, '_>) -> Result<Fltr, DecodeError> {
             f.scalars.push((tag, v));
             continue;
         }
-        match name {
-            "FDIV" => {
+        match key {
+            FDIV => {
                 let v = diversion(c, &mut f.unknown);
                 put(&mut f.fdiv, v, c)?;
             }
-            "FRET" => {
+            FRET => {
                 let v = ret(c, &mut f.unknown);
                 put(&mut f.fret, v, c)?;
             }
-            "FLAB" => {
+            FLAB => {
                 let v = landing_abort(c, &mut f.unknown);
                 put(&mut f.flab, v, c)?;
             }
-            "ROUT" => rout.push(c, route_point)?,
-            "ERUT" => erut.push(c, route_point)?,
-            "PSDT" => psdt.push(c, stand_alloc)?,
-            "GTDT" => gtdt.push(c, gate_alloc)?,
-            "CKDT" => ckdt.push(c, counter_alloc)?,
-            "CLDT" => cldt.push(c, carousel_alloc)?,
-            "CHDT" => chdt.push(c, chute_alloc)?,
-            "CHOT" => chot.push(c, chock_event)?,
-            "ABTM" => abtm.push(c, airbridge_event)?,
-            "DELY" => dely.push(c, |e| delay(e, &mut dely_unknown))?,
-            "SRVT" => srvt.push(c, service)?,
-            "VIPF" => vipf.push(c, vip)?,
-            "PORT" => port.push(c, door_event)?,
-            "TIPT" => tipt.push(c, tractor_event)?,
-            "PSHT" => psht.push(c, push_event)?,
+            ROUT => rout.push(c, route_point)?,
+            ERUT => erut.push(c, route_point)?,
+            PSDT => psdt.push(c, stand_alloc)?,
+            GTDT => gtdt.push(c, gate_alloc)?,
+            CKDT => ckdt.push(c, counter_alloc)?,
+            CLDT => cldt.push(c, carousel_alloc)?,
+            CHDT => chdt.push(c, chute_alloc)?,
+            CHOT => chot.push(c, chock_event)?,
+            ABTM => abtm.push(c, airbridge_event)?,
+            DELY => dely.push(c, |e| delay(e, &mut dely_unknown))?,
+            SRVT => srvt.push(c, service)?,
+            VIPF => vipf.push(c, vip)?,
+            PORT => port.push(c, door_event)?,
+            TIPT => tipt.push(c, tractor_event)?,
+            PSHT => psht.push(c, push_event)?,
             _ => f.unknown.push(unknown_el(c)),
         }
     }
@@ -109,15 +114,15 @@ pub(crate) fn schd(
 ) -> Result<Schd, DecodeError> {
     let mut wrapper = None;
     for c in msg.children() {
-        match c.name() {
-            "META" => {}
-            "SCHD" if wrapper.is_some() => {
+        match c.key() {
+            META => {}
+            SCHD if wrapper.is_some() => {
                 return Err(DecodeError::codec(
                     c.path(),
                     "more than one <SCHD> block in one message; this codec version handles one",
                 ));
             }
-            "SCHD" => wrapper = Some(c),
+            SCHD => wrapper = Some(c),
             _ => unknown.push(unknown_el(c)),
         }
     }
@@ -128,14 +133,15 @@ pub(crate) fn schd(
         ));
     };
     let mut recs = Field::Absent;
-    let mut flights = Vec::new();
+    // Sized once: regrowing a list of ~1 KB records copies them all.
+    let mut flights = Vec::with_capacity(body.children().filter(|c| c.key() == FLTR).count());
     for c in body.children() {
-        match c.name() {
-            "RECS" => {
+        match c.key() {
+            RECS => {
                 let v = int_leaf(c, &mut unknown)?;
                 put(&mut recs, v, c)?;
             }
-            "FLTR" => flights.push(fltr(c)?),
+            FLTR => flights.push(fltr(c)?),
             _ => unknown.push(unknown_el(c)),
         }
     }

@@ -19,7 +19,7 @@ use super::model::{
     StandAlloc, TractorEvent, UnknownElement, Vip, VipService,
 };
 use super::time::parse_duration_minutes;
-use super::xml::El;
+use super::xml::{El, tag_keys};
 
 /// Accumulates one repeating group while its elements are met, so FLTR
 /// decodes in a single pass without collecting element lists first.
@@ -76,13 +76,14 @@ pub(crate) fn collect<'d, 'a, T>(
 /// arm per child element. Unknown children, attributes and stray text go to
 /// the item's `unknown` list.
 macro_rules! item_decoder {
-    ($fn:ident, $ty:ident, seq = $seq:expr, { $( $tag:literal => $field:ident : $how:ident ),* $(,)? }) => {
+    ($fn:ident, $ty:ident, seq = $seq:expr, { $( $tag:ident => $field:ident : $how:ident ),* $(,)? }) => {
         pub(crate) fn $fn(el: El<'_, '_>) -> Result<$ty, DecodeError> {
+            tag_keys!($($tag),*);
             let seq: Option<&str> = $seq;
             let mut item = $ty::default();
             item_seq(&mut item, el, seq)?;
             for c in el.children() {
-                match c.name() {
+                match c.key() {
                     $( $tag => {
                         let v = $how(c, &mut item.unknown)?;
                         put(&mut item.$field, v, c)?;
@@ -143,70 +144,71 @@ fn route_time(
 }
 
 item_decoder!(route_point, RoutePoint, seq = Some("RTNO"), {
-    "APCD" => apcd: text_leaf, "SCAT" => scat: route_time, "SCDT" => scdt: route_time,
-    "SADC" => sadc: text_leaf, "SDDC" => sddc: text_leaf,
+    APCD => apcd: text_leaf, SCAT => scat: route_time, SCDT => scdt: route_time,
+    SADC => sadc: text_leaf, SDDC => sddc: text_leaf,
 });
 item_decoder!(stand_alloc, StandAlloc, seq = Some("PSNO"), {
-    "PSST" => psst: text_leaf, "STST" => stst: time_leaf, "STET" => stet: time_leaf,
+    PSST => psst: text_leaf, STST => stst: time_leaf, STET => stet: time_leaf,
 });
 item_decoder!(gate_alloc, GateAlloc, seq = Some("GTNO"), {
-    "GATE" => gate: text_leaf, "PGOT" => pgot: time_leaf, "PGCT" => pgct: time_leaf,
-    "GOTM" => gotm: time_leaf, "GCTM" => gctm: time_leaf, "GTYP" => gtyp: text_leaf,
+    GATE => gate: text_leaf, PGOT => pgot: time_leaf, PGCT => pgct: time_leaf,
+    GOTM => gotm: time_leaf, GCTM => gctm: time_leaf, GTYP => gtyp: text_leaf,
 });
 item_decoder!(counter_alloc, CounterAlloc, seq = Some("CKNO"), {
-    "CHKC" => chkc: text_leaf, "CCLS" => ccls: text_leaf, "PCOT" => pcot: time_leaf,
-    "PCCT" => pcct: time_leaf, "COTM" => cotm: time_leaf, "CCTM" => cctm: time_leaf,
-    "CTYP" => ctyp: text_leaf,
+    CHKC => chkc: text_leaf, CCLS => ccls: text_leaf, PCOT => pcot: time_leaf,
+    PCCT => pcct: time_leaf, COTM => cotm: time_leaf, CCTM => cctm: time_leaf,
+    CTYP => ctyp: text_leaf,
 });
 item_decoder!(carousel_alloc, CarouselAlloc, seq = Some("CLNO"), {
-    "BELT" => belt: text_leaf, "BCLS" => bcls: text_leaf, "PCOT" => pcot: time_leaf,
-    "PCCT" => pcct: time_leaf, "FBAG" => fbag: time_leaf, "LBAG" => lbag: time_leaf,
-    "BTYP" => btyp: text_leaf,
+    BELT => belt: text_leaf, BCLS => bcls: text_leaf, PCOT => pcot: time_leaf,
+    PCCT => pcct: time_leaf, FBAG => fbag: time_leaf, LBAG => lbag: time_leaf,
+    BTYP => btyp: text_leaf,
 });
 item_decoder!(chute_alloc, ChuteAlloc, seq = Some("CHNO"), {
-    "CHUT" => chut: text_leaf, "CCLS" => ccls: text_leaf, "PCBT" => pcbt: time_leaf,
-    "PCET" => pcet: time_leaf, "CBTM" => cbtm: time_leaf, "CETM" => cetm: time_leaf,
-    "CTYP" => ctyp: text_leaf,
+    CHUT => chut: text_leaf, CCLS => ccls: text_leaf, PCBT => pcbt: time_leaf,
+    PCET => pcet: time_leaf, CBTM => cbtm: time_leaf, CETM => cetm: time_leaf,
+    CTYP => ctyp: text_leaf,
 });
 item_decoder!(chock_event, ChockEvent, seq = Some("CSNO"), {
-    "CHTM" => chtm: time_leaf, "CHID" => chid: text_leaf, "CHST" => chst: text_leaf,
+    CHTM => chtm: time_leaf, CHID => chid: text_leaf, CHST => chst: text_leaf,
 });
 item_decoder!(airbridge_event, AirbridgeEvent, seq = Some("ASNO"), {
-    "ABDG" => abdg: text_leaf, "ABOP" => abop: text_leaf, "AOTM" => aotm: time_leaf,
+    ABDG => abdg: text_leaf, ABOP => abop: text_leaf, AOTM => aotm: time_leaf,
 });
 item_decoder!(service, Service, seq = None, {
-    "SRTC" => srtc: text_leaf, "SRQT" => srqt: text_leaf, "SRST" => srst: time_leaf,
-    "SRET" => sret: time_leaf, "SRPR" => srpr: text_leaf, "SANR" => sanr: text_leaf,
-    "SARR" => sarr: text_leaf,
+    SRTC => srtc: text_leaf, SRQT => srqt: text_leaf, SRST => srst: time_leaf,
+    SRET => sret: time_leaf, SRPR => srpr: text_leaf, SANR => sanr: text_leaf,
+    SARR => sarr: text_leaf,
 });
 item_decoder!(vip_service, VipService, seq = None, {
-    "VSCD" => vscd: text_leaf, "VTQY" => vtqy: text_leaf, "VTST" => vtst: time_leaf,
-    "VTET" => vtet: time_leaf,
+    VSCD => vscd: text_leaf, VTQY => vtqy: text_leaf, VTST => vtst: time_leaf,
+    VTET => vtet: time_leaf,
 });
 item_decoder!(door_event, DoorEvent, seq = None, {
-    "POTM" => potm: time_leaf, "POID" => poid: text_leaf,
+    POTM => potm: time_leaf, POID => poid: text_leaf,
 });
 item_decoder!(tractor_event, TractorEvent, seq = None, {
-    "TRTM" => trtm: time_leaf, "TRST" => trst: text_leaf,
+    TRTM => trtm: time_leaf, TRST => trst: text_leaf,
 });
 item_decoder!(push_event, PushEvent, seq = Some("PSHN"), {
-    "PSTM" => pstm: time_leaf, "PSID" => psid: text_leaf, "PUST" => pust: text_leaf,
+    PSTM => pstm: time_leaf, PSID => psid: text_leaf, PUST => pust: text_leaf,
 });
 
 /// VIPF: VPCD, VFES and repeating VIPT (sis-format §2.4).
 pub(crate) fn vip(el: El<'_, '_>) -> Result<Vip, DecodeError> {
+    tag_keys!(VPCD, VFES, VIPT);
     let mut item = Vip::default();
     for c in el.children() {
-        match c.name() {
-            "VPCD" => {
+        match c.key() {
+            VPCD => {
                 let v = text_leaf(c, &mut item.unknown)?;
                 put(&mut item.vpcd, v, c)?;
             }
-            "VFES" => {
+            VFES => {
                 let v = int_leaf(c, &mut item.unknown)?;
                 put(&mut item.vfes, v, c)?;
             }
-            "VIPT" => item.vipt.push(vip_service(c)?),
+            VIPT => item.vipt.push(vip_service(c)?),
             _ => item.unknown.push(unknown_el(c)),
         }
     }

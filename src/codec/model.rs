@@ -202,6 +202,12 @@ macro_rules! scalar_tags {
             pub fn from_name(name: &str) -> Option<ScalarTag> {
                 match name { $( stringify!($tag) => Some(ScalarTag::$tag), )* _ => None }
             }
+            /// Looks a tag up by the element's dispatch key
+            /// (`codec::xml::tag_key`): integer compares, no string compares.
+            pub(crate) fn from_key(key: u32) -> Option<ScalarTag> {
+                $( const $tag: u32 = crate::codec::xml::tag_key(stringify!($tag).as_bytes()); )*
+                match key { $( $tag => Some(ScalarTag::$tag), )* _ => None }
+            }
         }
     };
 }

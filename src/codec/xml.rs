@@ -33,7 +33,27 @@ pub(crate) const MAX_DEPTH: usize = 32;
 /// is quadratic in the attribute count.
 pub(crate) const MAX_ATTRS: usize = 64;
 
-const NONE: usize = usize::MAX;
+const NONE: u32 = u32::MAX;
+
+/// The dispatch key of an element name: its four bytes as one `u32` when
+/// the name has four bytes (every SIS element name does), else 0. Walkers
+/// `match` on keys (constants made with this function) instead of comparing
+/// strings, so dispatching a child costs one integer compare chain.
+pub(crate) const fn tag_key(name: &[u8]) -> u32 {
+    if name.len() == 4 {
+        u32::from_le_bytes([name[0], name[1], name[2], name[3]])
+    } else {
+        0
+    }
+}
+
+/// Declares `u32` key constants named like the SIS elements they match.
+macro_rules! tag_keys {
+    ($($tag:ident),* $(,)?) => {
+        $( const $tag: u32 = $crate::codec::xml::tag_key(stringify!($tag).as_bytes()); )*
+    };
+}
+pub(crate) use tag_keys;
 
 /// One attribute, as written (value unescaped).
 #[derive(Debug)]
@@ -42,43 +62,113 @@ pub(crate) struct Attr<'a> {
     pub value: Cow<'a, str>,
 }
 
+/// Character data directly inside an element: a span of the source (the
+/// common case: one segment, no entity, no CR) or, when segments had to be
+/// joined or rewritten, an index into [`Document::owned`].
+#[derive(Debug, Clone, Copy)]
+enum Text {
+    Span(u32, u32),
+    Owned(u32),
+}
+
+/// One element. Offsets are `u32`: [`parse`] refuses inputs of 4 GiB or more
+/// (the decoder caps messages at 64 MiB), so every offset and index fits.
+/// Kept small (56 bytes) because a 1,000-flight SCHD has ~48,000 of them.
 #[derive(Debug)]
-struct Node<'a> {
-    name: &'a str,
+struct Node {
+    /// [`tag_key`] of the name.
+    key: u32,
+    /// The name is `src[start + 1 .. start + 1 + name_len]`.
+    name_len: u32,
     /// Character data directly inside the element (all segments joined,
     /// leading whitespace-only segments dropped: values are trimmed anyway).
-    text: Cow<'a, str>,
-    attrs: (usize, usize),
-    parent: usize,
-    first_child: usize,
-    last_child: usize,
-    next_sibling: usize,
+    text: Text,
+    attrs: (u32, u32),
+    parent: u32,
+    first_child: u32,
+    next_sibling: u32,
     /// Byte span of the whole element in the source, `<` to `>`.
-    start: usize,
-    end: usize,
-    /// 1-based index among same-named siblings and their count, filled
-    /// lazily for all children of a parent on the first path request, so
-    /// rendering many paths stays linear (see [`El::path`]).
+    start: u32,
+    end: u32,
+    /// 1-based index among same-named siblings and their count (0: not yet
+    /// computed), filled lazily for all children of a parent on the first
+    /// path request, so rendering many paths stays linear (see [`El::path`]).
     ordinal: Cell<u32>,
     same_named: Cell<u32>,
-    children_indexed: Cell<bool>,
+}
+
+/// Node arenas are reused between documents on one thread (a worker
+/// decodes message after message): no multi-megabyte allocation, page
+/// faults and heap consolidation per large message, and the memory is
+/// warm in cache. Arenas above this many nodes (3.5 MiB) are not kept.
+const KEEP_NODES: usize = 1 << 16;
+
+thread_local! {
+    static SPARE_NODES: Cell<Option<Vec<Node>>> = const { Cell::new(None) };
+}
+
+/// An empty node arena with room for `want` nodes, reusing this thread's
+/// spare arena when there is one.
+fn node_arena(want: usize) -> Vec<Node> {
+    let mut nodes = SPARE_NODES
+        .try_with(Cell::take)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    nodes.clear();
+    nodes.reserve(want);
+    nodes
 }
 
 /// A parsed document: the source and its element arena (root = node 0).
 #[derive(Debug)]
 pub(crate) struct Document<'a> {
     src: &'a str,
-    nodes: Vec<Node<'a>>,
+    nodes: Vec<Node>,
     attrs: Vec<Attr<'a>>,
+    /// Texts that are not a single source span (entities, CDATA, CR, joined
+    /// segments).
+    owned: Vec<String>,
+}
+
+impl Drop for Document<'_> {
+    fn drop(&mut self) {
+        let mut nodes = std::mem::take(&mut self.nodes);
+        if nodes.capacity() <= KEEP_NODES {
+            nodes.clear();
+            // During thread teardown the slot may be gone: then just free.
+            let _ = SPARE_NODES.try_with(|spare| spare.set(Some(nodes)));
+        }
+    }
 }
 
 impl<'a> Document<'a> {
+    fn name_of(&self, n: &Node) -> &'a str {
+        let s = n.start as usize + 1;
+        self.src.get(s..s + n.name_len as usize).unwrap_or("")
+    }
+
+    fn text_of(&self, n: &Node) -> &str {
+        match n.text {
+            Text::Span(s, l) => self
+                .src
+                .get(s as usize..s as usize + l as usize)
+                .unwrap_or(""),
+            Text::Owned(i) => self.owned.get(i as usize).map_or("", String::as_str),
+        }
+    }
+
     /// Fills `ordinal` / `same_named` for every child of `parent`, once.
-    fn index_children(&self, parent: usize) {
-        let Some(p) = self.nodes.get(parent) else {
+    fn index_children(&self, parent: u32) {
+        let Some(p) = self.nodes.get(parent as usize) else {
             return;
         };
-        if p.children_indexed.replace(true) {
+        let first = p.first_child;
+        if self
+            .nodes
+            .get(first as usize)
+            .is_none_or(|c| c.ordinal.get() != 0)
+        {
             return;
         }
         let mut counts: HashMap<&str, u32> = HashMap::new();
@@ -111,7 +201,7 @@ impl<'a> Document<'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct El<'d, 'a> {
     doc: &'d Document<'a>,
-    id: usize,
+    id: u32,
 }
 
 impl std::fmt::Debug for El<'_, '_> {
@@ -121,24 +211,30 @@ impl std::fmt::Debug for El<'_, '_> {
 }
 
 impl<'d, 'a> El<'d, 'a> {
-    fn node(&self) -> &'d Node<'a> {
-        &self.doc.nodes[self.id]
+    fn node(&self) -> &'d Node {
+        &self.doc.nodes[self.id as usize]
     }
 
     /// The element name.
     pub fn name(&self) -> &'a str {
-        self.node().name
+        self.doc.name_of(self.node())
     }
 
-    /// The text directly inside the element, trimmed of XML whitespace.
+    /// The [`tag_key`] of the name, for dispatch.
+    pub fn key(&self) -> u32 {
+        self.node().key
+    }
+
+    /// The text directly inside the element, trimmed of XML whitespace
+    /// (trimmed once, when the element closed).
     pub fn text(&self) -> &'d str {
-        trim_xml(&self.node().text)
+        self.doc.text_of(self.node())
     }
 
     /// The attributes, in document order.
     pub fn attrs(&self) -> &'d [Attr<'a>] {
         let (a, b) = self.node().attrs;
-        &self.doc.attrs[a..b]
+        self.doc.attrs.get(a as usize..b as usize).unwrap_or(&[])
     }
 
     /// The value of attribute `name`, if present.
@@ -171,7 +267,10 @@ impl<'d, 'a> El<'d, 'a> {
     /// The element's XML exactly as it appeared in the message.
     pub fn raw(&self) -> &'a str {
         let n = self.node();
-        self.doc.src.get(n.start..n.end).unwrap_or("")
+        self.doc
+            .src
+            .get(n.start as usize..n.end as usize)
+            .unwrap_or("")
     }
 
     /// The element path from the root, e.g. `MSG/SCHD/FLTR[2]/SODT`. An index
@@ -179,11 +278,15 @@ impl<'d, 'a> El<'d, 'a> {
     pub fn path(&self) -> String {
         let mut segs: Vec<(&str, u32, u32)> = Vec::new();
         let mut id = self.id;
-        while let Some(node) = self.doc.nodes.get(id) {
+        while let Some(node) = self.doc.nodes.get(id as usize) {
             if node.parent != NONE {
                 self.doc.index_children(node.parent);
             }
-            segs.push((node.name, node.ordinal.get(), node.same_named.get()));
+            segs.push((
+                self.doc.name_of(node),
+                node.ordinal.get(),
+                node.same_named.get(),
+            ));
             id = node.parent;
         }
         let mut out = String::new();
@@ -208,24 +311,18 @@ impl<'d, 'a> El<'d, 'a> {
 /// Iterator over an element's children.
 pub(crate) struct Children<'d, 'a> {
     doc: &'d Document<'a>,
-    next: usize,
+    next: u32,
 }
 
 impl<'d, 'a> Iterator for Children<'d, 'a> {
     type Item = El<'d, 'a>;
     fn next(&mut self) -> Option<Self::Item> {
-        if self.next == NONE {
-            return None;
-        }
+        let node = self.doc.nodes.get(self.next as usize)?;
         let el = El {
             doc: self.doc,
             id: self.next,
         };
-        self.next = self
-            .doc
-            .nodes
-            .get(self.next)
-            .map_or(NONE, |n| n.next_sibling);
+        self.next = node.next_sibling;
         Some(el)
     }
 }
@@ -282,14 +379,28 @@ fn internal(path: String) -> DecodeError {
 
 /// Parses `src` into a [`Document`], checking well-formedness.
 pub(crate) fn parse(src: &str) -> Result<Document<'_>, DecodeError> {
+    if u32::try_from(src.len()).is_err() {
+        return Err(DecodeError::codec(
+            "(document)",
+            format!("document of {} bytes is too large", src.len()),
+        ));
+    }
     Parser::new(src).run()
+}
+
+/// One open element: its node and its last child so far (appending a child
+/// needs it; closed elements never do, so it lives here, not in the node).
+#[derive(Clone, Copy)]
+struct Open {
+    id: u32,
+    last_child: u32,
 }
 
 struct Parser<'a> {
     src: &'a str,
     doc: Document<'a>,
-    /// Open elements (node ids), root first.
-    stack: Vec<usize>,
+    /// Open elements, root first.
+    stack: Vec<Open>,
     root_closed_at: Option<usize>,
     seen_markup: bool,
     decoder: quick_xml::encoding::Decoder,
@@ -302,11 +413,14 @@ impl<'a> Parser<'a> {
             doc: Document {
                 src,
                 // An element takes at least ~8 bytes of markup (`<X></X>` or
-                // `<X/>` plus indentation); reserving by length avoids both a
-                // counting pass and regrowth copies. Capped so
-                // a huge input grows the arena instead of reserving it upfront.
-                nodes: Vec::with_capacity((src.len() / 16 + 4).min(1 << 16)),
-                attrs: Vec::new(),
+                // `<X/>` plus indentation; SIS averages ~24); reserving by
+                // length avoids both a counting pass and most regrowth
+                // copies. Capped so a huge input grows the arena instead of
+                // reserving it upfront.
+                nodes: node_arena((src.len() / 20 + 4).min(KEEP_NODES)),
+                // SIS averages one attribute per ~130 bytes.
+                attrs: Vec::with_capacity((src.len() / 128).min(1 << 12)),
+                owned: Vec::new(),
             },
             stack: Vec::with_capacity(MAX_DEPTH),
             root_closed_at: None,
@@ -319,12 +433,15 @@ impl<'a> Parser<'a> {
     /// `(document)` before it.
     fn here(&self) -> String {
         match self.stack.last() {
-            Some(&id) => El { doc: &self.doc, id }.path(),
-            None => self
-                .doc
-                .nodes
-                .first()
-                .map_or_else(|| "(document)".into(), |root| root.name.to_owned()),
+            Some(open) => El {
+                doc: &self.doc,
+                id: open.id,
+            }
+            .path(),
+            None => self.doc.nodes.first().map_or_else(
+                || "(document)".into(),
+                |root| self.doc.name_of(root).to_owned(),
+            ),
         }
     }
 
@@ -336,7 +453,11 @@ impl<'a> Parser<'a> {
     /// quotes what follows (the ABNR-03 sample's second `</MSG>`).
     fn trailing(&self, at: usize) -> DecodeError {
         let closed = self.root_closed_at.unwrap_or(0);
-        let root = self.doc.nodes.first().map_or("MSG", |n| n.name);
+        let root = self
+            .doc
+            .nodes
+            .first()
+            .map_or("MSG", |n| self.doc.name_of(n));
         let rest = self.src.get(at..).unwrap_or("");
         let skipped = rest.len() - trim_xml_start(rest).len();
         let snippet: String = trim_xml_start(rest).chars().take(24).collect();
@@ -351,6 +472,30 @@ impl<'a> Parser<'a> {
         )
     }
 
+    /// `at` moved past the XML whitespace that starts there: where the
+    /// markup of an event begins when `at` is the position before it (the
+    /// reader skips whitespace before text, see [`Parser::run`]).
+    fn skip_ws(&self, at: usize) -> usize {
+        let rest = self.src.as_bytes().get(at..).unwrap_or(&[]);
+        at + rest.iter().take_while(|&&c| is_ws_byte(c)).count()
+    }
+
+    /// The reader skips whitespace before text (`trim_text_start`), so
+    /// whitespace-only text between elements produces no event at all. Inside
+    /// mixed content (text already started) the skipped whitespace still
+    /// belongs to the text: this puts it back, from the source.
+    fn restore_gap(&mut self, before: usize) {
+        if self.text_is_empty() {
+            return;
+        }
+        let end = self.skip_ws(before);
+        if end > before
+            && let Some(gap) = self.src.get(before..end)
+        {
+            self.append(&normalize_eols(gap));
+        }
+    }
+
     fn run(mut self) -> Result<Document<'a>, DecodeError> {
         let mut reader = Reader::from_str(self.src);
         {
@@ -358,7 +503,12 @@ impl<'a> Parser<'a> {
             cfg.check_end_names = false;
             cfg.check_comments = true;
             cfg.expand_empty_elements = false;
-            cfg.trim_text(false);
+            // Whitespace before text is skipped by the reader: no event for
+            // the indentation between elements (about half of all events in
+            // a SIS message). Values are trimmed anyway; whitespace inside
+            // mixed content is restored from the source (`restore_gap`).
+            cfg.trim_text_start = true;
+            cfg.trim_text_end = false;
         }
         loop {
             let before = usize::try_from(reader.buffer_position()).unwrap_or(usize::MAX);
@@ -368,15 +518,72 @@ impl<'a> Parser<'a> {
                     if self.root_closed_at.is_some() {
                         return Err(self.trailing(before));
                     }
-                    return Err(
-                        self.malformed(format!("not well-formed XML at byte {before}: {e}"))
-                    );
+                    let at = self.skip_ws(before);
+                    return Err(self.malformed(format!("not well-formed XML at byte {at}: {e}")));
                 }
             };
             let after = usize::try_from(reader.buffer_position()).unwrap_or(usize::MAX);
             match ev {
+                Event::Start(e) => {
+                    self.open(&e, before)?;
+                }
+                Event::End(e) => {
+                    // quick-xml's own end-name check is off (it copies every
+                    // start name); the open-element stack already knows it.
+                    let Some(open) = self.stack.last().copied() else {
+                        return Err(self.trailing(before));
+                    };
+                    let node = &self.doc.nodes[open.id as usize];
+                    let end_name = e.name();
+                    let end_name = end_name.as_ref();
+                    let same = if node.key != 0 {
+                        // Four-byte names (all of SIS): one integer compare.
+                        tag_key(end_name) == node.key
+                    } else {
+                        self.doc.name_of(node).as_bytes() == end_name
+                    };
+                    if !same {
+                        let name = self.doc.name_of(node);
+                        return Err(self.malformed(format!(
+                            "end tag </{}> at byte {} does not match the open <{name}>",
+                            String::from_utf8_lossy(end_name),
+                            self.skip_ws(before)
+                        )));
+                    }
+                    self.close(after);
+                }
+                Event::Text(t) => {
+                    if self.stack.is_empty() {
+                        return Err(self.outside("text", before));
+                    }
+                    let Some((off, s)) = rebase(self.src, &t) else {
+                        return Err(internal(self.here()));
+                    };
+                    // Text that continues mixed content keeps the whitespace
+                    // the reader skipped: the span then starts at `before`.
+                    let (off, s) = if self.text_is_empty() {
+                        (off, s)
+                    } else {
+                        match self.src.get(before..off + s.len()) {
+                            Some(whole) => (before, whole),
+                            None => return Err(internal(self.here())),
+                        }
+                    };
+                    // Without a CR there is nothing to normalise (entities
+                    // are separate events), and the source is valid UTF-8
+                    // already: the text is its own span of the source.
+                    if !s.as_bytes().contains(&b'\r') {
+                        self.append_span(off, s);
+                    } else {
+                        self.append(&normalize_eols(s));
+                    }
+                }
+                Event::Empty(e) => {
+                    self.open(&e, before)?;
+                    self.close(after);
+                }
                 Event::Decl(d) => {
-                    if self.seen_markup {
+                    if self.seen_markup || self.src.as_bytes().get(before) != Some(&b'<') {
                         return Err(self.malformed("XML declaration is not at the start"));
                     }
                     if let Some(Ok(enc)) = d.encoding() {
@@ -398,56 +605,27 @@ impl<'a> Parser<'a> {
                         "a DOCTYPE declaration is not supported (SIS messages have none)",
                     ));
                 }
-                Event::PI(_) | Event::Comment(_) => {}
-                Event::Start(e) => {
-                    self.open(&e, before)?;
-                }
-                Event::Empty(e) => {
-                    let id = self.open(&e, before)?;
-                    self.close(id, after);
-                }
-                Event::End(e) => {
-                    // quick-xml's own end-name check is off (it copies every
-                    // start name); the open-element stack already knows it.
-                    let Some(&id) = self.stack.last() else {
-                        return Err(self.trailing(before));
-                    };
-                    let open = self.doc.nodes[id].name;
-                    if open.as_bytes() != e.name().as_ref() {
-                        return Err(self.malformed(format!(
-                            "end tag </{}> at byte {before} does not match the open <{open}>",
-                            String::from_utf8_lossy(e.name().as_ref())
-                        )));
-                    }
-                    self.close(id, after);
-                }
-                Event::Text(t) => {
-                    // Fast path: whitespace between elements is dropped
-                    // unless it follows real text (values are trimmed).
-                    if is_xml_ws_bytes(&t) && self.text_is_empty() {
-                        self.seen_markup = true;
-                        continue;
-                    }
-                    let text = t
-                        .xml10_content()
-                        .map_err(|e| self.malformed(format!("bad text at byte {before}: {e}")))?;
-                    self.text(text, before)?;
-                }
+                Event::PI(_) | Event::Comment(_) => self.restore_gap(before),
                 Event::CData(c) => {
+                    let at = self.skip_ws(before);
                     let text = c
                         .xml10_content()
-                        .map_err(|e| self.malformed(format!("bad CDATA at byte {before}: {e}")))?;
+                        .map_err(|e| self.malformed(format!("bad CDATA at byte {at}: {e}")))?;
                     if self.stack.is_empty() {
-                        return Err(self.outside("CDATA", before));
+                        return Err(self.outside("CDATA", at));
                     }
-                    self.append(text);
+                    self.restore_gap(before);
+                    self.append(&text);
                 }
                 Event::GeneralRef(r) => {
-                    let ch = self.entity(&r, before)?;
+                    let at = self.skip_ws(before);
+                    let ch = self.entity(&r, at)?;
                     if self.stack.is_empty() {
-                        return Err(self.outside("an entity reference", before));
+                        return Err(self.outside("an entity reference", at));
                     }
-                    self.append(Cow::Owned(ch.to_string()));
+                    self.restore_gap(before);
+                    let mut buf = [0u8; 4];
+                    self.append(ch.encode_utf8(&mut buf));
                 }
                 Event::Eof => break,
             }
@@ -477,36 +655,102 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn open(&mut self, e: &BytesStart<'_>, before: usize) -> Result<usize, DecodeError> {
+    /// Opens an element; `from` is the reader position before its event
+    /// (whitespace may precede the `<`).
+    fn open(&mut self, e: &BytesStart<'_>, from: usize) -> Result<(), DecodeError> {
         if self.root_closed_at.is_some() {
-            return Err(self.trailing(before));
+            return Err(self.trailing(from));
         }
+        self.restore_gap(from);
         if self.stack.len() >= MAX_DEPTH {
             return Err(self.malformed(format!(
                 "elements nested deeper than {MAX_DEPTH} levels (SIS nests at most 5)"
             )));
         }
         let name_bytes = e.name();
-        let Some((_, name)) = rebase(self.src, name_bytes.as_ref()) else {
+        let name_bytes = name_bytes.as_ref();
+        // The name follows the `<` (after any whitespace the reader skipped
+        // from `before`); anything else would be a quick-xml behaviour change.
+        let Some(name_at) = (name_bytes.as_ptr() as usize).checked_sub(self.src.as_ptr() as usize)
+        else {
             return Err(internal(self.here()));
         };
-        if name.is_empty() {
+        let before = name_at.wrapping_sub(1);
+        if name_at == 0
+            || self.src.as_bytes().get(before) != Some(&b'<')
+            || !self.src.is_char_boundary(name_at + name_bytes.len())
+        {
+            return Err(internal(self.here()));
+        }
+        if name_bytes.is_empty() {
             return Err(self.malformed(format!("element without a name at byte {before}")));
         }
         let a0 = self.doc.attrs.len();
-        for (n, attr) in e.attributes().enumerate() {
+        if !is_xml_ws_bytes(e.attributes_raw()) {
+            self.attributes(e, before)?;
+        }
+        let id = self.doc.nodes.len() as u32;
+        let parent = match self.stack.last_mut() {
+            Some(open) => {
+                let prev = std::mem::replace(&mut open.last_child, id);
+                if prev == NONE {
+                    self.doc.nodes[open.id as usize].first_child = id;
+                } else {
+                    self.doc.nodes[prev as usize].next_sibling = id;
+                }
+                open.id
+            }
+            None => NONE,
+        };
+        self.doc.nodes.push(Node {
+            key: tag_key(name_bytes),
+            name_len: name_bytes.len() as u32,
+            text: Text::Span(0, 0),
+            attrs: (a0 as u32, self.doc.attrs.len() as u32),
+            parent,
+            first_child: NONE,
+            next_sibling: NONE,
+            start: before as u32,
+            end: before as u32,
+            ordinal: Cell::new(0),
+            same_named: Cell::new(0),
+        });
+        self.stack.push(Open {
+            id,
+            last_child: NONE,
+        });
+        Ok(())
+    }
+
+    /// Reads the attributes of `e` into the attribute arena.
+    fn attributes(&mut self, e: &BytesStart<'_>, before: usize) -> Result<(), DecodeError> {
+        let name = || String::from_utf8_lossy(e.name().as_ref()).into_owned();
+        let a0 = self.doc.attrs.len();
+        // quick-xml's duplicate check allocates a list per element; the
+        // arena already holds this element's attributes, so check there.
+        for (n, attr) in e.attributes().with_checks(false).enumerate() {
             if n >= MAX_ATTRS {
                 return Err(self.malformed(format!(
-                    "more than {MAX_ATTRS} attributes on <{name}> at byte {before} \
-                     (SIS elements carry at most 3)"
+                    "more than {MAX_ATTRS} attributes on <{}> at byte {before} \
+                     (SIS elements carry at most 3)",
+                    name()
                 )));
             }
             let attr = attr.map_err(|err| {
-                self.malformed(format!("bad attribute in <{name}> at byte {before}: {err}"))
+                self.malformed(format!(
+                    "bad attribute in <{}> at byte {before}: {err}",
+                    name()
+                ))
             })?;
             let Some((_, key)) = rebase(self.src, attr.key.as_ref()) else {
                 return Err(internal(self.here()));
             };
+            if self.doc.attrs[a0..].iter().any(|a| a.name == key) {
+                return Err(self.malformed(format!(
+                    "bad attribute in <{}> at byte {before}: duplicate attribute {key}",
+                    name()
+                )));
+            }
             let value = match &attr.value {
                 Cow::Borrowed(v) if !v.contains(&b'&') => match rebase(self.src, v) {
                     Some((_, s)) => Cow::Borrowed(s),
@@ -517,7 +761,8 @@ impl<'a> Parser<'a> {
                         .decode_and_unescape_value(self.decoder)
                         .map_err(|err| {
                             self.malformed(format!(
-                                "bad value of attribute {key} in <{name}> at byte {before}: {err}"
+                                "bad value of attribute {key} in <{}> at byte {before}: {err}",
+                                name()
                             ))
                         })?;
                     Cow::Owned(v.into_owned())
@@ -525,76 +770,95 @@ impl<'a> Parser<'a> {
             };
             self.doc.attrs.push(Attr { name: key, value });
         }
-        let id = self.doc.nodes.len();
-        let parent = self.stack.last().copied().unwrap_or(NONE);
-        self.doc.nodes.push(Node {
-            name,
-            text: Cow::Borrowed(""),
-            attrs: (a0, self.doc.attrs.len()),
-            parent,
-            first_child: NONE,
-            last_child: NONE,
-            next_sibling: NONE,
-            start: before,
-            end: before,
-            ordinal: Cell::new(1),
-            same_named: Cell::new(1),
-            children_indexed: Cell::new(false),
-        });
-        if parent != NONE {
-            let last = self.doc.nodes[parent].last_child;
-            if last == NONE {
-                self.doc.nodes[parent].first_child = id;
-            } else {
-                self.doc.nodes[last].next_sibling = id;
-            }
-            self.doc.nodes[parent].last_child = id;
-        }
-        self.stack.push(id);
-        Ok(id)
+        Ok(())
     }
 
-    fn close(&mut self, id: usize, after: usize) {
-        if self.stack.last() == Some(&id) {
-            self.stack.pop();
-        }
-        if let Some(n) = self.doc.nodes.get_mut(id) {
-            n.end = after;
+    /// Closes the innermost element: records its end and trims its text
+    /// once, so [`El::text`] is a plain lookup.
+    fn close(&mut self, after: usize) {
+        if let Some(open) = self.stack.pop()
+            && let Some(n) = self.doc.nodes.get_mut(open.id as usize)
+        {
+            n.end = after as u32;
+            match n.text {
+                Text::Span(s, l) if l > 0 => {
+                    let b = self
+                        .src
+                        .as_bytes()
+                        .get(s as usize..s as usize + l as usize)
+                        .unwrap_or(&[]);
+                    let lead = b.iter().take_while(|&&c| is_ws_byte(c)).count();
+                    let trail = b[lead..]
+                        .iter()
+                        .rev()
+                        .take_while(|&&c| is_ws_byte(c))
+                        .count();
+                    n.text = Text::Span(s + lead as u32, l - (lead + trail) as u32);
+                }
+                Text::Span(..) => {}
+                Text::Owned(i) => {
+                    if let Some(t) = self.doc.owned.get_mut(i as usize) {
+                        let trimmed = trim_xml(t);
+                        if trimmed.len() != t.len() {
+                            *t = trimmed.to_owned();
+                        }
+                    }
+                }
+            }
         }
         if self.stack.is_empty() {
             self.root_closed_at = Some(after);
         }
     }
 
-    fn text(&mut self, text: Cow<'a, str>, at: usize) -> Result<(), DecodeError> {
-        if self.stack.is_empty() {
-            if is_xml_ws(&text) {
-                return Ok(());
-            }
-            return Err(self.outside("text", at));
-        }
-        self.append(text);
-        Ok(())
-    }
-
     /// True outside the root, or when the open element has no text yet.
     fn text_is_empty(&self) -> bool {
-        self.stack
-            .last()
-            .is_none_or(|&id| self.doc.nodes[id].text.is_empty())
+        // An owned text is never empty (it is only made from real text).
+        self.stack.last().is_none_or(|open| {
+            matches!(
+                self.doc.nodes.get(open.id as usize).map(|n| n.text),
+                Some(Text::Span(_, 0)) | None
+            )
+        })
     }
 
-    fn append(&mut self, text: Cow<'a, str>) {
-        let Some(&id) = self.stack.last() else {
+    /// Appends a source span `s` (at byte `off`) to the open element's text.
+    fn append_span(&mut self, off: usize, s: &str) {
+        let Some(open) = self.stack.last() else {
             return;
         };
-        let node = &mut self.doc.nodes[id];
-        if node.text.is_empty() {
-            if !is_xml_ws(&text) {
-                node.text = text;
+        let id = open.id as usize;
+        if self.doc.text_of(&self.doc.nodes[id]).is_empty() {
+            if !is_xml_ws(s) {
+                self.doc.nodes[id].text = Text::Span(off as u32, s.len() as u32);
             }
         } else {
-            node.text.to_mut().push_str(&text);
+            self.append(s);
+        }
+    }
+
+    /// Appends `text` to the open element's text, moving it to an owned
+    /// string (entities, CDATA, CRs, a second segment).
+    fn append(&mut self, text: &str) {
+        let Some(open) = self.stack.last() else {
+            return;
+        };
+        let id = open.id as usize;
+        match self.doc.nodes[id].text {
+            Text::Owned(i) => {
+                if let Some(s) = self.doc.owned.get_mut(i as usize) {
+                    s.push_str(text);
+                }
+            }
+            Text::Span(..) => {
+                let current = self.doc.text_of(&self.doc.nodes[id]);
+                if current.is_empty() && is_xml_ws(text) {
+                    return;
+                }
+                let joined = format!("{current}{text}");
+                self.doc.nodes[id].text = Text::Owned(self.doc.owned.len() as u32);
+                self.doc.owned.push(joined);
+            }
         }
     }
 
@@ -625,6 +889,15 @@ impl<'a> Parser<'a> {
             )));
         }
         Ok(ch)
+    }
+}
+
+/// XML 1.0 end-of-line handling (§2.11): `\r\n` and a lone `\r` become `\n`.
+fn normalize_eols(s: &str) -> Cow<'_, str> {
+    if s.contains('\r') {
+        Cow::Owned(s.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        Cow::Borrowed(s)
     }
 }
 
@@ -787,8 +1060,89 @@ mod tests {
     }
 
     #[test]
+    fn mixed_content_keeps_the_whitespace_the_reader_skips() {
+        // Whitespace-only text between segments is not an event (the reader
+        // skips it); it must still join the text, as XML reads it.
+        let d = doc("<MSG>a &amp; b</MSG>");
+        assert_eq!(d.root().text(), "a & b");
+        let d = doc("<MSG>&lt; <![CDATA[x]]> &gt;</MSG>");
+        assert_eq!(d.root().text(), "< x >");
+        let d = doc("<MSG>a <!-- c --> b<?pi x?> c</MSG>");
+        assert_eq!(d.root().text(), "a  b c");
+        let d = doc("<MSG>a <B/> b</MSG>");
+        assert_eq!(d.root().text(), "a  b");
+        // Leading and trailing whitespace around entities is still trimmed.
+        let d = doc("<MSG>  &amp;  </MSG>");
+        assert_eq!(d.root().text(), "&");
+    }
+
+    #[test]
+    fn carriage_returns_are_normalised() {
+        let d = doc("<MSG>a\r\nb\rc</MSG>");
+        assert_eq!(d.root().text(), "a\nb\nc");
+        let d = doc("<MSG>x &amp;\r\n y</MSG>");
+        assert_eq!(d.root().text(), "x &\n y");
+    }
+
+    #[test]
+    fn declaration_after_whitespace_is_malformed() {
+        let e = err(" <?xml version=\"1.0\"?><MSG/>");
+        assert!(e.to_string().contains("not at the start"), "{e}");
+    }
+
+    #[test]
+    fn names_of_other_lengths_match_by_bytes() {
+        // Only four-byte names get a dispatch key; others compare as bytes.
+        let d = doc("<MSG><LONGER a=\"1\">x</LONGER><AB/><ABCD/></MSG>");
+        let names: Vec<_> = d.root().children().map(|c| (c.name(), c.key())).collect();
+        assert_eq!(
+            names,
+            [("LONGER", 0), ("AB", 0), ("ABCD", tag_key(b"ABCD"))]
+        );
+        let e = err("<MSG><ABCDE></ABCDF></MSG>");
+        assert!(
+            e.to_string().contains("does not match the open <ABCDE>"),
+            "{e}"
+        );
+        let e = err("<MSG><ABCD></ABCE></MSG>");
+        assert!(
+            e.to_string().contains("does not match the open <ABCD>"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn reused_arena_starts_clean() {
+        // A large document, then a small one on the same thread: the spare
+        // arena must not leak nodes of the first into the second.
+        let big = format!("<MSG>{}</MSG>", "<FLTR><FLID>1</FLID></FLTR>".repeat(5000));
+        let d = doc(&big);
+        assert_eq!(d.root().children().count(), 5000);
+        drop(d);
+        let d = doc("<MSG><A>x</A></MSG>");
+        let kids: Vec<_> = d.root().children().collect();
+        assert_eq!(kids.len(), 1);
+        assert_eq!(kids[0].text(), "x");
+        assert_eq!(kids[0].path(), "MSG/A");
+        // Two documents alive at once each get their own arena.
+        let d2 = doc("<MSG><B/></MSG>");
+        assert_eq!(d.root().children().next().map(|c| c.name()), Some("A"));
+        assert_eq!(d2.root().children().next().map(|c| c.name()), Some("B"));
+    }
+
+    #[test]
     fn duplicate_attribute_is_malformed() {
         let e = err(r#"<MSG a="1" a="2"/>"#);
         assert!(matches!(e, DecodeError::Malformed { .. }), "{e}");
+        assert!(e.to_string().contains("duplicate attribute a"), "{e}");
+        // Same name after whitespace around `=` and with an entity value.
+        let e = err(r#"<MSG><X b = "1" c="&amp;" b="2"/></MSG>"#);
+        assert_eq!(
+            e,
+            DecodeError::malformed(
+                "MSG",
+                "bad attribute in <X> at byte 5: duplicate attribute b"
+            )
+        );
     }
 }
