@@ -567,12 +567,14 @@ async fn every_real_sample_reaches_the_terminal_state_the_design_gives_it() {
     assert_eq!(flights, vec![(15, 1), (16, 1)]);
 }
 
+/// Identity binding and attempts: (MSG_ID, IDENTITY_KEY, TYPE, STYP, attempts).
+type Binding = (i64, Option<String>, Option<String>, Option<String>, i32);
+
 /// Everything the group-commit equivalence tests compare.
 #[derive(Debug, PartialEq)]
 struct FinalState {
     outcomes: Vec<(i64, String, Option<String>, Option<String>)>,
-    /// Identity bindings and attempts: (MSG_ID, IDENTITY_KEY, TYPE, STYP, attempts).
-    bindings: Vec<(i64, Option<String>, Option<String>, Option<String>, i32)>,
+    bindings: Vec<Binding>,
     flights: Vec<serde_json::Value>,
     /// Every detail table, row by row.
     details: Vec<serde_json::Value>,

@@ -56,7 +56,7 @@ enum Member {
     /// (§5.2 steps 1–2).
     Malformed(String),
     /// A FLOP/FDEL, or a message an ignore rule matches.
-    Decoded(DecodedMessage),
+    Decoded(Box<DecodedMessage>),
 }
 
 impl MessageProcessor<'_> {
@@ -79,7 +79,7 @@ impl MessageProcessor<'_> {
                         if matches!(msg.kind, MsgKind::Flop(_) | MsgKind::Fdel(_))
                             || ignore_rule(ignore, &msg.meta).is_some() =>
                     {
-                        Member::Decoded(msg)
+                        Member::Decoded(Box::new(msg))
                     }
                     Ok(_) => break,
                 },
