@@ -228,7 +228,7 @@ fn flids_with(key: &str) -> String {
     format!("(SELECT (d->>'flid')::bigint FROM jsonb_array_elements($1) d WHERE d ? '{key}')")
 }
 
-/// Statement 1 of a write: for the documents in the JSON array `$1`, deletes
+/// Statement 1 of a many-flight write: for the documents in the JSON array `$1`, deletes
 /// the detail rows of every list a document carries (for that document's
 /// FLID), and upserts their `flight_schd` rows.
 static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
@@ -260,7 +260,7 @@ static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Statement 2 of a write: inserts every list each document of the JSON
+/// Statement 2 of a many-flight write: inserts every list each document of the JSON
 /// array `$1` carries, for that document's FLID (a missing key inserts
 /// nothing).
 static INSERT_LISTS: LazyLock<String> = LazyLock::new(|| {
@@ -276,6 +276,59 @@ static INSERT_LISTS: LazyLock<String> = LazyLock::new(|| {
                  LATERAL jsonb_populate_recordset(\
                  jsonb_populate_record(NULL::{table}, jsonb_build_object('flid', d->'flid'{kind})), \
                  d->'{key}') r WHERE d ? '{key}')",
+                key = l.key,
+                table = l.table
+            )
+        })
+        .collect();
+    format!("WITH {} SELECT 1", inserts.join(", "))
+});
+
+/// Statement 1 of a one-flight write (simple indexed statements, the
+/// SCHD path writes flights one by one): deletes the detail rows of every list present in
+/// the document `$1` for FLID `$2`, and upserts the `flight_schd` row.
+static UPSERT_AND_DELETE_ONE: LazyLock<String> = LazyLock::new(|| {
+    let deletes: Vec<String> = LISTS
+        .iter()
+        .map(|l| {
+            format!(
+                "d_{key} AS (DELETE FROM {table} WHERE flid = $2{kind} AND $1 ? '{key}')",
+                key = l.key,
+                table = l.table,
+                kind = l.kind_filter("")
+            )
+        })
+        .collect();
+    let columns: Vec<String> = LIFECYCLE_COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .chain(SCALAR_COLUMNS.iter().map(|(_, c)| c.clone()))
+        .chain(EXCEPTION_COLUMNS.iter().map(|c| c.to_string()))
+        .collect();
+    let excluded: Vec<String> = columns.iter().map(|c| format!("EXCLUDED.{c}")).collect();
+    format!(
+        "WITH {} INSERT INTO flight_schd SELECT * FROM jsonb_populate_record(NULL::flight_schd, $1) \
+         ON CONFLICT (flid) DO UPDATE SET ({}) = ROW({})",
+        deletes.join(", "),
+        columns.join(", "),
+        excluded.join(", ")
+    )
+});
+
+/// Statement 2 of a one-flight write: inserts every list present in the document `$1`
+/// for FLID `$2` (a missing key inserts nothing).
+static INSERT_LISTS_ONE: LazyLock<String> = LazyLock::new(|| {
+    let inserts: Vec<String> = LISTS
+        .iter()
+        .map(|l| {
+            let kind = l
+                .route_kind
+                .map(|k| format!(", 'route_kind', '{k}'"))
+                .unwrap_or_default();
+            format!(
+                "i_{key} AS (INSERT INTO {table} SELECT * FROM jsonb_populate_recordset(\
+                 jsonb_populate_record(NULL::{table}, jsonb_build_object('flid', $2::bigint{kind})), \
+                 $1->'{key}'))",
                 key = l.key,
                 table = l.table
             )
@@ -374,16 +427,32 @@ impl FlightStore {
             });
             docs.push(Value::Object(doc));
         }
-        let docs = Value::Array(docs);
-        sqlx::query(AssertSqlSafe(UPSERT_AND_DELETE.as_str()))
-            .bind(&docs)
-            .execute(&mut *conn)
-            .await?;
+        // One flight: the statements keyed by `$2 = FLID` (index probes);
+        // several: the JSON-array statements (one statement for all).
+        let (upsert, insert, docs, flid) = match (docs.len(), flights.first()) {
+            (1, Some((_, after))) => (
+                &*UPSERT_AND_DELETE_ONE,
+                &*INSERT_LISTS_ONE,
+                docs.into_iter().next().unwrap_or(Value::Null),
+                Some(after.flid),
+            ),
+            _ => (
+                &*UPSERT_AND_DELETE,
+                &*INSERT_LISTS,
+                Value::Array(docs),
+                None,
+            ),
+        };
+        let statement = |sql: &'static str| {
+            let q = sqlx::query(AssertSqlSafe(sql)).bind(&docs);
+            match flid {
+                Some(f) => q.bind(f),
+                None => q,
+            }
+        };
+        statement(upsert.as_str()).execute(&mut *conn).await?;
         if has_items {
-            sqlx::query(AssertSqlSafe(INSERT_LISTS.as_str()))
-                .bind(&docs)
-                .execute(&mut *conn)
-                .await?;
+            statement(insert.as_str()).execute(&mut *conn).await?;
         }
         Ok(())
     }
