@@ -708,6 +708,7 @@ async fn group_commit_gives_the_same_final_state_as_one_message_per_transaction(
     };
     assert_eq!(grouped(&sa), 0);
     assert!(grouped(&sb) > 1400, "{sb:?}");
+    assert!(!sb.details.contains_key("group_rolled_back"), "{sb:?}");
     assert_eq!(a.outcomes, b.outcomes, "same outcome for every message");
     assert_eq!(a.bindings, b.bindings, "same identity bindings");
     assert_eq!(a.flights, b.flights, "same flight rows");
@@ -840,6 +841,10 @@ async fn group_commit_equivalence_covers_the_edge_cases() {
             .and_then(|v| v.as_u64())
             .unwrap_or(0);
         assert!(grouped >= 15, "group {group}: {sb:?}");
+        assert!(
+            !sb.details.contains_key("group_rolled_back"),
+            "no group needed the one-by-one fallback: {sb:?}"
+        );
         assert_eq!(a, b, "group {group}");
     }
 }
@@ -855,6 +860,7 @@ async fn a_failure_in_the_middle_of_a_group_leaves_the_same_state() {
          CREATE TRIGGER boom BEFORE INSERT ON msg_event FOR EACH ROW EXECUTE FUNCTION boom();";
     let (a, _) = final_state(&backlog, 1, |_| {}, boom, "").await;
     let (b, sb) = final_state(&backlog, 50, |_| {}, boom, "").await;
+    assert!(sb.details.contains_key("group_rolled_back"), "{sb:?}");
     assert_eq!(a, b);
     let failed: Vec<_> = b.outcomes.iter().filter(|o| o.1 == "FAILED").collect();
     assert_eq!(failed.len(), 1, "{:#?}", b.outcomes);

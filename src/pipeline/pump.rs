@@ -112,7 +112,10 @@ impl Job for Pump {
                         }
                         continue;
                     }
-                    GroupResult::RolledBack { last } => single_until = last,
+                    GroupResult::RolledBack { last } => {
+                        report.count("group_rolled_back", 1);
+                        single_until = last;
+                    }
                     GroupResult::NotFormed => {}
                 }
             }
