@@ -71,6 +71,13 @@ for job in $($MSGX jobs --json | python3 -c 'import json,sys; print(" ".join(j["
   esac
 done
 
+echo "== upstream requests: an RQRD and an RQFD through COUTMSGS (docs/requests.md)"
+$MSGX request ref GLST
+$MSGX request schedule --day "$(date -u +%F)"
+$MSGX request list
+mariadb -h 127.0.0.1 -umsgx -pmsgx msgx_demo_mailbox -e \
+  "SELECT COUTMSGS_ID, ROUTINGID, COUTMSGS_DATE_INSERTED, COUTMSGS_CLOB_MSG FROM COUTMSGS"
+
 echo "== status"
 $MSGX status
 

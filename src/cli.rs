@@ -4,6 +4,7 @@
 //! malformed · 6 a decoded message has a codec error.
 
 use crate::clock::{SharedClock, SystemClock};
+use crate::commands::inspect;
 use crate::config::{Config, ConfigError, Loaded};
 use crate::jobs::manifest;
 use crate::jobs::registry;
@@ -145,6 +146,59 @@ pub enum Command {
     },
     /// Move FAILED/DEAD messages back to PENDING (whitelisted classes; recorded).
     Replay(crate::commands::backfill::ReplayArgs),
+    /// Upstream requests through COUTMSGS: schedule (RQFD), ref (RQRD), list (docs/requests.md).
+    Request {
+        #[command(subcommand)]
+        action: crate::commands::request::RequestAction,
+    },
+    /// Inspect one flight: its current state and the messages that changed it.
+    Flight {
+        #[command(subcommand)]
+        action: FlightAction,
+    },
+    /// Inspect one message: its PROC_STATE record and raw XML, decoded.
+    Msg {
+        #[command(subcommand)]
+        action: MsgAction,
+    },
+    /// The open hole, the released holes and the late rows (design §4.1).
+    Holes {
+        /// Show at most N released holes and N late rows (newest first).
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        limit: i64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FlightAction {
+    /// The complete current state (the KAFKA:schd projection JSON) and the
+    /// messages that changed it, newest first.
+    Show {
+        /// The FLID.
+        flid: i64,
+        /// Show at most N changes.
+        #[arg(long, default_value_t = 50, value_name = "N")]
+        limit: i64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MsgAction {
+    /// The PROC_STATE record (state, attempts, error, backfill) and the raw
+    /// XML from the mailbox (or "purged"), decoded.
+    Show {
+        /// The mailbox ID (CMINMSGS_ID = MSG_ID).
+        msg_id: i64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -325,7 +379,53 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Replay(args) => {
             crate::commands::backfill::replay(&loaded.config, clock, args).await
         }
+        Command::Request { action } => {
+            crate::commands::request::run(&loaded.config, clock, action).await
+        }
         Command::Status { json } => status(&loaded.config, clock, json).await,
+        Command::Flight {
+            action: FlightAction::Show { flid, limit, json },
+        } => {
+            let pool = match connect_current(&loaded.config, "flight show").await {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            inspect::flight_show(
+                &pool,
+                &loaded.config,
+                flid,
+                limit,
+                json,
+                &mut std::io::stdout(),
+            )
+            .await
+        }
+        Command::Msg {
+            action: MsgAction::Show { msg_id, json },
+        } => {
+            let pool = match connect_current(&loaded.config, "msg show").await {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            let mailbox = match Mailbox::new(&loaded.config.msgx.mailbox) {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("msgx msg show: {e}");
+                    return exit::CONFIG;
+                }
+            };
+            let code =
+                inspect::msg_show(&pool, &mailbox, msg_id, json, &mut std::io::stdout()).await;
+            mailbox.close().await;
+            code
+        }
+        Command::Holes { limit, json } => {
+            let pool = match connect_current(&loaded.config, "holes").await {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            inspect::holes(&pool, clock.now(), limit, json, &mut std::io::stdout()).await
+        }
         Command::Events { action } => events(&loaded.config, clock, action).await,
         Command::DevKafka {
             brokers,

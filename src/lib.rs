@@ -21,6 +21,7 @@ pub mod instance_lock;
 pub mod jobs;
 pub mod maintenance;
 pub mod pipeline;
+pub mod prometheus;
 pub mod requests;
 pub mod scheduler;
 pub mod status;

@@ -37,13 +37,15 @@ pub struct Status {
     pub oldest_unprocessed_seconds: Option<i64>,
     /// Outbox rows by target and status.
     pub outbox: BTreeMap<String, BTreeMap<String, i64>>,
+    /// Age in seconds of the oldest PENDING event, by target.
+    pub oldest_unsent_seconds: BTreeMap<String, i64>,
     /// Backfill (design §6): pending, due, overdue (past R), abandoned by reason.
     pub backfill: BackfillStats,
     pub jobs: Vec<job_run::LastRun>,
 }
 
 /// INBOX_CURSOR.
-#[derive(Debug, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default)]
 pub struct Cursor {
     pub w: i64,
     pub hole_since: Option<DateTime<Utc>>,
@@ -51,17 +53,30 @@ pub struct Cursor {
     pub updated_at: Option<DateTime<Utc>>,
 }
 
-/// Reads the status. Fails with [`StoreError::SchemaMismatch`] on an
-/// unmigrated database.
-pub async fn collect(
+/// What msgx's own PostgreSQL says about the pipeline: the part of the
+/// status that `/metrics` refreshes on every scrape (issue 10), so both read
+/// the same queries. No mailbox call, no schema check.
+#[derive(Debug, Default)]
+pub struct PgFacts {
+    pub cursor: Cursor,
+    pub holes_released: i64,
+    pub late_rows: i64,
+    pub proc_state: BTreeMap<String, i64>,
+    pub oldest_unprocessed_seconds: Option<i64>,
+    pub outbox: BTreeMap<String, BTreeMap<String, i64>>,
+    /// Age of the oldest PENDING event, by target.
+    pub oldest_unsent_seconds: BTreeMap<String, i64>,
+    pub backfill: BackfillStats,
+    /// When each job last succeeded (any process: daemon or cron `msgx run`).
+    pub last_success: BTreeMap<String, DateTime<Utc>>,
+}
+
+/// Reads [`PgFacts`] at `now`.
+pub async fn pg_facts(
     pool: &PgPool,
-    mailbox: Option<&Mailbox>,
-    clock: &SharedClock,
+    now: DateTime<Utc>,
     config: &Config,
-) -> Result<Status, StoreError> {
-    let shadow = config.msgx.mailbox.shadow;
-    let schema_version = pg::ensure_schema_current(pool).await?;
-    let now = clock.now();
+) -> Result<PgFacts, sqlx::Error> {
     let c =
         sqlx::query("SELECT w, hole_since, seeded_at, updated_at FROM inbox_cursor WHERE id = 1")
             .fetch_optional(pool)
@@ -104,6 +119,19 @@ pub async fn collect(
             .or_default()
             .insert(r.try_get("status")?, r.try_get("n")?);
     }
+    let mut oldest_unsent_seconds = BTreeMap::new();
+    for r in sqlx::query(
+        "SELECT target, min(created_at) AS oldest FROM msg_event WHERE status = 'PENDING' GROUP BY target",
+    )
+    .fetch_all(pool)
+    .await?
+    {
+        let oldest: DateTime<Utc> = r.try_get("oldest")?;
+        oldest_unsent_seconds.insert(
+            r.try_get("target")?,
+            (now - oldest).num_seconds().max(0),
+        );
+    }
     let p = &config.msgx.pipeline;
     let backfill = pg::backfill::stats(
         pool,
@@ -112,6 +140,31 @@ pub async fn collect(
         i32::try_from(p.backfill_max_attempts).unwrap_or(i32::MAX),
     )
     .await?;
+    Ok(PgFacts {
+        cursor,
+        holes_released,
+        late_rows,
+        proc_state,
+        oldest_unprocessed_seconds: oldest.map(|t| (now - t).num_seconds().max(0)),
+        outbox,
+        oldest_unsent_seconds,
+        backfill,
+        last_success: job_run::last_successes(pool).await?,
+    })
+}
+
+/// Reads the status. Fails with [`StoreError::SchemaMismatch`] on an
+/// unmigrated database.
+pub async fn collect(
+    pool: &PgPool,
+    mailbox: Option<&Mailbox>,
+    clock: &SharedClock,
+    config: &Config,
+) -> Result<Status, StoreError> {
+    let shadow = config.msgx.mailbox.shadow;
+    let schema_version = pg::ensure_schema_current(pool).await?;
+    let now = clock.now();
+    let facts = pg_facts(pool, now, config).await?;
     let (mailbox_stats, mailbox_error) = match mailbox {
         Some(m) => match m.stats().await {
             Ok(s) => (Some(s), None),
@@ -121,7 +174,7 @@ pub async fn collect(
     };
     let watermark_lag = mailbox_stats
         .and_then(|s| s.max_id)
-        .map(|max| (max - cursor.w).max(0));
+        .map(|max| watermark_lag(max, facts.cursor.w));
     Ok(Status {
         now,
         mailbox: mailbox_stats,
@@ -131,15 +184,21 @@ pub async fn collect(
         schema_expected: pg::expected_version(),
         active_instance: instance_lock::holder(pool, LockKey::instance()).await?,
         shadow_mode: shadow,
-        cursor,
-        holes_released,
-        late_rows,
-        proc_state,
-        oldest_unprocessed_seconds: oldest.map(|t| (now - t).num_seconds().max(0)),
-        outbox,
-        backfill,
+        cursor: facts.cursor,
+        holes_released: facts.holes_released,
+        late_rows: facts.late_rows,
+        proc_state: facts.proc_state,
+        oldest_unprocessed_seconds: facts.oldest_unprocessed_seconds,
+        outbox: facts.outbox,
+        oldest_unsent_seconds: facts.oldest_unsent_seconds,
+        backfill: facts.backfill,
         jobs: job_run::last_runs(pool).await?,
     })
+}
+
+/// Highest mailbox ID − W, never negative (a seeded W may sit above it).
+pub fn watermark_lag(max_id: i64, w: i64) -> i64 {
+    (max_id - w).max(0)
 }
 
 /// The human-readable form.
@@ -225,7 +284,12 @@ pub fn render(s: &Status) -> String {
     );
     for (target, by) in &s.outbox {
         let parts: Vec<String> = by.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let _ = writeln!(o, "  outbox {target}: {}", parts.join(" "));
+        let oldest = s
+            .oldest_unsent_seconds
+            .get(target)
+            .map(|n| format!("  (oldest unsent {n}s)"))
+            .unwrap_or_default();
+        let _ = writeln!(o, "  outbox {target}: {}{oldest}", parts.join(" "));
     }
     if s.outbox.is_empty() {
         let _ = writeln!(o, "  outbox:          empty");

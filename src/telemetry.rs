@@ -24,10 +24,18 @@ pub fn init(cfg: &Log, target: LogTarget) -> Option<WorkerGuard> {
             .unwrap_or_else(|_| EnvFilter::new("info"))
     };
     let json = cfg.format == "json";
+    // Colours only on a terminal: under systemd the journal would keep the escapes.
+    use std::io::IsTerminal;
     let console = match (target, json) {
-        (LogTarget::Daemon, false) => fmt::layer().with_writer(std::io::stdout).boxed(),
+        (LogTarget::Daemon, false) => fmt::layer()
+            .with_ansi(std::io::stdout().is_terminal())
+            .with_writer(std::io::stdout)
+            .boxed(),
         (LogTarget::Daemon, true) => fmt::layer().json().with_writer(std::io::stdout).boxed(),
-        (LogTarget::Command, false) => fmt::layer().with_writer(std::io::stderr).boxed(),
+        (LogTarget::Command, false) => fmt::layer()
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_writer(std::io::stderr)
+            .boxed(),
         (LogTarget::Command, true) => fmt::layer().json().with_writer(std::io::stderr).boxed(),
     };
     let (file_layer, guard) = if target == LogTarget::Daemon && !cfg.dir.is_empty() {

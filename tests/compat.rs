@@ -5,7 +5,6 @@ mod common;
 
 use common::*;
 use msgx::http::compat::{CompatState, router};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const MSG: &str = "<MSG><META><SNDR>AODB</SNDR><SEQN>77</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
                    <STYP>APPT</STYP></META><FLOP><FLID>1</FLID><APPT>01DEC260830</APPT></FLOP></MSG>";
@@ -28,23 +27,9 @@ async fn serve(db: &TestDb, mailbox_url: &str, max_body: usize) -> std::net::Soc
     addr
 }
 
-/// A minimal HTTP/1.1 POST; returns (status, body).
+/// POST /cminmsgs/send; returns (status, body).
 async fn post(addr: std::net::SocketAddr, body: &str) -> (u16, String) {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let req = format!(
-        "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).await.unwrap();
-    let status = out
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
-    (status, body)
+    http(addr, "POST", "/cminmsgs/send", body).await
 }
 
 #[tokio::test]

@@ -9,64 +9,7 @@ mod common;
 use common::*;
 use msgx::instance_lock::{self, LockKey};
 use std::io::Write;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-
-struct Daemon {
-    child: Child,
-    log: tempfile::NamedTempFile,
-}
-
-impl Daemon {
-    fn spawn(config: &std::path::Path, extra: &[&str]) -> Daemon {
-        let log = tempfile::NamedTempFile::new().unwrap();
-        let child = Command::new(msgx_bin())
-            .arg("--config")
-            .arg(config)
-            .arg("daemon")
-            .args(extra)
-            .env_remove("MSGX_DATABASE_URL")
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::from(log.reopen().unwrap()))
-            .stderr(Stdio::from(log.reopen().unwrap()))
-            .spawn()
-            .expect("spawn daemon");
-        Daemon { child, log }
-    }
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-    fn output(&self) -> String {
-        std::fs::read_to_string(self.log.path()).unwrap_or_default()
-    }
-    async fn wait_exit(&mut self, timeout: Duration) -> i32 {
-        let start = std::time::Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code().unwrap_or(-1);
-            }
-            assert!(
-                start.elapsed() < timeout,
-                "daemon did not exit; log:\n{}",
-                self.output()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-    fn terminate(&self) {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.pid().to_string())
-            .status();
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A config whose schedule runs `retention` and `snaplog-purge` every second.
 fn daemon_config(db: &TestDb) -> (tempfile::NamedTempFile, tempfile::NamedTempFile) {

@@ -252,3 +252,31 @@ async fn migrate_command_is_idempotent() {
     assert_eq!(code(&second), 0, "{}", text(&second));
     assert!(String::from_utf8_lossy(&second.stdout).contains("current"));
 }
+
+#[tokio::test]
+async fn migration_0004_adds_the_close_note_and_the_degraded_match_audit_action() {
+    let db = TestDb::migrated().await;
+    sqlx::query(
+        "INSERT INTO req_track (req_type, sender, state, seqn, routing_id, request_xml, created_at, close_note) \
+         VALUES ('RQRD:GLST', 'VIEW', 'EXPIRED', '000001', 'VIEWRQRD', '<MSG/>', now(), 'superseded')",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("close_note exists");
+    let insert = "INSERT INTO operator_action (at, actor, action, target) VALUES (now(), 'msgx', $1, 'req_track:1')";
+    for ok in ["EVENT_RESEND", "EVENT_DISCARD", "REQUEST_MATCH_DEGRADED"] {
+        sqlx::query(insert)
+            .bind(ok)
+            .execute(&db.pool)
+            .await
+            .unwrap_or_else(|e| panic!("{ok} accepted: {e}"));
+    }
+    assert!(
+        sqlx::query(insert)
+            .bind("SOMETHING_ELSE")
+            .execute(&db.pool)
+            .await
+            .is_err(),
+        "other actions are still refused"
+    );
+}

@@ -188,27 +188,6 @@ impl BackfillScan {
     }
 }
 
-/// Publishes the backfill gauges (pending, due, overdue, abandoned by reason).
-pub async fn publish_gauges(ctx: &JobContext) -> Result<store::BackfillStats, JobError> {
-    let p = &ctx.config.msgx.pipeline;
-    let now = ctx.clock.now();
-    let s = store::stats(
-        &ctx.pg,
-        now,
-        now - p.backfill_deadline.chrono(),
-        i32::try_from(p.backfill_max_attempts).unwrap_or(i32::MAX),
-    )
-    .await?;
-    metrics::gauge!("msgx_backfill_pending").set(s.pending as f64);
-    metrics::gauge!("msgx_backfill_due").set(s.due as f64);
-    metrics::gauge!("msgx_backfill_overdue").set(s.overdue as f64);
-    metrics::gauge!("msgx_backfill_over_max_attempts").set(s.over_max_attempts as f64);
-    for (reason, n) in &s.abandoned {
-        metrics::gauge!("msgx_backfill_abandoned", "reason" => reason.clone()).set(*n as f64);
-    }
-    Ok(s)
-}
-
 #[async_trait::async_trait]
 impl Job for BackfillScan {
     async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
@@ -225,7 +204,6 @@ impl Job for BackfillScan {
                 due,
                 "Shadow mode: no mailbox marks are written; backfill intents stay pending"
             );
-            publish_gauges(ctx).await?;
             return Ok(report);
         }
         if ctx.dry_run {
@@ -276,7 +254,6 @@ impl Job for BackfillScan {
                 "Backfill could not write marks (mailbox unreachable or failing); backing off"
             );
         }
-        publish_gauges(ctx).await?;
         Ok(report)
     }
 }

@@ -47,6 +47,12 @@ fn meta(out: &mut String, sndr: &str, seqn6: &str, dttm: NaiveDateTime, typ: &st
     out.push_str("</STYP></META>");
 }
 
+/// A local time as SIS `DDMMMYYHHMM` with an upper-case month (sis-format
+/// §1.5), e.g. `01MAR210000`: the RQFD STDB/STDE convention.
+pub fn format_sis_time(t: NaiveDateTime) -> String {
+    t.format("%d%b%y%H%M").to_string().to_ascii_uppercase()
+}
+
 /// RQRD: request a reference-data snapshot of `rtype` (one of the 23
 /// types). STYP and RTYP both carry `rtype` (sis-format §5). `seqn6` is
 /// the already zero-padded 6-digit sequence.
@@ -197,6 +203,14 @@ mod tests {
         // The general decoder accepts them as well-formed and routes them away.
         let m = decode(xml.as_bytes()).expect("decodes");
         assert!(matches!(m.kind, MsgKind::Unsupported(_)));
+    }
+
+    #[test]
+    fn sis_time_format_reads_back() {
+        let t = at(2021, 3, 1, 23, 5);
+        let s = format_sis_time(t);
+        assert_eq!(s, "01MAR212305");
+        assert_eq!(super::super::time::parse_time(&s).expect("parses"), t);
     }
 
     #[test]

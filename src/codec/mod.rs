@@ -17,6 +17,6 @@ mod time;
 mod xml;
 
 pub use decode::{MAX_MESSAGE_BYTES, decode};
-pub use encode::{OutboundRequest, decode_request, encode_rqfd, encode_rqrd};
+pub use encode::{OutboundRequest, decode_request, encode_rqfd, encode_rqrd, format_sis_time};
 pub use error::DecodeError;
 pub use model::*;

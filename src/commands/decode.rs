@@ -85,14 +85,23 @@ fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 fn json_line(name: &str, result: &Result<DecodedMessage, DecodeError>) -> String {
-    let v = match result {
-        Ok(m) => serde_json::json!({"input": name, "message": m}),
-        Err(e) => serde_json::json!({"input": name, "error": e}),
-    };
+    let mut v = result_value(result);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("input".into(), serde_json::Value::from(name));
+    }
     v.to_string()
 }
 
-fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) -> String {
+/// `{"message": …}` or `{"error": …}` (also `msgx msg show --json`).
+pub(crate) fn result_value(result: &Result<DecodedMessage, DecodeError>) -> serde_json::Value {
+    match result {
+        Ok(m) => serde_json::json!({"message": m}),
+        Err(e) => serde_json::json!({"error": e}),
+    }
+}
+
+/// The readable summary of one decoded message (also `msgx msg show`).
+pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) -> String {
     let m = match result {
         Ok(m) => m,
         Err(e) => return format!("{name}: {e}"),

@@ -5,4 +5,6 @@ pub mod decode;
 pub mod dev_kafka;
 pub mod events;
 pub mod generate;
+pub mod inspect;
+pub mod request;
 pub mod tail;

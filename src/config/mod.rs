@@ -426,17 +426,19 @@ impl Default for FlightHistory {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Request {
-    /// Open requests expire after this.
+    /// A SENT request with no matching RESP after this becomes EXPIRED
+    /// (`request-expiry`); so does a PENDING one never written to COUTMSGS.
     pub expiry: Dur,
     /// Closed requests are kept this long.
     pub retention: Dur,
-    /// Tolerance for the degraded RESP match (Q5).
+    /// Tolerance for the degraded RESP match (Q5): a RESP whose DTTM is
+    /// earlier than the send time by more than this is unmatched.
     pub clock_skew: Dur,
-    /// SNDR of outbound requests.
+    /// SNDR of outbound requests (1–4 letters or digits; default `VIEW`).
     pub sndr: String,
-    /// ROUTINGID of RQFD rows.
+    /// COUTMSGS ROUTINGID of RQFD rows (default `VIEWRQFD`, sis-format §5).
     pub routing_rqfd: String,
-    /// ROUTINGID of RQRD rows.
+    /// COUTMSGS ROUTINGID of RQRD rows (default `VIEWRQRD`, sis-format §5).
     pub routing_rqrd: String,
 }
 
@@ -525,8 +527,18 @@ pub struct Http {
     pub compat_listen: Option<String>,
     /// Compat entry body limit in bytes.
     pub compat_max_body: usize,
-    /// Prometheus `/metrics`, `/healthz`, `/readyz`; unset = off.
+    /// Prometheus `/metrics`, `/healthz`, `/readyz` served by the daemon;
+    /// unset = off. Loopback addresses only (the endpoints are not
+    /// authenticated; docs/operations.md). Port 0 = any free port (logged).
     pub metrics_listen: Option<String>,
+    /// `/healthz` answers 503 once the scheduler heartbeat is older than this.
+    pub health_max_age: Dur,
+    /// Bound on each `/readyz` check and on the database reads of a `/metrics` scrape.
+    pub probe_timeout: Dur,
+    /// `/readyz` answers 503 when the mailbox has rows beyond W and W has not
+    /// moved for this long (longer than `msgx.pipeline.max-commit-delay`, so
+    /// waiting out a hole is not a stall).
+    pub watermark_stall: Dur,
 }
 
 impl Default for Http {
@@ -535,6 +547,9 @@ impl Default for Http {
             compat_listen: None,
             compat_max_body: 1 << 20,
             metrics_listen: None,
+            health_max_age: Dur::secs(15),
+            probe_timeout: Dur::secs(5),
+            watermark_stall: Dur::mins(2),
         }
     }
 }

@@ -145,6 +145,31 @@ impl Config {
                 );
             }
         }
+        // sis-format §1.2, §5: SNDR is 4 characters or fewer (the mailbox's
+        // SUBSYSTEM_NAME is VARCHAR(4)); ROUTINGID is COUTMSGS VARCHAR(23).
+        let code = |s: &str, max: usize| {
+            !s.is_empty() && s.len() <= max && s.chars().all(|c| c.is_ascii_alphanumeric())
+        };
+        if !code(&m.request.sndr, 4) {
+            fail(
+                "msgx.request.sndr",
+                format!(
+                    "{:?} must be 1–4 letters or digits (SIS SNDR)",
+                    m.request.sndr
+                ),
+            );
+        }
+        for (key, v) in [
+            ("msgx.request.routing-rqfd", &m.request.routing_rqfd),
+            ("msgx.request.routing-rqrd", &m.request.routing_rqrd),
+        ] {
+            if !code(v, 23) {
+                fail(
+                    key,
+                    format!("{v:?} must be 1–23 letters or digits (COUTMSGS ROUTINGID)"),
+                );
+            }
+        }
         if let Err(e) = mysql_async::Opts::from_url(&m.mailbox.url) {
             fail("msgx.mailbox.url", format!("not a valid mysql:// URL: {e}"));
         }
@@ -152,6 +177,43 @@ impl Config {
             fail(
                 "msgx.log.format",
                 format!("{:?} must be text or json", m.log.format),
+            );
+        }
+        // Issue 10: listeners parse; the ops endpoints are unauthenticated, so loopback only.
+        for (key, listen) in [
+            ("msgx.http.compat-listen", &m.http.compat_listen),
+            ("msgx.http.metrics-listen", &m.http.metrics_listen),
+        ] {
+            if let Some(addr) = listen {
+                match addr.parse::<std::net::SocketAddr>() {
+                    Err(_) => fail(key, format!("{addr:?} is not an IP:PORT address")),
+                    Ok(a) if key == "msgx.http.metrics-listen" && !a.ip().is_loopback() => fail(
+                        key,
+                        format!(
+                            "{addr:?} is not a loopback address: the endpoints are not authenticated; \
+                             bind 127.0.0.1 or ::1 and put a reverse proxy in front (docs/operations.md)"
+                        ),
+                    ),
+                    Ok(_) => {}
+                }
+            }
+        }
+        if m.http.health_max_age <= m.daemon.standby_poll_interval {
+            fail(
+                "msgx.http.health-max-age",
+                format!(
+                    "must be longer than msgx.daemon.standby-poll-interval ({}): a standby beats once per poll",
+                    m.daemon.standby_poll_interval
+                ),
+            );
+        }
+        if m.http.watermark_stall <= m.pipeline.max_commit_delay {
+            fail(
+                "msgx.http.watermark-stall",
+                format!(
+                    "must be longer than msgx.pipeline.max-commit-delay ({}): waiting out a hole is not a stall",
+                    m.pipeline.max_commit_delay
+                ),
             );
         }
         match Profile::resolve(&m.daemon.schedule) {
@@ -241,6 +303,9 @@ impl Config {
                 "msgx.daemon.shutdown-timeout".into(),
                 m.daemon.shutdown_timeout,
             ),
+            ("msgx.http.health-max-age".into(), m.http.health_max_age),
+            ("msgx.http.probe-timeout".into(), m.http.probe_timeout),
+            ("msgx.http.watermark-stall".into(), m.http.watermark_stall),
         ];
         for (i, d) in m.pipeline.retry_backoff.iter().enumerate() {
             all.push((format!("msgx.pipeline.retry-backoff[{i}]"), *d));
@@ -300,9 +365,50 @@ mod tests {
     }
 
     #[test]
+    fn request_sndr_and_routing_ids_are_checked() {
+        let keys = issue_keys(
+            "[msgx.request]\nsndr = \"VIEWX\"\nrouting-rqfd = \"\"\nrouting-rqrd = \"A B\"\n",
+        );
+        assert_eq!(
+            keys,
+            vec![
+                "msgx.request.sndr",
+                "msgx.request.routing-rqfd",
+                "msgx.request.routing-rqrd"
+            ]
+        );
+    }
+
+    #[test]
     fn unknown_timezone_is_rejected() {
         let keys = issue_keys("[msgx.airport]\ntimezone = \"Mars/Olympus\"\n");
         assert_eq!(keys, vec!["msgx.airport.timezone"]);
+    }
+
+    #[test]
+    fn the_metrics_listener_must_be_a_loopback_address() {
+        assert!(issue_keys("[msgx.http]\nmetrics-listen = \"127.0.0.1:9187\"\n").is_empty());
+        assert!(issue_keys("[msgx.http]\nmetrics-listen = \"[::1]:0\"\n").is_empty());
+        assert_eq!(
+            issue_keys("[msgx.http]\nmetrics-listen = \"0.0.0.0:9187\"\n"),
+            vec!["msgx.http.metrics-listen"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.http]\ncompat-listen = \"localhost\"\n"),
+            vec!["msgx.http.compat-listen"]
+        );
+    }
+
+    #[test]
+    fn health_windows_must_exceed_what_they_wait_for() {
+        assert_eq!(
+            issue_keys("[msgx.http]\nhealth-max-age = \"2s\"\n"),
+            vec!["msgx.http.health-max-age"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.http]\nwatermark-stall = \"30s\"\n"),
+            vec!["msgx.http.watermark-stall"]
+        );
     }
 
     #[test]

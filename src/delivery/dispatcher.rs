@@ -122,6 +122,7 @@ mod tests {
             payload: Some(b"{}".to_vec()),
             attempts: 0,
             first_failure_at: None,
+            created_at: chrono::DateTime::UNIX_EPOCH,
         }
     }
 

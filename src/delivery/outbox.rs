@@ -188,9 +188,15 @@ impl WaveSender<'_> {
         let mut confirmed = Vec::with_capacity(rows.len());
         let mut failures: Vec<(&PendingEvent, SendError, FailureClass)> = Vec::new();
         let mut fatal = false;
+        let latency =
+            metrics::histogram!("msgx_outbox_delivery_latency_seconds", "target" => topic.target());
         for (row, result) in rows.iter().zip(results) {
             match result {
-                Ok(()) => confirmed.push(true),
+                Ok(()) => {
+                    // Commit → broker ack (docs/metrics.md).
+                    latency.record(crate::prometheus::seconds_between(row.created_at, now));
+                    confirmed.push(true)
+                }
                 Err(e) => {
                     confirmed.push(false);
                     fatal |= e.code() == Some(RDKafkaErrorCode::Fatal);

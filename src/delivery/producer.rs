@@ -56,6 +56,16 @@ pub enum Topic {
     Schd,
 }
 
+impl Topic {
+    /// The outbox target (`MSG_EVENT.TARGET`) this topic delivers.
+    pub fn target(self) -> &'static str {
+        match self {
+            Topic::Msg => crate::domain::EventTarget::KafkaMsg.as_str(),
+            Topic::Schd => crate::domain::EventTarget::KafkaSchd.as_str(),
+        }
+    }
+}
+
 /// One outbox row to send.
 #[derive(Debug, Clone, Copy)]
 pub struct Outgoing<'a> {

@@ -24,7 +24,7 @@ pub enum EventTarget {
 
 impl EventTarget {
     /// The stored target name.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             EventTarget::KafkaMsg => "KAFKA:msg",
             EventTarget::KafkaSchd => "KAFKA:schd",

@@ -170,6 +170,8 @@ impl Runner {
                     .await?
                     .map(|h| h.to_string())
                     .unwrap_or_else(|| "another session".into());
+                metrics::counter!("msgx_job_runs_total", "job" => manifest.name.clone(), "outcome" => Outcome::SkippedLocked.as_str())
+                    .increment(1);
                 let _ = job_run::insert_skipped_locked(
                     &self.pg,
                     &manifest.name,
@@ -215,12 +217,13 @@ impl Runner {
             dry_run: opts.dry_run,
             kafka: self.kafka.clone(),
         };
+        let started = self.clock.now();
         let run_id = job_run::insert_started(
             &self.pg,
             &manifest.name,
             self.trigger.as_str(),
             &self.instance,
-            self.clock.now(),
+            started,
         )
         .await?;
         let mut total = RunReport::default();
@@ -275,10 +278,11 @@ impl Runner {
             .increment(1);
         metrics::counter!("msgx_job_items_total", "job" => manifest.name.clone())
             .increment(total.items);
-        if outcome == Outcome::Succeeded {
-            metrics::gauge!("msgx_job_last_success_timestamp_seconds", "job" => manifest.name.clone())
-                .set(self.clock.now().timestamp() as f64);
-        }
+        // The last success per job is read from JOB_RUN on each scrape
+        // (crate::prometheus::refresh), so cron runs count too.
+        metrics::histogram!("msgx_job_duration_seconds", "job" => manifest.name.clone()).record(
+            crate::prometheus::seconds_between(started, self.clock.now()),
+        );
         match outcome {
             Outcome::Succeeded if total.items > 0 => {
                 tracing::info!(job = %manifest.name, items = total.items, more = total.more, "Job run finished")

@@ -67,16 +67,11 @@ impl Job for InboxPoller {
             tx.commit().await?;
             report.items += inserted;
             report.count("enqueued", inserted);
+            // W, the open hole, released holes and late rows are database
+            // state: `/metrics` reads them (crate::prometheus::refresh).
             metrics::counter!("msgx_ingest_enqueued_total").increment(inserted);
-            metrics::gauge!("msgx_ingest_watermark").set(plan.next.w as f64);
-            metrics::gauge!("msgx_ingest_hole_open").set(if plan.next.hole_since.is_some() {
-                1.0
-            } else {
-                0.0
-            });
             if let Some(hole) = plan.released {
                 report.count("holes_released", 1);
-                metrics::counter!("msgx_ingest_holes_released_total").increment(1);
                 tracing::warn!(
                     first_id = hole.first_id,
                     last_id = hole.last_id,
@@ -162,13 +157,12 @@ async fn detect_late_rows(ctx: &JobContext) -> Result<u64, JobError> {
             let received = row.received_at.and_then(|t| to_utc(ctx, t));
             if inbox::record_late_row(&ctx.pg, row.id, hole.id, received, now).await? {
                 found += 1;
-                metrics::counter!("msgx_ingest_late_rows_total").increment(1);
                 tracing::error!(
                     msg_id = row.id,
                     hole_first = hole.first_id,
                     hole_last = hole.last_id,
                     "Late row: committed inside a released hole, below the watermark; \
-                     it was NOT processed — operator action needed (see docs/pipeline.md, Late rows)"
+                     it was NOT processed — operator action needed (see docs/operations.md, Late rows)"
                 );
             }
         }

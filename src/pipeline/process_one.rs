@@ -7,13 +7,15 @@
 //! 3. bind the identity in one idempotent statement — held by another message
 //!    → SKIPPED(duplicate-of:<id>);
 //! 4. ignore rules → SKIPPED(ignored:<rule>);
-//! 5. dispatch by kind to the processors; Unsupported → FAILED(UNSUPPORTED).
+//! 5. dispatch by kind to the processors (a RESP only when it answers an open
+//!    request, G-RESP-GUARD); Unsupported → FAILED(UNSUPPORTED).
 //!
 //! The pump never backfills: terminal states carry the backfill intent.
 
 use super::failure;
 use super::identity::{identity_of, ignore_rule};
 use super::processors::refdata::RefDataProcessor;
+use super::processors::resp::RespProcessor;
 use super::processors::{
     AdftProcessor, FdelProcessor, FlightTxnResult, FlopProcessor, ScheduleProcessor,
 };
@@ -43,6 +45,14 @@ impl ProcessOutcome {
             ProcessOutcome::Dead(..) => "dead",
             ProcessOutcome::Failed(..) => "failed",
             ProcessOutcome::AlreadyTerminal => "already_terminal",
+        }
+    }
+
+    /// The error class label of the metrics (`none` without one).
+    pub fn error_class_label(&self) -> &'static str {
+        match self {
+            ProcessOutcome::Dead(c, _) | ProcessOutcome::Failed(c, _) => c.as_str(),
+            _ => "none",
         }
     }
 }
@@ -152,7 +162,9 @@ impl MessageProcessor<'_> {
                     )
                     .await
                 }
-                SchdStyp::Resp => return self.resp_guard(id, "RQFD").await,
+                SchdStyp::Resp => {
+                    RespProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await
+                }
                 SchdStyp::Adft => {
                     AdftProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg, s).await
                 }
@@ -173,7 +185,9 @@ impl MessageProcessor<'_> {
                 FdelProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await
             }
             MsgKind::RefData(r) => match &r.styp {
-                RefStyp::Resp => return self.resp_guard(id, &format!("RQRD:{}", r.rtype)).await,
+                RefStyp::Resp => {
+                    RespProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await
+                }
                 RefStyp::Other(o) => {
                     return self
                         .fail(
@@ -218,29 +232,6 @@ impl MessageProcessor<'_> {
             FlightTxnResult::Rejected(reason) => self.dead(id, ErrorClass::Protocol, &reason).await,
             FlightTxnResult::AlreadyTerminal(_) => Ok(ProcessOutcome::AlreadyTerminal),
         }
-    }
-
-    /// G-RESP-GUARD (§7.1): a RESP is applied only when it answers an open
-    /// request. msgx records requests in REQ_TRACK; with no open request of
-    /// the type, the RESP is SKIPPED and the snapshot is not applied. Matching
-    /// an open request (exact or degraded, §7.2) is issue 9; until then such a
-    /// RESP waits as FAILED(UNSUPPORTED) rather than being applied blindly.
-    async fn resp_guard(&self, id: i64, req_type: &str) -> Result<ProcessOutcome, JobError> {
-        let open: bool = sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM req_track WHERE req_type = $1 AND state IN ('PENDING', 'SENT'))",
-        )
-        .bind(req_type)
-        .fetch_one(&self.ctx.pg)
-        .await?;
-        if !open {
-            return self.skip(id, "resp-unmatched:no-open-request").await;
-        }
-        self.fail(
-            id,
-            ErrorClass::Unsupported,
-            "RESP matching an open request is not implemented yet (issue 9)",
-        )
-        .await
     }
 
     async fn skip(&self, id: i64, reason: &str) -> Result<ProcessOutcome, JobError> {

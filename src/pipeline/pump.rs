@@ -13,8 +13,9 @@ use super::process_one::{MessageProcessor, ProcessOutcome};
 use crate::config::{AbsentFieldPolicy, Config};
 use crate::domain::{self, DomainConfig, FlightStateEngine};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::prometheus::seconds_between;
 use crate::store::pg::flight::FlightStore;
-use crate::store::pg::proc_state;
+use crate::store::pg::proc_state::{self, ErrorClass};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// The W value last warned about (one WARN per W, §5.1 step 2).
@@ -31,6 +32,12 @@ pub fn domain_config(config: &Config) -> DomainConfig {
             AbsentFieldPolicy::Clear => domain::AbsentFieldPolicy::Clear,
         },
     }
+}
+
+/// Counts one processed message (docs/metrics.md).
+fn count_processed(outcome: &'static str, error_class: &'static str) {
+    metrics::counter!("msgx_pipeline_messages_processed_total", "outcome" => outcome, "error_class" => error_class)
+        .increment(1);
 }
 
 /// The pump job.
@@ -81,6 +88,7 @@ impl Job for Pump {
             let now = ctx.clock.now();
             if head.state == "FAILED" && head.attempts >= max_attempts {
                 if proc_state::mark_exhausted(&ctx.pg, head.msg_id, now).await? {
+                    count_processed("dead", ErrorClass::Exhausted.as_str());
                     tracing::warn!(
                         msg_id = head.msg_id,
                         attempts = head.attempts,
@@ -102,13 +110,18 @@ impl Job for Pump {
                     .take_while(|h| h.msg_id <= w)
                     .cloned()
                     .collect();
+                let started = ctx.clock.now();
                 match processor.process_group(&members).await? {
                     GroupResult::Done(outcomes) => {
                         report.items += outcomes.len() as u64;
                         report.count("grouped", outcomes.len() as u64);
+                        let per_message = seconds_between(started, ctx.clock.now())
+                            / outcomes.len().max(1) as f64;
                         for o in &outcomes {
                             report.count(o.label(), 1);
-                            metrics::counter!("msgx_messages_processed_total", "outcome" => o.label()).increment(1);
+                            count_processed(o.label(), o.error_class_label());
+                            metrics::histogram!("msgx_pipeline_processing_duration_seconds")
+                                .record(per_message);
                         }
                         continue;
                     }
@@ -119,11 +132,13 @@ impl Job for Pump {
                     GroupResult::NotFormed => {}
                 }
             }
+            let started = ctx.clock.now();
             let outcome = processor.process_one(head).await?;
+            metrics::histogram!("msgx_pipeline_processing_duration_seconds")
+                .record(seconds_between(started, ctx.clock.now()));
             report.items += 1;
             report.count(outcome.label(), 1);
-            metrics::counter!("msgx_messages_processed_total", "outcome" => outcome.label())
-                .increment(1);
+            count_processed(outcome.label(), outcome.error_class_label());
             if let ProcessOutcome::Failed(..) = outcome {
                 // The head now waits for its backoff; later messages wait too.
                 continue;

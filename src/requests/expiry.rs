@@ -1,13 +1,20 @@
 //! `request-expiry` (design §7.2): SENT requests older than
 //! `msgx.request.expiry` become EXPIRED; a late RESP then never changes them.
+//! Each run then compensates unconfirmed requests ([`super::track`]): a
+//! PENDING row whose COUTMSGS row exists becomes SENT (never sent twice), one
+//! never written becomes EXPIRED once older than the expiry. Compensation
+//! only reads the mailbox, so it also runs in shadow mode.
 
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
 use crate::maintenance::batch::{Sweep, run_sweep};
 
+use super::track::{RequestError, Tracker};
+
 const OVERDUE: Sweep = Sweep {
     label: "requests_expired",
     count_sql: "SELECT count(*) FROM req_track WHERE state = 'SENT' AND sent_at < $1",
-    apply_sql: "UPDATE req_track SET state = 'EXPIRED', closed_at = $3 WHERE id IN \
+    apply_sql: "UPDATE req_track SET state = 'EXPIRED', closed_at = $3, \
+                close_note = 'expired: no RESP within msgx.request.expiry' WHERE id IN \
                 (SELECT id FROM req_track WHERE state = 'SENT' AND sent_at < $1 ORDER BY id LIMIT $2) \
                 AND state = 'SENT'",
 };
@@ -30,6 +37,29 @@ impl Job for RequestExpiry {
             &mut report,
         )
         .await?;
+        if ctx.dry_run || !ctx.may_continue(bounds.deadline(now))? {
+            return Ok(report);
+        }
+        let tracker = Tracker {
+            pg: &ctx.pg,
+            mailbox: &ctx.mailbox,
+            config: &ctx.config,
+        };
+        let c = tracker.compensate(now).await.map_err(|e| match e {
+            RequestError::Db(e) => JobError::Db(e),
+            RequestError::Mailbox(e) => JobError::Mailbox(e),
+            other => JobError::Other(other.to_string()),
+        })?;
+        report.items += c.confirmed + c.expired;
+        report.count("pending_confirmed", c.confirmed);
+        report.count("pending_never_sent_expired", c.expired);
+        if c.confirmed + c.expired > 0 {
+            tracing::info!(
+                confirmed = c.confirmed,
+                expired = c.expired,
+                "Compensated unconfirmed requests"
+            );
+        }
         Ok(report)
     }
 }

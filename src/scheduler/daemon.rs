@@ -7,6 +7,7 @@
 use super::profile::Profile;
 use crate::clock::SharedClock;
 use crate::config::Config;
+use crate::http::ops::{self, Heartbeat, LockSlot, OpsState};
 use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
 use crate::jobs::registry;
 use crate::jobs::runner::{RunError, RunOptions, Runner, Trigger};
@@ -41,7 +42,12 @@ struct Inner {
     guard: LockGuard,
     running: BTreeMap<String, AtomicBool>,
     stopping: AtomicBool,
+    heartbeat: Arc<Heartbeat>,
 }
+
+/// The scheduler's own heartbeat job: every second, so `/healthz` proves the
+/// cron loop still ticks (not merely that the process exists).
+const HEARTBEAT_CRON: &str = "* * * * * *";
 
 impl Inner {
     /// One cron tick of `job`: skip when a run is still going (no overlap),
@@ -119,11 +125,41 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     let instance = instance_name();
     let app = format!("msgx daemon {instance}");
     let (stop_tx, stop_rx) = watch::channel(false);
-    let lock = match acquire_instance(&config, &pool, &app, opts.standby, stop_rx.clone()).await {
+    let heartbeat = Arc::new(Heartbeat::default());
+    heartbeat.beat(clock.now());
+    let lock_slot = LockSlot::default();
+    // The ops endpoints come up before the lock: a standby is alive, not ready.
+    if let Some(listen) = config.msgx.http.metrics_listen.clone() {
+        let state = OpsContext {
+            pool: &pool,
+            mailbox: &mailbox,
+            clock: &clock,
+            config: &config,
+            heartbeat: &heartbeat,
+            lock: &lock_slot,
+        };
+        if let Err(e) = start_ops(&listen, state, stop_rx.clone()).await {
+            eprintln!("msgx daemon: cannot serve msgx.http.metrics-listen {listen}: {e}");
+            return exit::FAILURE;
+        }
+    }
+    let lock = match acquire_instance(
+        &config,
+        &pool,
+        &app,
+        opts.standby,
+        stop_rx.clone(),
+        (&heartbeat, &clock),
+    )
+    .await
+    {
         Ok(Some(lock)) => Arc::new(lock),
         Ok(None) => return exit::OK, // stopped while standing by
         Err(code) => return code,
     };
+    heartbeat.beat(clock.now());
+    let _ = lock_slot.set(lock.clone());
+    metrics::gauge!("msgx_instance_lock_held").set(1.0);
     tracing::info!(pid = lock.pid(), profile = %profile.origin, "Instance lock taken: this daemon is active");
     tokio::spawn(
         lock.clone()
@@ -152,6 +188,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         guard: lock.guard(),
         running,
         stopping: AtomicBool::new(false),
+        heartbeat: heartbeat.clone(),
     });
 
     if let Some(listen) = config.msgx.http.compat_listen.clone() {
@@ -179,6 +216,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     };
 
     let code = wait_for_stop(&lock).await;
+    metrics::gauge!("msgx_instance_lock_held").set(0.0);
     inner.stopping.store(true, Ordering::SeqCst);
     let _ = stop_tx.send(true);
     if let Err(e) = sched.shutdown().await {
@@ -202,16 +240,60 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     code
 }
 
-/// Takes the instance lock; as a standby, waits for it.
+/// What the ops endpoints are built from.
+struct OpsContext<'a> {
+    pool: &'a sqlx::PgPool,
+    mailbox: &'a Mailbox,
+    clock: &'a SharedClock,
+    config: &'a Arc<Config>,
+    heartbeat: &'a Arc<Heartbeat>,
+    lock: &'a LockSlot,
+}
+
+/// Installs the Prometheus recorder, binds `listen` (failing loudly: an
+/// operator who configured the endpoints must not run without them) and
+/// serves `/metrics`, `/healthz`, `/readyz` until `stop`.
+async fn start_ops(
+    listen: &str,
+    c: OpsContext<'_>,
+    stop: watch::Receiver<bool>,
+) -> Result<(), String> {
+    let handle = crate::prometheus::install().map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| e.to_string())?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    tracing::info!(listen = %bound, "Ops endpoints /metrics /healthz /readyz listening");
+    let state = OpsState {
+        pg: c.pool.clone(),
+        mailbox: c.mailbox.clone(),
+        clock: c.clock.clone(),
+        config: c.config.clone(),
+        heartbeat: c.heartbeat.clone(),
+        lock: c.lock.clone(),
+        metrics: handle,
+    };
+    tokio::spawn(async move {
+        if let Err(e) = ops::serve(listener, state, stop).await {
+            tracing::error!(%bound, error = %e, "Ops endpoints stopped serving");
+        }
+    });
+    Ok(())
+}
+
+/// Takes the instance lock; as a standby, waits for it (beating the
+/// heartbeat once per poll: a standby is alive).
 async fn acquire_instance(
     config: &Config,
     pool: &sqlx::PgPool,
     app: &str,
     standby: bool,
     mut stop: watch::Receiver<bool>,
+    (heartbeat, clock): (&Heartbeat, &SharedClock),
 ) -> Result<Option<AdvisoryLock>, i32> {
     let mut announced = false;
     loop {
+        heartbeat.beat(clock.now());
         match AdvisoryLock::try_acquire(&config.msgx.postgres.url, LockKey::instance(), app).await {
             Ok(Some(lock)) => return Ok(Some(lock)),
             Ok(None) => {
@@ -254,6 +336,15 @@ async fn build_scheduler(
     inner: &Arc<Inner>,
 ) -> Result<JobScheduler, tokio_cron_scheduler::JobSchedulerError> {
     let sched = JobScheduler::new().await?;
+    let beat = inner.clone();
+    sched
+        .add(CronJob::new_async(HEARTBEAT_CRON, move |_id, _lock| {
+            let inner = beat.clone();
+            Box::pin(async move {
+                inner.heartbeat.beat(inner.runner.clock.now());
+            })
+        })?)
+        .await?;
     for (job, cron) in &profile.jobs {
         if !inner.running.contains_key(job) {
             continue;

@@ -326,3 +326,85 @@ pub fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// A `msgx daemon` process whose output goes to a temp file; killed on drop.
+pub struct Daemon {
+    child: std::process::Child,
+    log: tempfile::NamedTempFile,
+}
+
+impl Daemon {
+    pub fn spawn(config: &std::path::Path, extra: &[&str]) -> Daemon {
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let child = std::process::Command::new(msgx_bin())
+            .arg("--config")
+            .arg(config)
+            .arg("daemon")
+            .args(extra)
+            .env_remove("MSGX_DATABASE_URL")
+            .env("RUST_LOG", "info")
+            .stdout(std::process::Stdio::from(log.reopen().unwrap()))
+            .stderr(std::process::Stdio::from(log.reopen().unwrap()))
+            .spawn()
+            .expect("spawn daemon");
+        Daemon { child, log }
+    }
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+    pub fn output(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap_or_default()
+    }
+    pub async fn wait_exit(&mut self, timeout: std::time::Duration) -> i32 {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "daemon did not exit; log:\n{}",
+                self.output()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+    pub fn terminate(&self) {
+        let _ = std::process::Command::new("kill")
+            .arg("-TERM")
+            .arg(self.pid().to_string())
+            .status();
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A minimal HTTP/1.1 request over a real socket; returns (status, body).
+pub async fn http(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.expect("read");
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+    (status, body)
+}

@@ -3,6 +3,7 @@
 
 pub mod flight_txn;
 pub mod refdata;
+pub mod resp;
 
 use crate::codec::{DecodedMessage, Schd};
 use crate::domain::FlightStateEngine;

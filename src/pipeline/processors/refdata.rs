@@ -18,9 +18,28 @@ pub struct RefDataProcessor;
 
 impl RefDataProcessor {
     /// Applies one reference message (the caller handled RESP matching and
-    /// unsupported subtypes).
+    /// unsupported subtypes) in its own transaction.
     pub async fn apply(
         ctx: &JobContext,
+        msg_id: i64,
+        r: &RefData,
+    ) -> Result<FlightTxnResult, JobError> {
+        let mut tx = ctx.pg.begin().await?;
+        let result = Self::apply_in(ctx, &mut tx, msg_id, r).await?;
+        match result {
+            FlightTxnResult::Succeeded { .. } => tx.commit().await?,
+            _ => tx.rollback().await?,
+        }
+        Ok(result)
+    }
+
+    /// The body of the transaction on `conn` (an open transaction the caller
+    /// commits only on `Succeeded`): used alone by [`Self::apply`] and by the
+    /// RESP processor, which closes the answered request in the same
+    /// transaction. On any other result nothing was written by this call.
+    pub async fn apply_in(
+        ctx: &JobContext,
+        conn: &mut sqlx::PgConnection,
         msg_id: i64,
         r: &RefData,
     ) -> Result<FlightTxnResult, JobError> {
@@ -41,16 +60,11 @@ impl RefDataProcessor {
             )));
         }
         let now = ctx.clock.now();
-        let mut tx = ctx.pg.begin().await?;
-        match ctx.open_processing(&mut tx, msg_id).await?.as_deref() {
+        let tx = conn;
+        match ctx.open_processing(&mut *tx, msg_id).await?.as_deref() {
             Some("PENDING") | Some("FAILED") => {}
-            Some(s) => {
-                let s = s.to_string();
-                tx.rollback().await?;
-                return Ok(FlightTxnResult::AlreadyTerminal(s));
-            }
+            Some(s) => return Ok(FlightTxnResult::AlreadyTerminal(s.to_string())),
             None => {
-                tx.rollback().await?;
                 return Err(JobError::Other(format!(
                     "PROC_STATE row {msg_id} vanished during processing"
                 )));
@@ -59,7 +73,7 @@ impl RefDataProcessor {
         let note = match &r.styp {
             RefStyp::Dnld | RefStyp::Resp => {
                 let (written, removed) =
-                    ref_master::replace_all(&mut tx, &r.rtype, &r.records, msg_id, now).await?;
+                    ref_master::replace_all(&mut *tx, &r.rtype, &r.records, msg_id, now).await?;
                 format!(
                     "{}: {written} written, {removed} removed (snapshot)",
                     r.rtype
@@ -67,16 +81,15 @@ impl RefDataProcessor {
             }
             RefStyp::Add | RefStyp::Upd => {
                 let written =
-                    ref_master::upsert(&mut tx, &r.rtype, &r.records, msg_id, now).await?;
+                    ref_master::upsert(&mut *tx, &r.rtype, &r.records, msg_id, now).await?;
                 format!("{}: {written} upserted", r.rtype)
             }
             RefStyp::Del => {
                 let keys: Vec<&str> = r.records.iter().map(|x| x.key.as_str()).collect();
-                let removed = ref_master::delete(&mut tx, &r.rtype, &keys).await?;
+                let removed = ref_master::delete(&mut *tx, &r.rtype, &keys).await?;
                 format!("{}: {removed} deleted", r.rtype)
             }
             RefStyp::Other(s) => {
-                tx.rollback().await?;
                 return Err(JobError::Other(format!(
                     "unsupported reference subtype {s} reached the processor"
                 )));
@@ -93,13 +106,11 @@ impl RefDataProcessor {
         } else {
             note
         };
-        if !proc_state::mark_succeeded(&mut tx, msg_id, Some(&note), now).await? {
-            tx.rollback().await?;
+        if !proc_state::mark_succeeded(&mut *tx, msg_id, Some(&note), now).await? {
             return Err(JobError::Other(format!(
                 "message {msg_id} changed state during processing"
             )));
         }
-        tx.commit().await?;
         Ok(FlightTxnResult::Succeeded {
             flights_written: 0,
             events: 0,

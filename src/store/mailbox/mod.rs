@@ -45,6 +45,7 @@ pub enum MarkOutcome {
 pub struct Mailbox {
     pool: mysql_async::Pool,
     inbox: String,
+    outbox: String,
     processed_column: String,
     shadow: bool,
     timeout: Duration,
@@ -67,6 +68,7 @@ impl Mailbox {
         Ok(Mailbox {
             pool: mysql_async::Pool::new(opts),
             inbox: cfg.inbox_table.clone(),
+            outbox: cfg.outbox_table.clone(),
             processed_column: cfg.processed_column.clone(),
             shadow: cfg.shadow,
             timeout: cfg.timeout.std(),
@@ -355,5 +357,64 @@ impl Mailbox {
             conn.exec::<(i64, Vec<u8>), _, _>(sql, (first, last)).await
         })
         .await
+    }
+}
+
+impl Mailbox {
+    /// Inserts one outbound request into COUTMSGS exactly as the predecessor
+    /// did (sis-format §5): the XML, the insert time, the ROUTINGID; the
+    /// TRUEFALS_GROUP, FINAL_GROUP_IND, ACK_REQD, ACK_RESEND_TIMES, ENCRYPT
+    /// and ERROR flags 0; DATE_SENT, NO_MESSAGES, GROUP_ORDER, GROUP_ID and
+    /// ACK_DATE_RECV NULL. Refused in shadow mode. Returns COUTMSGS_ID.
+    pub async fn insert_request(
+        &self,
+        xml: &str,
+        inserted_at: NaiveDateTime,
+        routing_id: &str,
+    ) -> Result<i64, MailboxError> {
+        if self.shadow {
+            return Err(MailboxError::Shadow);
+        }
+        let sql = format!(
+            "INSERT INTO {} (COUTMSGS_CLOB_MSG, COUTMSGS_DATE_INSERTED, ROUTINGID, \
+             COUTMSGS_TRUEFALS_GROUP, COUTMSGS_FINAL_GROUP_IND, COUTMSGS_ACK_REQD, \
+             COUTMSGS_ACK_RESEND_TIMES, COUTMSGS_ENCRYPT, COUTMSGS_ERROR) \
+             VALUES (?, ?, ?, 0, 0, 0, 0, 0, 0)",
+            self.outbox
+        );
+        self.bounded(async {
+            let mut conn = self.pool.get_conn().await?;
+            conn.exec_drop(sql, (xml, inserted_at, routing_id)).await?;
+            Ok(i64::try_from(conn.last_insert_id().unwrap_or(0)).unwrap_or(0))
+        })
+        .await
+    }
+
+    /// The COUTMSGS rows with this ROUTINGID whose XML carries
+    /// `<SEQN>seqn6</SEQN>`, newest first, as `(COUTMSGS_ID, XML)`: request
+    /// compensation (§7.2) looks a request up here before sending it again.
+    /// SEQN cycles, so the caller compares the whole XML. A read: allowed in
+    /// shadow mode.
+    pub async fn find_requests(
+        &self,
+        seqn6: &str,
+        routing_id: &str,
+    ) -> Result<Vec<(i64, String)>, MailboxError> {
+        let sql = format!(
+            "SELECT COUTMSGS_ID, COUTMSGS_CLOB_MSG FROM {} WHERE ROUTINGID = ? \
+             AND COUTMSGS_CLOB_MSG LIKE ? ORDER BY COUTMSGS_ID DESC LIMIT 20",
+            self.outbox
+        );
+        let pattern = format!("%<SEQN>{seqn6}</SEQN>%");
+        let rows: Vec<(i64, Option<String>)> = self
+            .bounded(async {
+                let mut conn = self.pool.get_conn().await?;
+                conn.exec(sql, (routing_id, pattern)).await
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, xml)| (id, xml.unwrap_or_default()))
+            .collect())
     }
 }

@@ -11,13 +11,33 @@ use sqlx::{PgConnection, PgPool, Row};
 pub struct CursorRow {
     pub cursor: Cursor,
     pub seeded_at: Option<DateTime<Utc>>,
+    /// Last change of W or HOLE_SINCE (`/readyz` judges a stall by it).
+    pub updated_at: Option<DateTime<Utc>>,
 }
 
 /// Reads the cursor, locking it for the rest of the transaction.
 pub async fn load_for_update(conn: &mut PgConnection) -> Result<CursorRow, sqlx::Error> {
+    let r = sqlx::query(
+        "SELECT w, hole_since, seeded_at, updated_at FROM inbox_cursor WHERE id = 1 FOR UPDATE",
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok(CursorRow {
+        cursor: Cursor {
+            w: r.try_get("w")?,
+            hole_since: r.try_get("hole_since")?,
+        },
+        seeded_at: r.try_get("seeded_at")?,
+        updated_at: r.try_get("updated_at")?,
+    })
+}
+
+/// Reads the cursor.
+pub async fn load(pool: &PgPool) -> Result<CursorRow, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
     let r =
-        sqlx::query("SELECT w, hole_since, seeded_at FROM inbox_cursor WHERE id = 1 FOR UPDATE")
-            .fetch_one(conn)
+        sqlx::query("SELECT w, hole_since, seeded_at, updated_at FROM inbox_cursor WHERE id = 1")
+            .fetch_one(&mut *conn)
             .await?;
     Ok(CursorRow {
         cursor: Cursor {
@@ -25,21 +45,7 @@ pub async fn load_for_update(conn: &mut PgConnection) -> Result<CursorRow, sqlx:
             hole_since: r.try_get("hole_since")?,
         },
         seeded_at: r.try_get("seeded_at")?,
-    })
-}
-
-/// Reads the cursor.
-pub async fn load(pool: &PgPool) -> Result<CursorRow, sqlx::Error> {
-    let mut conn = pool.acquire().await?;
-    let r = sqlx::query("SELECT w, hole_since, seeded_at FROM inbox_cursor WHERE id = 1")
-        .fetch_one(&mut *conn)
-        .await?;
-    Ok(CursorRow {
-        cursor: Cursor {
-            w: r.try_get("w")?,
-            hole_since: r.try_get("hole_since")?,
-        },
-        seeded_at: r.try_get("seeded_at")?,
+        updated_at: r.try_get("updated_at")?,
     })
 }
 
@@ -178,4 +184,51 @@ pub async fn has_proc_state(pool: &PgPool) -> Result<bool, sqlx::Error> {
     sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM proc_state)")
         .fetch_one(pool)
         .await
+}
+
+/// A released hole, for `msgx holes`.
+#[derive(Debug, Clone, serde::Serialize, sqlx::FromRow)]
+pub struct ReleasedHoleRow {
+    pub id: i64,
+    pub first_id: i64,
+    pub last_id: i64,
+    pub first_seen: DateTime<Utc>,
+    pub released_at: DateTime<Utc>,
+}
+
+/// The newest released holes first.
+pub async fn released_holes(
+    pool: &PgPool,
+    limit: i64,
+) -> Result<Vec<ReleasedHoleRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, first_id, last_id, first_seen, released_at FROM inbox_hole ORDER BY id DESC LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+/// A late row with what became of it, for `msgx holes`.
+#[derive(Debug, Clone, serde::Serialize, sqlx::FromRow)]
+pub struct LateRow {
+    pub msg_id: i64,
+    pub hole_id: Option<i64>,
+    pub detected_at: DateTime<Utc>,
+    pub received_at: Option<DateTime<Utc>>,
+    pub resolution: Option<String>,
+    /// Its PROC_STATE when it was re-sent or enqueued by hand since.
+    pub state: Option<String>,
+}
+
+/// The newest late rows first.
+pub async fn late_rows(pool: &PgPool, limit: i64) -> Result<Vec<LateRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT l.msg_id, l.hole_id, l.detected_at, l.received_at, l.resolution, p.state \
+         FROM inbox_late_row l LEFT JOIN proc_state p ON p.msg_id = l.msg_id \
+         ORDER BY l.msg_id DESC LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(pool)
+    .await
 }

@@ -121,3 +121,17 @@ pub async fn last_runs(pool: &PgPool) -> Result<Vec<LastRun>, sqlx::Error> {
     .fetch_all(pool)
     .await
 }
+
+/// When each job last succeeded (the `msgx_job_last_success_timestamp_seconds`
+/// gauge reads it, so cron runs in other processes count too).
+pub async fn last_successes(
+    pool: &PgPool,
+) -> Result<std::collections::BTreeMap<String, DateTime<Utc>>, sqlx::Error> {
+    let rows: Vec<(String, DateTime<Utc>)> = sqlx::query_as(
+        "SELECT job, max(COALESCE(finished_at, started_at)) FROM job_run \
+         WHERE outcome = 'SUCCEEDED' GROUP BY job",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().collect())
+}

@@ -9,6 +9,7 @@ pub mod msg_event;
 pub mod operator_action;
 pub mod proc_state;
 pub mod ref_master;
+pub mod req_track;
 pub mod snap_log;
 
 use sqlx::PgPool;

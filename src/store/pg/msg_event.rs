@@ -26,6 +26,8 @@ pub struct PendingEvent {
     pub payload: Option<Vec<u8>>,
     pub attempts: i32,
     pub first_failure_at: Option<DateTime<Utc>>,
+    /// Commit time of this version (the start of the delivery latency).
+    pub created_at: DateTime<Utc>,
 }
 
 /// Due KAFKA:msg rows with EVENT_ID > `after`, in EVENT_ID order, leaving
@@ -39,7 +41,7 @@ pub async fn fetch_due_msg(
 ) -> Result<Vec<PendingEvent>, sqlx::Error> {
     sqlx::query_as(
         "SELECT e.event_id, e.partition_key, e.event_type, e.state_version, e.payload, \
-                e.attempts, e.first_failure_at \
+                e.attempts, e.first_failure_at, e.created_at \
          FROM msg_event e \
          WHERE e.target = 'KAFKA:msg' AND e.status = 'PENDING' \
            AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= $1) \
@@ -68,7 +70,7 @@ pub async fn fetch_due_schd(
     limit: i64,
 ) -> Result<Vec<PendingEvent>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT event_id, partition_key, event_type, state_version, payload, attempts, first_failure_at \
+        "SELECT event_id, partition_key, event_type, state_version, payload, attempts, first_failure_at, created_at \
          FROM msg_event \
          WHERE target = 'KAFKA:schd' AND status = 'PENDING' \
            AND (next_attempt_at IS NULL OR next_attempt_at <= $1) \
@@ -336,4 +338,63 @@ pub async fn append_many(
     .execute(&mut *conn)
     .await?;
     Ok(())
+}
+
+/// One write of a flight as its KAFKA:msg notification recorded it
+/// (`msgx flight show`), with the processing outcome of the message.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct FlightChange {
+    pub event_id: i64,
+    pub state_version: i64,
+    pub msg_id: Option<i64>,
+    /// `TYPE-STYP`, from the notification.
+    pub kind: Option<String>,
+    /// `UPSERT` or `DELETE`.
+    pub change: Option<String>,
+    pub changed_fields: Option<serde_json::Value>,
+    /// The write's audit time.
+    pub at: Option<String>,
+    /// The message's PROC_STATE (from PROC_STATE_HST once archived).
+    pub outcome: Option<String>,
+    pub received_at: Option<DateTime<Utc>>,
+}
+
+/// The writes of flight `flid` still in the outbox (SENT rows are kept for
+/// `msgx.pipeline.event-retention`), newest first.
+pub async fn flight_changes(
+    pool: &PgPool,
+    flid: i64,
+    limit: i64,
+) -> Result<Vec<FlightChange>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT e.event_id, e.state_version, e.msg_id, n.doc->>'msg_kind' AS kind, \
+                n.doc->>'change' AS change, n.doc->'changed_fields' AS changed_fields, \
+                n.doc->>'updated_at' AS at, \
+                COALESCE(h.state, p.state) AS outcome, COALESCE(h.received_at, p.received_at) AS received_at \
+         FROM msg_event e \
+         CROSS JOIN LATERAL (SELECT convert_from(e.payload, 'UTF8')::jsonb AS doc) n \
+         LEFT JOIN proc_state p ON p.msg_id = e.msg_id \
+         LEFT JOIN proc_state_hst h ON h.msg_id = e.msg_id \
+         WHERE e.target = 'KAFKA:msg' AND e.partition_key = $1 \
+         ORDER BY e.state_version DESC, e.event_id DESC \
+         LIMIT $2",
+    )
+    .bind(flid.to_string())
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+/// The flights (FLID, version) one message wrote, in write order.
+pub async fn flights_of_message(
+    pool: &PgPool,
+    msg_id: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT partition_key, state_version FROM msg_event \
+         WHERE target = 'KAFKA:msg' AND msg_id = $1 ORDER BY event_id",
+    )
+    .bind(msg_id)
+    .fetch_all(pool)
+    .await
 }

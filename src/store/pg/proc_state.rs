@@ -472,3 +472,52 @@ pub async fn replay(
     .await?
     .rows_affected())
 }
+
+/// Everything PROC_STATE keeps about one message (`msgx msg show`).
+#[derive(Debug, Clone, serde::Serialize, sqlx::FromRow)]
+pub struct MessageRecord {
+    pub msg_id: i64,
+    pub state: String,
+    pub identity_key: Option<String>,
+    pub msg_type: Option<String>,
+    pub msg_styp: Option<String>,
+    pub attempts: i32,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub error_class: Option<String>,
+    pub last_error: Option<String>,
+    pub outcome_reason: Option<String>,
+    pub source: String,
+    pub received_at: Option<DateTime<Utc>>,
+    pub enqueued_at: Option<DateTime<Utc>>,
+    pub updated_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub backfill_next_at: Option<DateTime<Utc>>,
+    pub backfill_at: Option<DateTime<Utc>>,
+    pub backfill_attempts: i32,
+    pub backfill_last_error: Option<String>,
+    pub backfill_abandoned_at: Option<DateTime<Utc>>,
+    pub backfill_abandoned_reason: Option<String>,
+    pub backfill_reconciled_at: Option<DateTime<Utc>>,
+    pub backfill_reconciled_note: Option<String>,
+    /// Set when the row comes from PROC_STATE_HST (archived, §9.3).
+    pub archived_at: Option<DateTime<Utc>>,
+}
+
+/// The message's record: the live row, or its PROC_STATE_HST row once it is
+/// archived (the live table keeps only an ARCHIVED shadow then).
+pub async fn record(pool: &PgPool, msg_id: i64) -> Result<Option<MessageRecord>, sqlx::Error> {
+    const COLUMNS: &str = "msg_id, state, identity_key, msg_type, msg_styp, attempts, next_attempt_at, \
+         error_class, last_error, outcome_reason, source, received_at, enqueued_at, updated_at, \
+         finished_at, backfill_next_at, backfill_at, backfill_attempts, backfill_last_error, \
+         backfill_abandoned_at, backfill_abandoned_reason, backfill_reconciled_at, backfill_reconciled_note";
+    let sql = format!(
+        "SELECT {COLUMNS}, archived_at FROM proc_state_hst WHERE msg_id = $1 \
+         UNION ALL \
+         SELECT {COLUMNS}, NULL::timestamptz FROM proc_state WHERE msg_id = $1 AND state <> 'ARCHIVED' \
+         LIMIT 1"
+    );
+    sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(msg_id)
+        .fetch_optional(pool)
+        .await
+}

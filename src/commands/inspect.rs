@@ -1,0 +1,338 @@
+//! `msgx flight show`, `msgx msg show`, `msgx holes` (issue 10): why a
+//! flight shows what it shows, what became of one message, and where the
+//! watermark skipped (design §4.1 "代价": holes must be watched).
+//!
+//! Read-only; exit 0 when found, 1 when the thing does not exist or a store
+//! cannot be read.
+
+use crate::codec;
+use crate::config::Config;
+use crate::domain::{mafl, schd_projection};
+use crate::pipeline::pump::domain_config;
+use crate::store::mailbox::Mailbox;
+use crate::store::pg::flight::FlightStore;
+use crate::store::pg::{inbox, msg_event, proc_state};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use std::io::Write;
+
+/// Exit codes.
+const OK: i32 = 0;
+const FAILURE: i32 = 1;
+
+fn fail(what: &str, e: impl std::fmt::Display) -> i32 {
+    eprintln!("msgx {what}: {e}");
+    FAILURE
+}
+
+fn emit(out: &mut dyn Write, text: &str) -> i32 {
+    match out.write_all(text.as_bytes()) {
+        Ok(()) => OK,
+        Err(_) => FAILURE,
+    }
+}
+
+fn time(t: Option<DateTime<Utc>>) -> String {
+    t.map_or_else(
+        || "-".into(),
+        |t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+    )
+}
+
+/// `msgx flight show <FLID> [--json]`: the complete current state (the
+/// KAFKA:schd projection JSON, MAFL included) and the writes still in the
+/// outbox, newest first.
+pub async fn flight_show(
+    pool: &PgPool,
+    config: &Config,
+    flid: i64,
+    limit: i64,
+    json_out: bool,
+    out: &mut dyn Write,
+) -> i32 {
+    let store = FlightStore::new(&domain_config(config));
+    let flights = match pool.acquire().await {
+        Ok(mut conn) => store.load_with_children(&mut conn, &[flid]).await,
+        Err(e) => Err(e),
+    };
+    let flights = match flights {
+        Ok(f) => f,
+        Err(e) => return fail("flight show", e),
+    };
+    let Some(current) = flights.iter().find(|f| f.flid == flid) else {
+        eprintln!(
+            "msgx flight show: no flight {flid} in the current state (never created, or moved to \
+             the history store by flight-history-clean: see the flight_history table)"
+        );
+        return FAILURE;
+    };
+    let shares = mafl::derive(current, flights.iter());
+    let state = schd_projection(current, shares.as_deref()).to_json();
+    let changes = match msg_event::flight_changes(pool, flid, limit).await {
+        Ok(c) => c,
+        Err(e) => return fail("flight show", e),
+    };
+    if json_out {
+        let doc = json!({"flid": flid, "state": state, "messages": changes});
+        return emit(out, &format!("{doc}\n"));
+    }
+    let mut s = format!(
+        "flight {flid}: {} version {}, last message {}\n",
+        state["state"].as_str().unwrap_or("?"),
+        current.state_version,
+        current.last_msg_id
+    );
+    s += &serde_json::to_string_pretty(&state).unwrap_or_default();
+    s += "\n\nmessages that changed it (newest first; kept for msgx.pipeline.event-retention):\n";
+    if changes.is_empty() {
+        s += "  none in the outbox\n";
+    } else {
+        s += &format!(
+            "  {:>10} {:>7} {:<12} {:<7} {:<10} {:<26} FIELDS\n",
+            "MSG-ID", "VERSION", "KIND", "CHANGE", "OUTCOME", "WRITTEN"
+        );
+    }
+    for c in &changes {
+        let fields: Vec<String> = c
+            .changed_fields
+            .as_ref()
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        s += &format!(
+            "  {:>10} {:>7} {:<12} {:<7} {:<10} {:<26} {}\n",
+            c.msg_id.map_or_else(|| "-".into(), |id| id.to_string()),
+            c.state_version,
+            c.kind.as_deref().unwrap_or("-"),
+            c.change.as_deref().unwrap_or("-"),
+            c.outcome.as_deref().unwrap_or("-"),
+            c.at.as_deref().unwrap_or("-"),
+            fields.join(",")
+        );
+    }
+    emit(out, &s)
+}
+
+/// What the mailbox holds for one message.
+enum Raw {
+    Present(Vec<u8>),
+    Purged,
+    Unreadable(String),
+}
+
+/// `msgx msg show <MSG_ID> [--json]`: the PROC_STATE record, the flights it
+/// wrote, and the raw XML from the mailbox (or "purged"), decoded.
+pub async fn msg_show(
+    pool: &PgPool,
+    mailbox: &Mailbox,
+    msg_id: i64,
+    json_out: bool,
+    out: &mut dyn Write,
+) -> i32 {
+    let record = match proc_state::record(pool, msg_id).await {
+        Ok(r) => r,
+        Err(e) => return fail("msg show", e),
+    };
+    let flights = match msg_event::flights_of_message(pool, msg_id).await {
+        Ok(f) => f,
+        Err(e) => return fail("msg show", e),
+    };
+    let raw = match mailbox.read_raw(msg_id).await {
+        Ok(Some(bytes)) => Raw::Present(bytes),
+        Ok(None) => Raw::Purged,
+        Err(e) => Raw::Unreadable(e.to_string()),
+    };
+    if record.is_none() && matches!(raw, Raw::Purged) {
+        eprintln!("msgx msg show: message {msg_id} is neither in PROC_STATE nor in the mailbox");
+        return FAILURE;
+    }
+    let decoded = match &raw {
+        Raw::Present(bytes) => Some(codec::decode(bytes)),
+        _ => None,
+    };
+    let flights_json: Vec<Value> = flights
+        .iter()
+        .map(|(flid, v)| json!({"flid": flid, "state_version": v}))
+        .collect();
+    if json_out {
+        let (raw_text, mailbox_state) = match &raw {
+            Raw::Present(b) => (
+                Some(String::from_utf8_lossy(b).into_owned()),
+                "present".to_string(),
+            ),
+            Raw::Purged => (None, "purged".into()),
+            Raw::Unreadable(e) => (None, format!("unreachable: {e}")),
+        };
+        let doc = json!({
+            "msg_id": msg_id,
+            "record": record,
+            "flights": flights_json,
+            "mailbox": mailbox_state,
+            "raw": raw_text,
+            "decoded": decoded.as_ref().map(super::decode::result_value),
+        });
+        return emit(out, &format!("{doc}\n"));
+    }
+    let mut s = format!("message {msg_id}\n");
+    match &record {
+        None => {
+            s += "  not in PROC_STATE: not enqueued yet (beyond W) or a late row (see `msgx holes`)\n"
+        }
+        Some(r) => s += &record_text(r),
+    }
+    if !flights.is_empty() {
+        let f: Vec<String> = flights
+            .iter()
+            .map(|(flid, v)| format!("{flid} (v{v})"))
+            .collect();
+        s += &format!("  flights written: {}\n", f.join(", "));
+    }
+    match (&raw, &decoded) {
+        (Raw::Present(bytes), Some(d)) => {
+            s += &format!(
+                "decoded:\n{}raw XML:\n{}\n",
+                super::decode::summary(&format!("  {msg_id}"), d),
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        (Raw::Purged, _) => s += "raw XML: purged (the mailbox row no longer exists)\n",
+        (Raw::Unreadable(e), _) => s += &format!("raw XML: mailbox unreachable: {e}\n"),
+        (Raw::Present(_), None) => {}
+    }
+    emit(out, &s)
+}
+
+fn record_text(r: &proc_state::MessageRecord) -> String {
+    let kind = format!(
+        "{}-{}",
+        r.msg_type.as_deref().unwrap_or("?"),
+        r.msg_styp.as_deref().unwrap_or("?")
+    );
+    let mut s = format!(
+        "  state {}{} · kind {kind} · attempts {} · source {}\n",
+        r.state,
+        r.archived_at
+            .map(|t| format!(" (archived {})", time(Some(t))))
+            .unwrap_or_default(),
+        r.attempts,
+        r.source
+    );
+    if let Some(c) = &r.error_class {
+        s += &format!("  error {c}: {}\n", r.last_error.as_deref().unwrap_or(""));
+    }
+    if let Some(reason) = &r.outcome_reason {
+        s += &format!("  outcome reason: {reason}\n");
+    }
+    if r.next_attempt_at.is_some() {
+        s += &format!("  next attempt: {}\n", time(r.next_attempt_at));
+    }
+    s += &format!(
+        "  received {} · enqueued {} · finished {}\n",
+        time(r.received_at),
+        time(r.enqueued_at),
+        time(r.finished_at)
+    );
+    let backfill = if let Some(at) = r.backfill_at {
+        format!("mark written {}", time(Some(at)))
+    } else if let Some(at) = r.backfill_abandoned_at {
+        format!(
+            "ABANDONED {} ({}){}",
+            time(Some(at)),
+            r.backfill_abandoned_reason.as_deref().unwrap_or("?"),
+            r.backfill_reconciled_at
+                .map(|t| format!(", reconciled {}", time(Some(t))))
+                .unwrap_or_else(|| ", not reconciled".into())
+        )
+    } else if r.backfill_next_at.is_some() {
+        format!("pending, next try {}", time(r.backfill_next_at))
+    } else {
+        "no intent (not terminal)".into()
+    };
+    s += &format!(
+        "  backfill: {backfill} · attempts {}{}\n",
+        r.backfill_attempts,
+        r.backfill_last_error
+            .as_ref()
+            .map(|e| format!(" · last error: {e}"))
+            .unwrap_or_default()
+    );
+    s
+}
+
+/// `msgx holes [--json]`: the hole W waits at now, the released holes and
+/// the late rows (newest first, at most `limit` each).
+pub async fn holes(
+    pool: &PgPool,
+    now: DateTime<Utc>,
+    limit: i64,
+    json_out: bool,
+    out: &mut dyn Write,
+) -> i32 {
+    let read = async {
+        Ok::<_, sqlx::Error>((
+            inbox::load(pool).await?,
+            inbox::released_holes(pool, limit).await?,
+            inbox::late_rows(pool, limit).await?,
+        ))
+    };
+    let (cursor, released, late) = match read.await {
+        Ok(r) => r,
+        Err(e) => return fail("holes", e),
+    };
+    let w = cursor.cursor.w;
+    let open = cursor.cursor.hole_since.map(|since| {
+        json!({
+            "at_id": w + 1,
+            "since": since,
+            "open_seconds": (now - since).num_seconds().max(0),
+        })
+    });
+    if json_out {
+        let doc = json!({"w": w, "open": open, "released": released, "late_rows": late});
+        return emit(out, &format!("{doc}\n"));
+    }
+    let mut s = format!("watermark W = {w}\n");
+    s += &match cursor.cursor.hole_since {
+        Some(since) => format!(
+            "open hole at ID {} since {} ({}s; released after msgx.pipeline.max-commit-delay)\n",
+            w + 1,
+            time(Some(since)),
+            (now - since).num_seconds().max(0)
+        ),
+        None => "no open hole\n".into(),
+    };
+    s += &format!("released holes ({}):\n", released.len());
+    for h in &released {
+        s += &format!(
+            "  #{:<6} IDs {}..={}  first seen {}  released {}\n",
+            h.id,
+            h.first_id,
+            h.last_id,
+            time(Some(h.first_seen)),
+            time(Some(h.released_at))
+        );
+    }
+    s += &format!(
+        "late rows ({}; below W, NOT processed: docs/operations.md):\n",
+        late.len()
+    );
+    for l in &late {
+        s += &format!(
+            "  ID {:<10} hole #{:<6} detected {}  {}{}\n",
+            l.msg_id,
+            l.hole_id.map_or_else(|| "-".into(), |h| h.to_string()),
+            time(Some(l.detected_at)),
+            l.state.as_deref().unwrap_or("not enqueued"),
+            l.resolution
+                .as_ref()
+                .map(|r| format!(" · {r}"))
+                .unwrap_or_default()
+        );
+    }
+    emit(out, &s)
+}

@@ -1,0 +1,694 @@
+//! Operability (issue 10) against real PostgreSQL and MariaDB: the
+//! `/metrics` endpoint exposes every metric docs/metrics.md documents and its
+//! values move; `/healthz` and `/readyz` answer apart (lock lost, PostgreSQL
+//! unreachable, watermark stalled); the daemon serves them; `flight show`,
+//! `msg show` and `holes` on fixture data; the systemd units verify.
+
+mod common;
+
+use chrono::Duration;
+use common::*;
+use msgx::clock::{ManualClock, SharedClock};
+use msgx::http::ops::{Heartbeat, LockSlot, OpsState, router};
+use msgx::instance_lock::{AdvisoryLock, LockKey};
+use msgx::jobs::runner::{RunOptions, Runner};
+use sqlx::Connection;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const OWN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sis");
+
+/// The recorder is process-wide: tests that read metric values take turns
+/// (only matters when tests share a process, as under `cargo test`).
+static SCRAPES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+struct Ops {
+    addr: SocketAddr,
+    heartbeat: Arc<Heartbeat>,
+    lock: LockSlot,
+}
+
+/// Serves the ops router for `db` and `mailbox_url` on a free port.
+async fn serve_ops(db: &TestDb, mailbox_url: &str, clock: SharedClock) -> Ops {
+    let mut cfg = db.config();
+    cfg.msgx.mailbox.url = mailbox_url.to_string();
+    cfg.msgx.http.probe_timeout = "2s".parse().unwrap();
+    let heartbeat = Arc::new(Heartbeat::default());
+    let lock = LockSlot::default();
+    let state = OpsState {
+        pg: db.pool.clone(),
+        mailbox: msgx::store::mailbox::Mailbox::new(&cfg.msgx.mailbox).unwrap(),
+        clock,
+        config: Arc::new(cfg),
+        heartbeat: heartbeat.clone(),
+        lock: lock.clone(),
+        metrics: msgx::prometheus::install().expect("recorder installs"),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router(state)).await;
+    });
+    Ops {
+        addr,
+        heartbeat,
+        lock,
+    }
+}
+
+async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    http(addr, "GET", path, "").await
+}
+
+async fn get_json(addr: SocketAddr, path: &str) -> (u16, serde_json::Value) {
+    let (status, body) = get(addr, path).await;
+    let v = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"));
+    (status, v)
+}
+
+/// The value of the series `name` whose labels include `labels`.
+fn value(page: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    page.lines().find_map(|line| {
+        let (series, v) = line.rsplit_once(' ')?;
+        let (n, rest) = match series.split_once('{') {
+            Some((n, rest)) => (n, rest),
+            None => (series, ""),
+        };
+        if n != name
+            || !labels
+                .iter()
+                .all(|(k, val)| rest.contains(&format!("{k}=\"{val}\"")))
+        {
+            return None;
+        }
+        v.parse().ok()
+    })
+}
+
+/// `(name, type)` of every metric docs/metrics.md documents.
+fn documented() -> Vec<(String, String)> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/metrics.md"))
+        .expect("docs/metrics.md");
+    doc.lines()
+        .filter(|l| l.starts_with("| `msgx_"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells[1].trim_matches('`').to_string(), cells[2].to_string())
+        })
+        .collect()
+}
+
+fn own_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(OWN)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    files.sort();
+    files
+}
+
+async fn load_own(mb: &TestMailbox) -> Vec<(i64, PathBuf)> {
+    let mut out = Vec::new();
+    for f in own_files() {
+        out.push((mb.insert(&std::fs::read_to_string(&f).unwrap()).await, f));
+    }
+    out
+}
+
+async fn run(r: &Runner, job: &str) {
+    run_under(r, job, None).await
+}
+
+/// Runs `job` under an instance lock the test already holds.
+async fn run_under(r: &Runner, job: &str, lock: Option<&AdvisoryLock>) {
+    let opts = RunOptions {
+        until_empty: true,
+        ..Default::default()
+    };
+    let guard = lock.map(AdvisoryLock::guard);
+    r.run(job, &opts, guard.as_ref()).await.expect("job runs");
+}
+
+/// Ingest and pump until the fixtures are terminal: 025 (Unsupported) holds
+/// the head with backoff until it is EXHAUSTED, so time is moved on.
+async fn drain(r: &Runner, clock: &ManualClock) {
+    for _ in 0..8 {
+        run(r, "ingest-sweep").await;
+        run(r, "pump-drain").await;
+        clock.advance(Duration::minutes(20));
+    }
+}
+
+#[tokio::test]
+async fn the_endpoint_exposes_every_documented_metric_and_the_backlog_drains() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let ids = load_own(&mb).await;
+    let (clock, shared) = manual_clock();
+    let ops = serve_ops(&db, &mb.url, shared.clone()).await;
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    let _turn = SCRAPES.lock().await;
+
+    run(&r, "ingest-sweep").await;
+    clock.advance(Duration::seconds(90));
+    let (status, page) = get(ops.addr, "/metrics").await;
+    assert_eq!(status, 200);
+    for (name, kind) in documented() {
+        assert!(
+            page.contains(&format!("# TYPE {name} {kind}")),
+            "{name} ({kind}) is documented but not exposed:\n{page}"
+        );
+    }
+    let pending = ids.len() as f64;
+    assert_eq!(
+        value(&page, "msgx_pipeline_messages", &[("state", "PENDING")]),
+        Some(pending)
+    );
+    assert_eq!(
+        value(
+            &page,
+            "msgx_pipeline_backlog_oldest_unprocessed_seconds",
+            &[]
+        ),
+        Some(90.0)
+    );
+    assert_eq!(
+        value(&page, "msgx_ingest_watermark_lag_ids", &[]),
+        Some(0.0)
+    );
+    assert_eq!(value(&page, "msgx_collector_success", &[]), Some(1.0));
+    let succeeded_before = value(
+        &page,
+        "msgx_pipeline_messages_processed_total",
+        &[("outcome", "succeeded")],
+    )
+    .unwrap_or(0.0);
+
+    drain(&r, &clock).await;
+    let (_, page) = get(ops.addr, "/metrics").await;
+    assert_eq!(
+        value(
+            &page,
+            "msgx_pipeline_backlog_oldest_unprocessed_seconds",
+            &[]
+        ),
+        Some(0.0),
+        "after a drain the backlog age is 0"
+    );
+    assert_eq!(
+        value(&page, "msgx_pipeline_messages", &[("state", "PENDING")]),
+        Some(0.0)
+    );
+    assert!(value(&page, "msgx_pipeline_messages", &[("state", "SUCCEEDED")]).unwrap_or(0.0) > 0.0);
+    assert!(
+        value(
+            &page,
+            "msgx_pipeline_messages_processed_total",
+            &[("outcome", "succeeded")]
+        )
+        .unwrap_or(0.0)
+            > succeeded_before
+    );
+    for (outcome, class) in [
+        ("dead", "EXHAUSTED"),
+        ("dead", "MALFORMED"),
+        ("failed", "UNSUPPORTED"),
+    ] {
+        assert!(
+            value(
+                &page,
+                "msgx_pipeline_messages_processed_total",
+                &[("outcome", outcome), ("error_class", class)]
+            )
+            .unwrap_or(0.0)
+                >= 1.0,
+            "{outcome}/{class} counted"
+        );
+    }
+    assert!(
+        value(
+            &page,
+            "msgx_pipeline_processing_duration_seconds_count",
+            &[]
+        )
+        .unwrap_or(0.0)
+            >= pending - 1.0
+    );
+    // Events wait in the outbox (no Kafka here): their age moves with the clock.
+    assert!(
+        value(
+            &page,
+            "msgx_outbox_events",
+            &[("target", "KAFKA:msg"), ("status", "PENDING")]
+        )
+        .unwrap_or(0.0)
+            > 0.0
+    );
+    assert!(
+        value(
+            &page,
+            "msgx_outbox_oldest_unsent_seconds",
+            &[("target", "KAFKA:msg")]
+        )
+        .unwrap_or(0.0)
+            > 0.0
+    );
+    // The last success per job comes from JOB_RUN.
+    assert!(
+        value(
+            &page,
+            "msgx_job_last_success_timestamp_seconds",
+            &[("job", "pump-drain")]
+        )
+        .unwrap_or(0.0)
+            > 0.0
+    );
+    assert_eq!(value(&page, "msgx_instance_lock_held", &[]), Some(0.0));
+}
+
+#[tokio::test]
+async fn healthz_follows_the_heartbeat_through_the_clock() {
+    let db = TestDb::migrated().await;
+    let mb = TestMailbox::new().await;
+    let (clock, shared) = manual_clock();
+    let ops = serve_ops(&db, &mb.url, shared.clone()).await;
+    let (status, body) = get_json(ops.addr, "/healthz").await;
+    assert_eq!(
+        (status, &body["alive"]),
+        (503, &serde_json::json!(false)),
+        "no beat yet"
+    );
+    ops.heartbeat.beat(shared.now());
+    clock.advance(Duration::seconds(15));
+    let (status, body) = get_json(ops.addr, "/healthz").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["heartbeat_age_seconds"], 15);
+    clock.advance(Duration::seconds(1));
+    let (status, body) = get_json(ops.addr, "/healthz").await;
+    assert_eq!(status, 503, "older than msgx.http.health-max-age: {body}");
+    ops.heartbeat.beat(shared.now());
+    assert_eq!(get(ops.addr, "/healthz").await.0, 200);
+}
+
+async fn take_lock(db: &TestDb, ops: &Ops) -> Arc<AdvisoryLock> {
+    let lock = AdvisoryLock::try_acquire(&db.url, LockKey::instance(), "msgx daemon ops-test")
+        .await
+        .unwrap()
+        .expect("lock is free");
+    let lock = Arc::new(lock);
+    ops.lock.set(lock.clone()).expect("slot empty");
+    lock
+}
+
+#[tokio::test]
+async fn readyz_turns_unready_when_the_lock_is_lost() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (_clock, shared) = manual_clock();
+    let ops = serve_ops(&db, &mb.url, shared).await;
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(
+        body["checks"]["instance_lock"]["ok"], false,
+        "standby: {body}"
+    );
+    assert_eq!(body["checks"]["postgres"]["ok"], true, "{body}");
+
+    let lock = take_lock(&db, &ops).await;
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 200, "lock held, nothing to read: {body}");
+
+    sqlx::query("SELECT pg_terminate_backend($1)")
+        .bind(lock.pid())
+        .execute(&db.pool)
+        .await
+        .unwrap();
+    wait_until(
+        "readyz to notice the lost lock",
+        std::time::Duration::from_secs(10),
+        || async { get(ops.addr, "/readyz").await.0 == 503 },
+    )
+    .await;
+    let (_, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(body["checks"]["instance_lock"]["ok"], false, "{body}");
+    assert!(
+        body["checks"]["instance_lock"]["detail"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("lost"),
+        "{body}"
+    );
+    let _turn = SCRAPES.lock().await;
+    let (_, page) = get(ops.addr, "/metrics").await;
+    assert_eq!(value(&page, "msgx_instance_lock_held", &[]), Some(0.0));
+}
+
+#[tokio::test]
+async fn readyz_turns_unready_when_postgresql_is_unreachable() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (_clock, shared) = manual_clock();
+    let ops = serve_ops(&db, &mb.url, shared).await;
+    let _lock = take_lock(&db, &ops).await;
+    assert_eq!(get(ops.addr, "/readyz").await.0, 200);
+
+    // Close the database to new sessions and end the existing ones (this
+    // test's own database; the server keeps running for everyone else).
+    let mut admin = sqlx::PgConnection::connect(&pg_admin_url()).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "ALTER DATABASE \"{}\" ALLOW_CONNECTIONS false",
+        db.name
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
+        .bind(&db.name)
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["checks"]["postgres"]["ok"], false, "{body}");
+    assert_eq!(body["checks"]["mailbox"]["ok"], true, "{body}");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "ALTER DATABASE \"{}\" ALLOW_CONNECTIONS true",
+        db.name
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn readyz_reports_a_stalled_watermark_until_ingest_moves_it() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (clock, shared) = manual_clock();
+    let ops = serve_ops(&db, &mb.url, shared.clone()).await;
+    let lock = take_lock(&db, &ops).await;
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    for f in own_files().iter().take(3) {
+        mb.insert(&std::fs::read_to_string(f).unwrap()).await;
+    }
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 503, "rows wait and W never moved: {body}");
+    assert_eq!(body["checks"]["watermark"]["ok"], false, "{body}");
+
+    run_under(&r, "ingest-sweep", Some(&lock)).await;
+    assert_eq!(get(ops.addr, "/readyz").await.0, 200);
+    mb.insert(&std::fs::read_to_string(&own_files()[3]).unwrap())
+        .await;
+    clock.advance(Duration::minutes(2));
+    assert_eq!(
+        get(ops.addr, "/readyz").await.0,
+        200,
+        "W moved within msgx.http.watermark-stall"
+    );
+    clock.advance(Duration::seconds(1));
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body["checks"]["watermark"]["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("1 row(s)"),
+        "{body}"
+    );
+    run_under(&r, "ingest-sweep", Some(&lock)).await;
+    assert_eq!(get(ops.addr, "/readyz").await.0, 200);
+}
+
+/// The address the daemon logged for its ops endpoints (it binds port 0).
+fn ops_address(d: &Daemon) -> Option<SocketAddr> {
+    let log = d.output();
+    let line = log.lines().find(|l| l.contains("Ops endpoints"))?;
+    let at = line.find("listen=")? + "listen=".len();
+    line[at..].split_whitespace().next()?.parse().ok()
+}
+
+#[tokio::test]
+async fn the_daemon_serves_the_endpoints_and_a_standby_is_alive_but_not_ready() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    load_own(&mb).await;
+    let profile = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    std::fs::write(
+        profile.path(),
+        "description = \"test\"\n[jobs]\ningest-sweep = \"* * * * * *\"\npump-drain = \"* * * * * *\"\n",
+    )
+    .unwrap();
+    let cfg = db.config_file_with(|c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        c.msgx.daemon.schedule = profile.path().display().to_string();
+        c.msgx.http.metrics_listen = Some("127.0.0.1:0".into());
+        c.msgx.ignore.push("FLOP-ESTT".into()); // so the queue drains without waiting out backoffs
+    });
+    let active = Daemon::spawn(cfg.path(), &[]);
+    let limit = std::time::Duration::from_secs(30);
+    wait_until("the ops address in the log", limit, || async {
+        ops_address(&active).is_some()
+    })
+    .await;
+    let addr = ops_address(&active).expect("logged");
+    wait_until("readyz 200", limit, || async {
+        get(addr, "/readyz").await.0 == 200
+    })
+    .await;
+    assert_eq!(get(addr, "/healthz").await.0, 200);
+    wait_until("the backlog to drain", limit, || async {
+        let page = get(addr, "/metrics").await.1;
+        value(&page, "msgx_pipeline_messages", &[("state", "PENDING")]) == Some(0.0)
+            && value(
+                &page,
+                "msgx_pipeline_backlog_oldest_unprocessed_seconds",
+                &[],
+            ) == Some(0.0)
+    })
+    .await;
+    let page = get(addr, "/metrics").await.1;
+    assert_eq!(
+        value(&page, "msgx_instance_lock_held", &[]),
+        Some(1.0),
+        "{page}"
+    );
+    assert!(
+        value(
+            &page,
+            "msgx_job_runs_total",
+            &[("job", "pump-drain"), ("outcome", "SUCCEEDED")]
+        )
+        .unwrap_or(0.0)
+            >= 1.0
+    );
+    assert!(value(&page, "msgx_scheduler_heartbeat_timestamp_seconds", &[]).unwrap_or(0.0) > 0.0);
+
+    let standby = Daemon::spawn(cfg.path(), &["--standby"]);
+    wait_until("the standby's ops address", limit, || async {
+        ops_address(&standby).is_some()
+    })
+    .await;
+    let saddr = ops_address(&standby).expect("logged");
+    assert_ne!(saddr, addr);
+    wait_until("the standby's healthz", limit, || async {
+        get(saddr, "/healthz").await.0 == 200
+    })
+    .await;
+    let (status, body) = get_json(saddr, "/readyz").await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["checks"]["instance_lock"]["ok"], false, "{body}");
+    let page = get(saddr, "/metrics").await.1;
+    assert_eq!(value(&page, "msgx_instance_lock_held", &[]), Some(0.0));
+}
+
+#[tokio::test]
+async fn flight_show_and_msg_show_explain_fixture_data() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let ids = load_own(&mb).await;
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    drain(&r, &clock).await;
+    let cfg = db.config_file_with(|c| c.msgx.mailbox.url = mb.url.clone());
+    let id_of = |name: &str| {
+        ids.iter()
+            .find(|(_, f)| {
+                f.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(name))
+            })
+            .map(|(id, _)| *id)
+            .expect("fixture")
+    };
+
+    // flight show: the schd projection and the messages that changed it.
+    let out = msgx(cfg.path(), &["flight", "show", "9001", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let state = &v["state"];
+    assert_eq!(state["flid"], 9001);
+    assert_eq!(state["state"], "ACTIVE");
+    let schd: Vec<u8> = sqlx::query_scalar(
+        "SELECT payload FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = '9001'",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    let schd: serde_json::Value = serde_json::from_slice(&schd).unwrap();
+    assert_eq!(state, &schd, "the same JSON as the KAFKA:schd projection");
+    let msgs = v["messages"].as_array().expect("messages");
+    let versions: Vec<i64> = msgs
+        .iter()
+        .map(|m| m["state_version"].as_i64().unwrap())
+        .collect();
+    assert_eq!(versions.first().copied(), state["state_version"].as_i64());
+    assert!(
+        versions.windows(2).all(|w| w[0] > w[1]),
+        "newest first: {versions:?}"
+    );
+    let last = msgs.last().unwrap();
+    assert_eq!(last["msg_id"], id_of("003"), "created by the SCHD DNLD");
+    assert_eq!(last["kind"], "SCHD-DNLD");
+    assert_eq!(last["outcome"], "SUCCEEDED");
+    assert!(
+        msgs.iter()
+            .any(|m| m["msg_id"] == id_of("014") && m["kind"] == "FLOP-CTOT"),
+        "{msgs:?}"
+    );
+    let out = msgx(cfg.path(), &["flight", "show", "9001"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FLOP-CTOT"));
+    let out = msgx(cfg.path(), &["flight", "show", "4242"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+
+    // msg show: the record, the raw XML and its decoding.
+    let malformed = id_of("027");
+    let out = msgx(
+        cfg.path(),
+        &["msg", "show", &malformed.to_string(), "--json"],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["record"]["state"], "DEAD");
+    assert_eq!(v["record"]["error_class"], "MALFORMED");
+    assert_eq!(v["mailbox"], "present");
+    let file =
+        std::fs::read_to_string(Path::new(OWN).join("027-FLOP-DELY-bad-duration.xml")).unwrap();
+    assert_eq!(v["raw"], file.as_str());
+    assert!(v["decoded"]["error"].is_object(), "{v}");
+    let ctot = id_of("014");
+    let out = msgx(cfg.path(), &["msg", "show", &ctot.to_string(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["record"]["state"], "SUCCEEDED");
+    assert_eq!(v["decoded"]["message"]["meta"]["styp"], "CTOT", "{v}");
+    assert_eq!(v["flights"][0]["flid"], "9001");
+    // Purged from the mailbox: the record stays, the raw text is gone.
+    mb.exec(&format!("DELETE FROM CMINMSGS WHERE CMINMSGS_ID = {ctot}"))
+        .await;
+    let out = msgx(cfg.path(), &["msg", "show", &ctot.to_string()]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("purged") && shown.contains("SUCCEEDED"),
+        "{shown}"
+    );
+    let out = msgx(cfg.path(), &["msg", "show", "999999"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+}
+
+#[tokio::test]
+async fn holes_lists_the_open_and_released_holes_and_late_rows() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let files = own_files();
+    let xml = |i: usize| std::fs::read_to_string(&files[i]).unwrap();
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    mb.insert(&xml(0)).await;
+    let lost = mb.insert_rolled_back(&xml(1)).await;
+    mb.insert(&xml(2)).await;
+    run(&r, "ingest-sweep").await;
+    let cfg = db.config_file_with(|c| c.msgx.mailbox.url = mb.url.clone());
+    let out = msgx(cfg.path(), &["holes", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["open"]["at_id"], lost, "{v}");
+    assert_eq!(v["released"], serde_json::json!([]));
+
+    clock.advance(Duration::minutes(1));
+    run(&r, "ingest-sweep").await;
+    let out = msgx(cfg.path(), &["holes", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["open"].is_null(), "{v}");
+    assert_eq!(v["released"][0]["first_id"], lost, "{v}");
+    // A late commit inside the released hole.
+    mb.exec(&format!(
+        "INSERT INTO CMINMSGS (CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES ({lost}, 'x', 'VALID')"
+    ))
+    .await;
+    run(&r, "ingest-sweep").await;
+    let out = msgx(cfg.path(), &["holes"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains(&format!("ID {lost}")), "{shown}");
+    assert!(shown.contains("not enqueued"), "{shown}");
+}
+
+#[test]
+fn the_systemd_units_verify() {
+    let Ok(probe) = std::process::Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+    else {
+        println!("SKIPPED: systemd-analyze is not installed; the units were not verified");
+        return;
+    };
+    assert!(probe.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
+    let mut units = Vec::new();
+    for entry in std::fs::read_dir(&deploy).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|x| x == "service") {
+            // The units name the installed binary; verify against the built one.
+            let text = std::fs::read_to_string(&path)
+                .unwrap()
+                .replace("/usr/local/bin/msgx", &msgx_bin().display().to_string());
+            let copy = dir.path().join(path.file_name().unwrap());
+            std::fs::write(&copy, text).unwrap();
+            units.push(copy);
+        }
+    }
+    assert!(units.len() >= 2, "msgx.service and the standby variant");
+    let out = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .args(&units)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}", text(&out));
+    let ours: Vec<&str> = stderr.lines().filter(|l| l.contains("msgx")).collect();
+    assert!(ours.is_empty(), "warnings about our units: {ours:?}");
+}
+
+#[test]
+fn the_crontab_and_its_daemon_schedule_fit_together() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
+    let profile = msgx::scheduler::profile::Profile::resolve(
+        &root.join("schedule-pipeline.toml").display().to_string(),
+    )
+    .expect("profile loads");
+    assert_eq!(profile.problems(), Vec::<String>::new());
+    let cron = std::fs::read_to_string(root.join("msgx.cron")).unwrap();
+    let jobs: Vec<&str> = cron
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split("msgx run ").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        jobs,
+        ["archive-proc-state", "flight-history-clean", "retention"]
+    );
+    for job in jobs {
+        assert!(msgx::jobs::manifest::find(job).is_some(), "{job} exists");
+        assert!(
+            !profile.jobs.contains_key(job),
+            "{job} runs from cron, so the daemon's schedule leaves it out"
+        );
+    }
+}
