@@ -4,36 +4,33 @@
 # measures ingest rows/s, pump messages/s (synchronous_commit on) and peak
 # RSS, and, in the same run, pgbench's single-client TPS on the same
 # PostgreSQL (the commit-rate ceiling). Prints a Markdown table row block.
-#   scripts/bench-pipeline.sh [--messages N] [--flights F]
+#   scripts/bench-pipeline.sh [--messages N] [--flights F] [--runs R] [--no-build]
+# --runs R repeats the whole measurement R times (fresh databases, same
+# input; pump and pgbench back to back in each run, so each ratio compares
+# them under the same machine load, which is printed beside it);
+# --no-build uses the existing target/release/msgx.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=100000; F=2000
+N=100000; F=2000; RUNS=1; BUILD=1
 while [ $# -gt 0 ]; do
   case $1 in
     --messages) N=$2; shift 2 ;;
     --flights) F=$2; shift 2 ;;
-    *) echo "usage: $0 [--messages N] [--flights F]"; exit 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --no-build) BUILD=0; shift ;;
+    *) echo "usage: $0 [--messages N] [--flights F] [--runs R] [--no-build]"; exit 2 ;;
   esac
 done
 
 bash scripts/services.sh >/dev/null
 command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null; }
 command -v bc >/dev/null || { apt-get install -y -qq bc >/dev/null; }
-cargo build --release --quiet --bin msgx
+[ "$BUILD" = 1 ] && cargo build --release --quiet --bin msgx
 MSGX=target/release/msgx
 PG=postgres://msgx:msgx@127.0.0.1:5432
 export PGOPTIONS='--client-min-messages=warning'
-psql "$PG/postgres" -q -c 'DROP DATABASE IF EXISTS msgx_bench WITH (FORCE)' -c 'CREATE DATABASE msgx_bench' \
-  -c 'DROP DATABASE IF EXISTS msgx_pgbench WITH (FORCE)' -c 'CREATE DATABASE msgx_pgbench'
-mariadb -h 127.0.0.1 -umsgx -pmsgx -e 'DROP DATABASE IF EXISTS msgx_bench_mb; CREATE DATABASE msgx_bench_mb CHARACTER SET utf8mb4'
-mariadb -h 127.0.0.1 -umsgx -pmsgx msgx_bench_mb < migrations/mailbox/0001_mailbox.sql
 export MSGX_DATABASE_URL=$PG/msgx_bench MSGX_MAILBOX_URL=mysql://msgx:msgx@127.0.0.1:3306/msgx_bench_mb
 export MSGX_CONFIG=config/msgx.toml RUST_LOG=warn
-$MSGX migrate >/dev/null
-sync_commit=$(psql "$PG/msgx_bench" -qtAX -c 'SHOW synchronous_commit')
-
-echo "generating $N messages over $F flights ..." >&2
-$MSGX mailbox generate --messages "$N" --flights "$F" --seed 42 >/dev/null
 
 measure() { # job -> "seconds items peak_rss_kb"
   local out t0 t1 items rss
@@ -44,19 +41,34 @@ measure() { # job -> "seconds items peak_rss_kb"
   rss=$(echo "$out" | grep -o 'RSS [0-9]*' | cut -d' ' -f2)
   echo "$(echo "$t1 - $t0" | bc -l) $items $rss"
 }
-read -r ti ni ri < <(measure ingest-sweep)
-read -r tp np rp < <(measure pump-drain)
+load() { cut -d' ' -f1 /proc/loadavg; }
 
-echo "pgbench ceiling (scale 10, 1 client, 20 s) ..." >&2
-pgbench -q -i -s 10 "$PG/msgx_pgbench" >/dev/null 2>&1
-tps=$(pgbench -c 1 -T 20 "$PG/msgx_pgbench" 2>/dev/null | grep -E '^tps' | head -1 | grep -oE '[0-9]+\.[0-9]+' | head -1)
-
-ingest_rate=$(echo "$ni / $ti" | bc -l)
-pump_rate=$(echo "$np / $tp" | bc -l)
-ratio=$(echo "$pump_rate / $tps" | bc -l)
 printf '| date | %s |\n| machine | %s cores, %s |\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-printf '| messages | %s (%s flights), synchronous_commit=%s |\n' "$N" "$F" "$sync_commit"
-printf '| ingest | %d rows in %.1f s = **%.0f rows/s** (target ≥ 20,000), peak RSS %d MB |\n' "$ni" "$ti" "$ingest_rate" "$((ri / 1024))"
-printf '| pump | %d messages in %.1f s = **%.0f msg/s**, peak RSS %d MB |\n' "$np" "$tp" "$pump_rate" "$((rp / 1024))"
-printf '| pgbench 1 client | **%.0f TPS** |\n' "$tps"
-printf '| pump / pgbench | **%.2f** (target ≥ 0.40; issue 11: ≥ 1.0) |\n' "$ratio"
+printf '| messages | %s (%s flights), group-commit %s |\n\n' "$N" "$F" "$(grep -E '^group-commit' config/msgx.toml | grep -oE '[0-9]+' | head -1)"
+echo '| run (UTC) | load 1 min | ingest rows/s | pump msg/s | pgbench 1 client TPS | pump / pgbench | peak RSS ingest / pump |'
+echo '|---|---|---|---|---|---|---|'
+for run in $(seq "$RUNS"); do
+  psql "$PG/postgres" -q -c 'DROP DATABASE IF EXISTS msgx_bench WITH (FORCE)' -c 'CREATE DATABASE msgx_bench' \
+    -c 'DROP DATABASE IF EXISTS msgx_pgbench WITH (FORCE)' -c 'CREATE DATABASE msgx_pgbench'
+  mariadb -h 127.0.0.1 -umsgx -pmsgx -e 'DROP DATABASE IF EXISTS msgx_bench_mb; CREATE DATABASE msgx_bench_mb CHARACTER SET utf8mb4'
+  mariadb -h 127.0.0.1 -umsgx -pmsgx msgx_bench_mb < migrations/mailbox/0001_mailbox.sql
+  $MSGX migrate >/dev/null
+  sync_commit=$(psql "$PG/msgx_bench" -qtAX -c 'SHOW synchronous_commit')
+  [ "$sync_commit" = on ] || { echo "synchronous_commit is $sync_commit, not on" >&2; exit 1; }
+  echo "run $run: generating $N messages over $F flights ..." >&2
+  $MSGX mailbox generate --messages "$N" --flights "$F" --seed 42 >/dev/null
+  read -r ti ni ri < <(measure ingest-sweep)
+  l0=$(load); started=$(date -u +%H:%M)
+  read -r tp np rp < <(measure pump-drain)
+  echo "run $run: pgbench ceiling (scale 10, 1 client, 20 s) ..." >&2
+  pgbench -q -i -s 10 "$PG/msgx_pgbench" >/dev/null 2>&1
+  tps=$(pgbench -c 1 -T 20 "$PG/msgx_pgbench" 2>/dev/null | grep -E '^tps' | head -1 | grep -oE '[0-9]+\.[0-9]+' | head -1)
+  l1=$(load)
+  ingest_rate=$(echo "$ni / $ti" | bc -l)
+  pump_rate=$(echo "$np / $tp" | bc -l)
+  ratio=$(echo "$pump_rate / $tps" | bc -l)
+  printf '| %s | %s–%s | %.0f | %.0f (%d in %.1f s) | %.0f | **%.2f** | %d / %d MB |\n' "$started" "$l0" "$l1" \
+    "$ingest_rate" "$pump_rate" "$np" "$tp" "$tps" "$ratio" "$((ri / 1024))" "$((rp / 1024))"
+done
+echo
+echo 'Targets: ingest ≥ 20,000 rows/s; pump / pgbench ≥ 1.0 (issue 11); RSS ≤ 150 MB. synchronous_commit = on.'

@@ -567,8 +567,117 @@ async fn every_real_sample_reaches_the_terminal_state_the_design_gives_it() {
     assert_eq!(flights, vec![(15, 1), (16, 1)]);
 }
 
-/// target, FLID, STATE_VERSION, MSG_ID, payload.
-type OutboxRow = (String, String, i64, Option<i64>, Option<Vec<u8>>);
+/// Identity binding and attempts: (MSG_ID, IDENTITY_KEY, TYPE, STYP, attempts).
+type Binding = (i64, Option<String>, Option<String>, Option<String>, i32);
+
+/// Everything the group-commit equivalence tests compare.
+#[derive(Debug, PartialEq)]
+struct FinalState {
+    outcomes: Vec<(i64, String, Option<String>, Option<String>)>,
+    bindings: Vec<Binding>,
+    flights: Vec<serde_json::Value>,
+    /// Every detail table, row by row.
+    details: Vec<serde_json::Value>,
+    /// The outbox in EVENT_ID order, without the EVENT_ID values themselves.
+    events: Vec<serde_json::Value>,
+}
+
+/// One backlog through ingest-sweep and pump-drain with `group-commit =
+/// group`; `pg_sql` runs on PostgreSQL and `mailbox_sql` on the mailbox
+/// after ingest (faults), `tweak` changes the config.
+async fn final_state(
+    backlog: &[String],
+    group: u32,
+    tweak: impl Fn(&mut msgx::config::Config),
+    pg_sql: &str,
+    mailbox_sql: &str,
+) -> (FinalState, RunSummary) {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let mut mcfg = db.config().msgx.mailbox;
+    mcfg.url = mb.url.clone();
+    let mailbox = msgx::store::mailbox::Mailbox::new(&mcfg).unwrap();
+    for chunk in backlog.chunks(300) {
+        mailbox.insert_many(chunk).await.unwrap();
+    }
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.pipeline.group_commit = group;
+        tweak(c);
+    });
+    run(&r, "ingest-sweep").await;
+    if !pg_sql.is_empty() {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(pg_sql))
+            .execute(&db.pool)
+            .await
+            .unwrap();
+    }
+    if !mailbox_sql.is_empty() {
+        mb.exec(mailbox_sql).await;
+    }
+    let s = r
+        .run(
+            "pump-drain",
+            &RunOptions {
+                until_empty: true,
+                max_items: Some(100_000),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let rows = |sql: &'static str| {
+        let pool = db.pool.clone();
+        async move {
+            sqlx::query_scalar::<_, serde_json::Value>(sql)
+                .fetch_all(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    let mut details = Vec::new();
+    for table in [
+        "flight_route_point",
+        "flight_stand",
+        "flight_gate",
+        "flight_counter",
+        "flight_carousel",
+        "flight_chute",
+        "flight_chock",
+        "flight_airbridge",
+        "flight_delay",
+        "flight_service",
+        "flight_vip",
+        "flight_door",
+        "flight_tractor",
+        "flight_push",
+    ] {
+        details.push(
+            sqlx::query_scalar::<_, serde_json::Value>(sqlx::AssertSqlSafe(format!(
+                "SELECT COALESCE(jsonb_agg(to_jsonb(t) ORDER BY to_jsonb(t)::text), '[]') FROM {table} t"
+            )))
+            .fetch_one(&db.pool)
+            .await
+            .unwrap(),
+        );
+    }
+    let state = FinalState {
+        outcomes: states(&db).await,
+        bindings: sqlx::query_as(
+            "SELECT msg_id, identity_key, msg_type, msg_styp, attempts FROM proc_state ORDER BY msg_id",
+        )
+        .fetch_all(&db.pool)
+        .await
+        .unwrap(),
+        flights: rows("SELECT to_jsonb(f) FROM flight_schd f ORDER BY flid").await,
+        details,
+        events: rows(
+            "SELECT to_jsonb(e) - 'event_id' FROM msg_event e ORDER BY event_id",
+        )
+        .await,
+    };
+    (state, s)
+}
 
 /// Group commit changes nothing but speed (issue 11 item 4): the same
 /// backlog — SCHD packages, a FLOP mix with FDELs, business duplicates and
@@ -587,80 +696,186 @@ async fn group_commit_gives_the_same_final_state_as_one_message_per_transaction(
         first_seqn: 1,
     };
     let backlog: Vec<String> = messages(&spec).into_iter().flatten().collect();
-    let mut snapshots = Vec::new();
-    for group in [1u32, 50] {
-        let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-        for chunk in backlog.chunks(300) {
-            msgx::store::mailbox::Mailbox::new(&{
-                let mut c = db.config().msgx.mailbox;
-                c.url = mb.url.clone();
-                c
-            })
-            .unwrap()
-            .insert_many(chunk)
-            .await
-            .unwrap();
-        }
-        let (_clock, shared) = manual_clock();
-        let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
-            c.msgx.pipeline.group_commit = group
-        });
-        run(&r, "ingest-sweep").await;
-        let s = r
-            .run(
-                "pump-drain",
-                &RunOptions {
-                    until_empty: true,
-                    max_items: Some(100_000),
-                    ..Default::default()
-                },
-                None,
-            )
-            .await
-            .unwrap();
-        assert_eq!(s.items as usize, backlog.len(), "group {group}: {s:?}");
-        if group > 1 {
-            assert!(
-                s.details
-                    .get("grouped")
-                    .and_then(|v| v.as_u64())
-                    .unwrap_or(0)
-                    > 1000,
-                "{s:?}"
-            );
-        }
-        let outcomes: Vec<(i64, String, Option<String>, Option<String>)> = states(&db).await;
-        let flights: Vec<(serde_json::Value,)> =
-            sqlx::query_as("SELECT to_jsonb(f) FROM flight_schd f ORDER BY flid")
-                .fetch_all(&db.pool)
-                .await
-                .unwrap();
-        let details: Vec<(i64, i64, i64)> = sqlx::query_as(
-            "SELECT flid, (SELECT count(*) FROM flight_gate g WHERE g.flid = f.flid), \
-                    (SELECT count(*) FROM flight_delay d WHERE d.flid = f.flid) FROM flight_schd f ORDER BY flid",
-        )
-        .fetch_all(&db.pool)
-        .await
-        .unwrap();
-        let events: Vec<OutboxRow> = sqlx::query_as(
-            "SELECT target, partition_key, state_version, msg_id, payload FROM msg_event ORDER BY event_id",
-        )
-        .fetch_all(&db.pool)
-        .await
-        .unwrap();
-        snapshots.push((outcomes, flights, details, events));
-    }
-    let (a, b) = (&snapshots[0], &snapshots[1]);
-    assert_eq!(a.0, b.0, "same outcome for every message");
-    assert_eq!(a.1, b.1, "same flight rows");
-    assert_eq!(a.2, b.2, "same detail rows");
-    assert_eq!(a.3.len(), b.3.len());
-    assert_eq!(a.3, b.3, "same outbox rows in the same order");
+    let (a, sa) = final_state(&backlog, 1, |_| {}, "", "").await;
+    let (b, sb) = final_state(&backlog, 50, |_| {}, "", "").await;
+    assert_eq!(sa.items as usize, backlog.len(), "{sa:?}");
+    assert_eq!(sb.items as usize, backlog.len(), "{sb:?}");
+    let grouped = |s: &RunSummary| {
+        s.details
+            .get("grouped")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0)
+    };
+    assert_eq!(grouped(&sa), 0);
+    assert!(grouped(&sb) > 1400, "{sb:?}");
+    assert!(!sb.details.contains_key("group_rolled_back"), "{sb:?}");
+    assert_eq!(a.outcomes, b.outcomes, "same outcome for every message");
+    assert_eq!(a.bindings, b.bindings, "same identity bindings");
+    assert_eq!(a.flights, b.flights, "same flight rows");
+    assert_eq!(a.details, b.details, "same detail rows");
+    assert_eq!(a.events.len(), b.events.len());
+    assert_eq!(a.events, b.events, "same outbox rows in the same order");
     assert!(
-        a.0.iter().any(|r| r.1 == "DEAD")
-            && a.0
+        a.outcomes.iter().any(|r| r.1 == "DEAD")
+            && a.outcomes
                 .iter()
                 .any(|r| r.3.as_deref().unwrap_or("").starts_with("duplicate-of"))
+    );
+}
+
+/// A FLTR of a test SCHD package (`extra` = more tags).
+fn fltr(flid: i64, sodt: &str, extra: &str) -> String {
+    format!(
+        "<FLTR><FLID>{flid}</FLID><ALCD>YG</ALCD><FLNO>YG{flid}</FLNO><MVIN>D</MVIN><SODT>{sodt}</SODT>\
+         <FLTY>W</FLTY><FLIN>D</FLIN><ACFT>733</ACFT>{extra}</FLTR>"
+    )
+}
+
+/// The hand-made backlog of the edge-case equivalence tests (mailbox IDs
+/// in the comments): a master (3) with two shares (2, 4) and a plain flight
+/// with a non-canonical decimal (9001, LBWT `.5`: PostgreSQL reads it back
+/// as `0.5`); then the same flights touched several times within one group,
+/// a duplicate inside the group, a malformed message, an ignored subtype, a
+/// no-match, an unknown FDEL, the master deleted with its cascade, FLOPs
+/// after that, a SCHD in the middle (ends a group; moves share 9004 to
+/// master 9005) and FLOPs on the new master and its shares behind it.
+fn edge_backlog() -> Vec<String> {
+    let share = |maid: i64| format!("<CSOP>YG</CSOP><CSFT>YG{maid}</CSFT><MAID>{maid}</MAID>");
+    let pkg = |seqn: u32, fltrs: &[String]| {
+        format!(
+            "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261130200000</DTTM><TYPE>SCHD</TYPE>\
+             <STYP>DNLD</STYP></META><SCHD><RECS>{}</RECS>{}</SCHD></MSG>",
+            fltrs.len(),
+            fltrs.concat()
+        )
+    };
+    let gate = |g: &str| {
+        format!(
+            "<GTDT GTNO=\"1\"><GATE>{g}</GATE><PGOT>01DEC260800</PGOT><PGCT>01DEC260820</PGCT></GTDT>"
+        )
+    };
+    let dely =
+        |code: u32| format!("<DELY CODE=\"{code}\" STRT=\"01DEC260900\" DURA=\"0015\">late</DELY>");
+    vec![
+        pkg(
+            1,
+            &[
+                fltr(9001, "01DEC260835", "<LBNO>3</LBNO><LBWT>.5</LBWT>"),
+                fltr(9002, "01DEC260935", &share(9003)),
+                fltr(9003, "01DEC260935", ""),
+                fltr(9004, "01DEC260935", &share(9003)),
+                fltr(9005, "01DEC261035", ""),
+            ],
+        ), // 1
+        flop(2, 9001, "RENO", "<RENO>B1</RENO>"),  // 2
+        flop(3, 9001, "GTDT", &gate("G1")),        // 3
+        flop(4, 9001, "GTDT", &gate("G1")),        // 4: no change
+        flop(5, 9001, "DELY", &dely(81)),          // 5
+        flop(6, 9003, "STND", "<STND>501</STND>"), // 6
+        flop(7, 9002, "STND", "<STND>502</STND>"), // 7
+        flop(8, 9003, "RENO", "<RENO>B3</RENO>"),  // 8
+        flop(3, 9001, "GTDT", &gate("G9")),        // 9: duplicate of 3
+        flop(9, 9004, "RENO", "<RENO>B4</RENO>"),  // 10
+        flop(10, 9005, "RENO", "<RENO>B5</RENO>"), // 11
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>11</SEQN>".to_string(), // 12: malformed
+        flop(12, 9001, "REMC", "<REMC>ignored</REMC>"), // 13: ignored
+        flop(13, 7777, "RENO", "<RENO>B0</RENO>"), // 14: no-match, unknown
+        flop(14, 7777, "FDEL", "<FDEL/>"),         // 15: unknown FDEL, no change
+        flop(15, 9003, "FDEL", "<FDEL/>"),         // 16: master deleted, cascade
+        flop(16, 9002, "RENO", "<RENO>B2</RENO>"), // 17
+        flop(17, 9003, "RENO", "<RENO>B7</RENO>"), // 18: no-match, deleted
+        flop(18, 9003, "FDEL", "<FDEL/>"),         // 19: already deleted
+        flop(24, 9001, "RENO", "<RENO>B9</RENO>"), // 20: raw text removed in a test
+        pkg(
+            19,
+            &[
+                fltr(9004, "01DEC260935", &share(9005)),
+                fltr(9005, "01DEC261035", ""),
+                fltr(9006, "01DEC261135", &share(9005)),
+            ],
+        ), // 21
+        flop(20, 9005, "DELY", &dely(82)),         // 22
+        flop(21, 9006, "RENO", "<RENO>B6</RENO>"), // 23
+        flop(25, 9004, "STND", "<STND>504</STND>"), // 24
+        flop(22, 9005, "DELY", &dely(83)),         // 25
+        flop(22, 9005, "DELY", &dely(83)),         // 26: duplicate of 25
+        flop(26, 9005, "FDEL", "<FDEL/>"),         // 27: cascade to 9004, 9006
+        flop(23, 9001, "RENO", "<RENO>B8</RENO>"), // 28
+    ]
+}
+
+/// The edge cases of [`edge_backlog`] give the same final state with
+/// grouping off and on (issue 11 item 4), also with the group limit at 3
+/// (many group boundaries) and with a missing raw text inside a group.
+#[tokio::test]
+async fn group_commit_equivalence_covers_the_edge_cases() {
+    let backlog = edge_backlog();
+    let ignore = |c: &mut msgx::config::Config| c.msgx.ignore = vec!["FLOP-REMC".into()];
+    let gone = "DELETE FROM CMINMSGS WHERE CMINMSGS_ID = 20";
+    let (a, sa) = final_state(&backlog, 1, ignore, "", gone).await;
+    assert_eq!(sa.items as usize, backlog.len(), "{sa:?}");
+    let reason = |id: i64| {
+        let o = &a.outcomes[usize::try_from(id - 1).unwrap()];
+        format!("{} {}", o.1, o.3.as_deref().unwrap_or(""))
+    };
+    for (id, want) in [
+        (4, "SUCCEEDED no-change"),
+        (9, "SKIPPED duplicate-of:3"),
+        (12, "DEAD"),
+        (13, "SKIPPED ignored:FLOP-REMC"),
+        (14, "SKIPPED no-match"),
+        (15, "SUCCEEDED no-change"),
+        (16, "SUCCEEDED"),
+        (18, "SKIPPED no-match"),
+        (20, "DEAD raw-missing"),
+        (26, "SKIPPED duplicate-of:25"),
+        (27, "SUCCEEDED"),
+    ] {
+        assert!(reason(id).starts_with(want), "{id}: {}", reason(id));
+    }
+    for group in [50, 3] {
+        let (b, sb) = final_state(&backlog, group, ignore, "", gone).await;
+        let grouped = sb
+            .details
+            .get("grouped")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        assert!(grouped >= 15, "group {group}: {sb:?}");
+        assert!(
+            !sb.details.contains_key("group_rolled_back"),
+            "no group needed the one-by-one fallback: {sb:?}"
+        );
+        assert_eq!(a, b, "group {group}");
+    }
+}
+
+/// A database failure in the middle of a group (the outbox insert of
+/// message 10 fails): grouping on and off record the same outcomes — the
+/// messages before it finished, it FAILED(INFRA), everything behind it waits.
+#[tokio::test]
+async fn a_failure_in_the_middle_of_a_group_leaves_the_same_state() {
+    let backlog = edge_backlog();
+    let boom = "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+           IF NEW.msg_id = 10 THEN RAISE EXCEPTION 'disk full (test)'; END IF; RETURN NEW; END $$; \
+         CREATE TRIGGER boom BEFORE INSERT ON msg_event FOR EACH ROW EXECUTE FUNCTION boom();";
+    let (a, _) = final_state(&backlog, 1, |_| {}, boom, "").await;
+    let (b, sb) = final_state(&backlog, 50, |_| {}, boom, "").await;
+    assert!(sb.details.contains_key("group_rolled_back"), "{sb:?}");
+    assert_eq!(a, b);
+    let failed: Vec<_> = b.outcomes.iter().filter(|o| o.1 == "FAILED").collect();
+    assert_eq!(failed.len(), 1, "{:#?}", b.outcomes);
+    assert_eq!((failed[0].0, failed[0].2.as_deref()), (10, Some("INFRA")));
+    let after: Vec<_> = b.outcomes.iter().filter(|o| o.0 > failed[0].0).collect();
+    assert!(
+        !after.is_empty() && after.iter().all(|o| o.1 == "PENDING"),
+        "{after:?}"
+    );
+    assert!(
+        b.outcomes
+            .iter()
+            .filter(|o| o.0 < failed[0].0)
+            .all(|o| o.1 != "PENDING"),
+        "{sb:?}"
     );
 }
 

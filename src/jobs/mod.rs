@@ -53,15 +53,31 @@ impl JobContext {
         conn: &mut sqlx::PgConnection,
         msg_id: i64,
     ) -> Result<Option<String>, JobError> {
+        Ok(self
+            .open_group(conn, &[msg_id])
+            .await?
+            .into_iter()
+            .next()
+            .map(|(_, state)| state))
+    }
+
+    /// [`open_processing`](Self::open_processing) for a group commit: every
+    /// row of `msg_ids` locked in the same statement; `(MSG_ID, state)` of
+    /// those that exist, in MSG_ID order.
+    pub async fn open_group(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        msg_ids: &[i64],
+    ) -> Result<Vec<(i64, String)>, JobError> {
         if !self.guard.is_active() {
             return Err(JobError::LockLost);
         }
         let fence = self.guard.fence().map(|f| f.parts());
-        match crate::store::pg::proc_state::open_processing(conn, msg_id, fence).await? {
-            None => Ok(None),
-            Some((_, false)) => Err(JobError::LockLost),
-            Some((state, true)) => Ok(Some(state)),
+        let rows = crate::store::pg::proc_state::open_group(conn, msg_ids, fence).await?;
+        if rows.iter().any(|(_, _, fenced)| !fenced) {
+            return Err(JobError::LockLost);
         }
+        Ok(rows.into_iter().map(|(id, state, _)| (id, state)).collect())
     }
 
     /// The hard fence inside a write transaction: proves on the server that

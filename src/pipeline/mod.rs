@@ -2,6 +2,7 @@
 //! the Pump and processOne, and the transactional processors.
 
 pub mod failure;
+pub mod group;
 pub mod identity;
 pub mod inbox_poller;
 pub mod process_one;

@@ -77,7 +77,7 @@ const READ_AHEAD: i64 = 200;
 impl MessageProcessor<'_> {
     /// The raw text of `id` (`None` = the row does not exist), reading ahead
     /// up to [`READ_AHEAD`] IDs but never past `w`.
-    async fn raw(
+    pub(super) async fn raw(
         &self,
         id: i64,
         w: i64,
@@ -248,12 +248,7 @@ impl MessageProcessor<'_> {
     ) -> Result<ProcessOutcome, JobError> {
         let now = self.ctx.clock.now();
         proc_state::finish_non_business(&self.ctx.pg, id, "DEAD", Some(class), reason, now).await?;
-        tracing::warn!(
-            msg_id = id,
-            class = class.as_str(),
-            reason,
-            "Message is DEAD: operator action needed"
-        );
+        log_dead(id, class, reason);
         Ok(ProcessOutcome::Dead(class, reason.to_string()))
     }
 
@@ -279,128 +274,12 @@ impl MessageProcessor<'_> {
     }
 }
 
-/// What [`MessageProcessor::process_group`] did.
-#[derive(Debug)]
-pub enum GroupResult {
-    /// Committed: one outcome per message, in order.
-    Done(Vec<ProcessOutcome>),
-    /// Fewer than two messages qualified: process the head alone.
-    NotFormed,
-    /// An error rolled the group back: process one by one up to `last`.
-    RolledBack { last: i64 },
-}
-
-impl MessageProcessor<'_> {
-    /// Group commit (issue 11 item 4): consecutive head messages that are
-    /// FLOP/FDEL, decode, and match no ignore rule are processed in ONE
-    /// transaction, each with exactly its own outcome (identity, flight
-    /// writes, outbox rows, terminal state + backfill intent), in MSG_ID
-    /// order. Strict FIFO holds: the group is a prefix of the queue. Any
-    /// error rolls the whole group back and returns `None`; the caller then
-    /// processes the head alone (one message per transaction), so every
-    /// message still gets its own outcome and a failure is recorded on the
-    /// message that caused it. `None` also when fewer than two messages
-    /// qualify.
-    pub async fn process_group(&self, heads: &[Head]) -> Result<GroupResult, JobError> {
-        let m = &self.ctx.config.msgx;
-        let mut prepared = Vec::new();
-        for h in heads {
-            let Ok(Some(raw)) = self.raw(h.msg_id, h.w).await else {
-                break;
-            };
-            let Ok(msg) = codec::decode(&raw) else { break };
-            if !matches!(msg.kind, MsgKind::Flop(_) | MsgKind::Fdel(_))
-                || ignore_rule(&m.ignore, &msg.meta).is_some()
-            {
-                break;
-            }
-            prepared.push((h.msg_id, msg));
-        }
-        if prepared.len() < 2 {
-            return Ok(GroupResult::NotFormed);
-        }
-        let now = self.ctx.clock.now();
-        let mut tx = self.ctx.pg.begin().await?;
-        let mut outcomes = Vec::with_capacity(prepared.len());
-        for (id, msg) in &prepared {
-            match self.group_member(&mut tx, *id, msg, now).await {
-                Ok(outcome) => outcomes.push(outcome),
-                Err(JobError::LockLost) => return Err(JobError::LockLost),
-                Err(e) => {
-                    tracing::debug!(msg_id = id, error = %e, "Group rolled back; processing one by one");
-                    let last = prepared.last().map(|(id, _)| *id).unwrap_or(*id);
-                    return Ok(GroupResult::RolledBack { last });
-                }
-            }
-        }
-        tx.commit().await?;
-        for (o, (id, _)) in outcomes.iter().zip(&prepared) {
-            if let ProcessOutcome::Dead(class, reason) = o {
-                tracing::warn!(
-                    msg_id = id,
-                    class = class.as_str(),
-                    reason,
-                    "Message is DEAD: operator action needed"
-                );
-            }
-        }
-        Ok(GroupResult::Done(outcomes))
-    }
-
-    /// One message of a group, on the group's transaction.
-    async fn group_member(
-        &self,
-        tx: &mut sqlx::PgConnection,
-        id: i64,
-        msg: &crate::codec::DecodedMessage,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<ProcessOutcome, JobError> {
-        let identity = identity_of(
-            &msg.meta,
-            self.ctx.config.msgx.identity.include_day_boundary,
-        );
-        if let IdentityBinding::DuplicateOf(other) = proc_state::bind_identity_in(
-            &mut *tx,
-            id,
-            &identity,
-            &msg.meta.msg_type,
-            &msg.meta.styp,
-        )
-        .await?
-        {
-            let reason = format!("duplicate-of:{other}");
-            proc_state::finish_non_business(&mut *tx, id, "SKIPPED", None, &reason, now).await?;
-            return Ok(ProcessOutcome::Skipped(reason));
-        }
-        let result = super::processors::flight_txn::apply_in(
-            self.ctx,
-            &self.engine,
-            &self.store,
-            &mut *tx,
-            id,
-            msg,
-        )
-        .await?;
-        Ok(match result {
-            FlightTxnResult::Succeeded { .. } => ProcessOutcome::Succeeded,
-            FlightTxnResult::NoMatch(reason) => {
-                proc_state::finish_non_business(&mut *tx, id, "SKIPPED", None, &reason, now)
-                    .await?;
-                ProcessOutcome::Skipped(reason)
-            }
-            FlightTxnResult::Rejected(reason) => {
-                proc_state::finish_non_business(
-                    &mut *tx,
-                    id,
-                    "DEAD",
-                    Some(ErrorClass::Protocol),
-                    &reason,
-                    now,
-                )
-                .await?;
-                ProcessOutcome::Dead(ErrorClass::Protocol, reason)
-            }
-            FlightTxnResult::AlreadyTerminal(_) => ProcessOutcome::AlreadyTerminal,
-        })
-    }
+/// The WARN every DEAD outcome logs once it is recorded.
+pub(super) fn log_dead(id: i64, class: ErrorClass, reason: &str) {
+    tracing::warn!(
+        msg_id = id,
+        class = class.as_str(),
+        reason,
+        "Message is DEAD: operator action needed"
+    );
 }

@@ -8,7 +8,8 @@
 //! the run ends and later messages wait (strict FIFO, no time-based poison
 //! pill); otherwise processOne.
 
-use super::process_one::{GroupResult, MessageProcessor, ProcessOutcome};
+use super::group::GroupResult;
+use super::process_one::{MessageProcessor, ProcessOutcome};
 use crate::config::{AbsentFieldPolicy, Config};
 use crate::domain::{self, DomainConfig, FlightStateEngine};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
@@ -64,7 +65,12 @@ impl Job for Pump {
                 report.more = true;
                 break;
             }
-            let Some(head) = proc_state::head(&ctx.pg).await? else {
+            // The head and, for group commit, the rows behind it (one statement).
+            let group = ctx.config.msgx.pipeline.group_commit;
+            let room = bounds.max_items.saturating_sub(report.items).max(1);
+            let fetch = i64::try_from(room.min(u64::from(group.max(1)))).unwrap_or(1);
+            let heads = proc_state::unfinished(&ctx.pg, fetch).await?;
+            let Some(head) = heads.first() else {
                 break;
             };
             let w = head.w;
@@ -98,20 +104,14 @@ impl Job for Pump {
                 report.more = true;
                 break;
             }
-            let group = ctx.config.msgx.pipeline.group_commit;
             if group > 1 && head.state == "PENDING" && head.msg_id > single_until {
-                let room = bounds
-                    .max_items
-                    .saturating_sub(report.items)
-                    .min(u64::from(group));
-                let heads: Vec<_> =
-                    proc_state::next_unfinished(&ctx.pg, w, i64::try_from(room).unwrap_or(1))
-                        .await?
-                        .into_iter()
-                        .take_while(|h| h.state == "PENDING")
-                        .collect();
+                let members: Vec<_> = heads
+                    .iter()
+                    .take_while(|h| h.msg_id <= w)
+                    .cloned()
+                    .collect();
                 let started = ctx.clock.now();
-                match processor.process_group(&heads).await? {
+                match processor.process_group(&members).await? {
                     GroupResult::Done(outcomes) => {
                         report.items += outcomes.len() as u64;
                         report.count("grouped", outcomes.len() as u64);
@@ -125,12 +125,15 @@ impl Job for Pump {
                         }
                         continue;
                     }
-                    GroupResult::RolledBack { last } => single_until = last,
+                    GroupResult::RolledBack { last } => {
+                        report.count("group_rolled_back", 1);
+                        single_until = last;
+                    }
                     GroupResult::NotFormed => {}
                 }
             }
             let started = ctx.clock.now();
-            let outcome = processor.process_one(&head).await?;
+            let outcome = processor.process_one(head).await?;
             metrics::histogram!("msgx_pipeline_processing_duration_seconds")
                 .record(seconds_between(started, ctx.clock.now()));
             report.items += 1;

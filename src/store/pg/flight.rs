@@ -9,10 +9,11 @@
 //! it with `jsonb_populate_record(set)`; loading is one round trip that
 //! aggregates the row and every list with `to_jsonb`.
 //!
-//! A write is at most two statements: (1) upsert of the row together with
-//! `DELETE … WHERE flid = $2` of every list that changed, (2) the INSERT of
-//! those lists. Changed lists are thus rewritten delete-then-insert per FLID
-//! (INV-14); unchanged detail rows are not touched.
+//! A write is at most two statements, for one flight or many (a JSON array
+//! of documents): (1) upsert of the rows together with the `DELETE` of every
+//! list that changed, per FLID, (2) the INSERT of those lists. Changed lists
+//! are thus rewritten delete-then-insert per FLID (INV-14); unchanged detail
+//! rows are not touched.
 //!
 //! Read rules for stored data (never a panic; anything else is a
 //! [`FlightStoreError`] inside `sqlx::Error::Decode`):
@@ -222,9 +223,71 @@ static LOAD_ACTIVE_CHILDREN: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Statement 1 of a write: deletes the detail rows of every list present in
-/// the document `$1` for FLID `$2`, and upserts the `flight_schd` row.
+/// `(SELECT flid of every document in the array $1 that has key '{key}')`.
+fn flids_with(key: &str) -> String {
+    format!("(SELECT (d->>'flid')::bigint FROM jsonb_array_elements($1) d WHERE d ? '{key}')")
+}
+
+/// Statement 1 of a many-flight write: for the documents in the JSON array `$1`, deletes
+/// the detail rows of every list a document carries (for that document's
+/// FLID), and upserts their `flight_schd` rows.
 static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
+    let deletes: Vec<String> = LISTS
+        .iter()
+        .map(|l| {
+            format!(
+                "d_{key} AS (DELETE FROM {table} WHERE flid IN {flids}{kind})",
+                key = l.key,
+                table = l.table,
+                flids = flids_with(l.key),
+                kind = l.kind_filter("")
+            )
+        })
+        .collect();
+    let columns: Vec<String> = LIFECYCLE_COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .chain(SCALAR_COLUMNS.iter().map(|(_, c)| c.clone()))
+        .chain(EXCEPTION_COLUMNS.iter().map(|c| c.to_string()))
+        .collect();
+    let excluded: Vec<String> = columns.iter().map(|c| format!("EXCLUDED.{c}")).collect();
+    format!(
+        "WITH {} INSERT INTO flight_schd SELECT * FROM jsonb_populate_recordset(NULL::flight_schd, $1) \
+         ON CONFLICT (flid) DO UPDATE SET ({}) = ROW({})",
+        deletes.join(", "),
+        columns.join(", "),
+        excluded.join(", ")
+    )
+});
+
+/// Statement 2 of a many-flight write: inserts every list each document of the JSON
+/// array `$1` carries, for that document's FLID (a missing key inserts
+/// nothing).
+static INSERT_LISTS: LazyLock<String> = LazyLock::new(|| {
+    let inserts: Vec<String> = LISTS
+        .iter()
+        .map(|l| {
+            let kind = l
+                .route_kind
+                .map(|k| format!(", 'route_kind', '{k}'"))
+                .unwrap_or_default();
+            format!(
+                "i_{key} AS (INSERT INTO {table} SELECT r.* FROM jsonb_array_elements($1) d, \
+                 LATERAL jsonb_populate_recordset(\
+                 jsonb_populate_record(NULL::{table}, jsonb_build_object('flid', d->'flid'{kind})), \
+                 d->'{key}') r WHERE d ? '{key}')",
+                key = l.key,
+                table = l.table
+            )
+        })
+        .collect();
+    format!("WITH {} SELECT 1", inserts.join(", "))
+});
+
+/// Statement 1 of a one-flight write (simple indexed statements, the
+/// SCHD path writes flights one by one): deletes the detail rows of every list present in
+/// the document `$1` for FLID `$2`, and upserts the `flight_schd` row.
+static UPSERT_AND_DELETE_ONE: LazyLock<String> = LazyLock::new(|| {
     let deletes: Vec<String> = LISTS
         .iter()
         .map(|l| {
@@ -252,9 +315,9 @@ static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Statement 2 of a write: inserts every list present in the document `$1`
+/// Statement 2 of a one-flight write: inserts every list present in the document `$1`
 /// for FLID `$2` (a missing key inserts nothing).
-static INSERT_LISTS: LazyLock<String> = LazyLock::new(|| {
+static INSERT_LISTS_ONE: LazyLock<String> = LazyLock::new(|| {
     let inserts: Vec<String> = LISTS
         .iter()
         .map(|l| {
@@ -339,24 +402,57 @@ impl FlightStore {
         before: Option<&FlightState>,
         after: &FlightState,
     ) -> Result<(), sqlx::Error> {
-        let doc = document(before, after).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-        let has_items = LISTS.iter().any(|l| {
-            doc.get(l.key)
-                .and_then(Value::as_array)
-                .is_some_and(|a| !a.is_empty())
-        });
-        let doc = Value::Object(doc);
-        sqlx::query(AssertSqlSafe(UPSERT_AND_DELETE.as_str()))
-            .bind(&doc)
-            .bind(after.flid)
-            .execute(&mut *conn)
-            .await?;
+        self.write_many(conn, &[(before, after)]).await
+    }
+
+    /// [`write`](Self::write) for several flights (distinct FLIDs) in the
+    /// same two statements: the pump's group commit writes every flight the
+    /// group changed at once (issue 11 item 4).
+    pub async fn write_many(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        flights: &[(Option<&FlightState>, &FlightState)],
+    ) -> Result<(), sqlx::Error> {
+        if flights.is_empty() {
+            return Ok(());
+        }
+        let mut has_items = false;
+        let mut docs = Vec::with_capacity(flights.len());
+        for (before, after) in flights {
+            let doc = document(*before, after).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+            has_items |= LISTS.iter().any(|l| {
+                doc.get(l.key)
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| !a.is_empty())
+            });
+            docs.push(Value::Object(doc));
+        }
+        // One flight: the statements keyed by `$2 = FLID` (index probes);
+        // several: the JSON-array statements (one statement for all).
+        let (upsert, insert, docs, flid) = match (docs.len(), flights.first()) {
+            (1, Some((_, after))) => (
+                &*UPSERT_AND_DELETE_ONE,
+                &*INSERT_LISTS_ONE,
+                docs.into_iter().next().unwrap_or(Value::Null),
+                Some(after.flid),
+            ),
+            _ => (
+                &*UPSERT_AND_DELETE,
+                &*INSERT_LISTS,
+                Value::Array(docs),
+                None,
+            ),
+        };
+        let statement = |sql: &'static str| {
+            let q = sqlx::query(AssertSqlSafe(sql)).bind(&docs);
+            match flid {
+                Some(f) => q.bind(f),
+                None => q,
+            }
+        };
+        statement(upsert.as_str()).execute(&mut *conn).await?;
         if has_items {
-            sqlx::query(AssertSqlSafe(INSERT_LISTS.as_str()))
-                .bind(&doc)
-                .bind(after.flid)
-                .execute(&mut *conn)
-                .await?;
+            statement(insert.as_str()).execute(&mut *conn).await?;
         }
         Ok(())
     }

@@ -235,60 +235,108 @@ pub async fn delete_dead(
     .await
 }
 
-/// Stores the events of one decision, in order: all KAFKA:msg rows in one
-/// statement (EVENT_IDs allocated in list order), all KAFKA:schd upserts in
-/// another (a decision writes each flight once, so one row per FLID).
+/// Stores the events of one decision, in order: all KAFKA:msg rows first
+/// (EVENT_IDs allocated in list order), then the KAFKA:schd upserts (a
+/// decision writes each flight once, so one row per FLID).
 pub async fn append(
     conn: &mut PgConnection,
     events: &[DomainEvent],
     msg_id: Option<i64>,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    for target in [EventTarget::KafkaMsg, EventTarget::KafkaSchd] {
-        let rows: Vec<&DomainEvent> = events.iter().filter(|e| e.target() == target).collect();
-        if rows.is_empty() {
-            continue;
+    append_many(conn, &[(msg_id, events)], now).await
+}
+
+/// [`append`] for the decisions of several consecutive messages (the pump's
+/// group commit, issue 11 item 4), in one statement whose rows get their
+/// EVENT_IDs in exactly the order the messages one by one would have: per
+/// message its KAFKA:msg rows, then its KAFKA:schd upserts. A FLID upserted
+/// by several messages is sent once, by the occurrence that one-by-one
+/// processing leaves in place (the last with a STATE_VERSION at least that of
+/// the earlier ones); one statement cannot update a row twice.
+pub async fn append_many(
+    conn: &mut PgConnection,
+    batch: &[(Option<i64>, &[DomainEvent])],
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    // The surviving KAFKA:schd occurrence per FLID: (message index, event index).
+    let mut schd: std::collections::HashMap<i64, (usize, usize, i64)> =
+        std::collections::HashMap::new();
+    for (m, (_, events)) in batch.iter().enumerate() {
+        for (i, e) in events.iter().enumerate() {
+            if e.target() == EventTarget::KafkaSchd {
+                let v = e.state_version();
+                schd.entry(e.partition_key())
+                    .and_modify(|kept| {
+                        if v >= kept.2 {
+                            *kept = (m, i, v);
+                        }
+                    })
+                    .or_insert((m, i, v));
+            }
         }
-        let keys: Vec<String> = rows.iter().map(|e| e.partition_key().to_string()).collect();
-        let types: Vec<&str> = rows
-            .iter()
-            .map(|e| match e.event_type() {
-                crate::domain::EventType::Upsert => "UPSERT",
-                crate::domain::EventType::Tombstone => "TOMBSTONE",
-            })
-            .collect();
-        let versions: Vec<i64> = rows.iter().map(|e| e.state_version()).collect();
-        let payloads: Vec<Option<Vec<u8>>> = rows.iter().map(|e| e.to_bytes()).collect();
-        let sql = match target {
-            EventTarget::KafkaMsg => {
-                "INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
-                 SELECT 'KAFKA:msg', k, t, v, $5, p, $6 \
-                 FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::bytea[]) WITH ORDINALITY AS x(k, t, v, p, n) \
-                 ORDER BY n"
-            }
-            EventTarget::KafkaSchd => {
-                "INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
-                 SELECT 'KAFKA:schd', k, t, v, $5, p, $6 \
-                 FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::bytea[]) WITH ORDINALITY AS x(k, t, v, p, n) \
-                 ORDER BY n \
-                 ON CONFLICT (partition_key) WHERE target = 'KAFKA:schd' DO UPDATE SET \
-                   event_id = EXCLUDED.event_id, event_type = EXCLUDED.event_type, \
-                   state_version = EXCLUDED.state_version, msg_id = EXCLUDED.msg_id, \
-                   payload = EXCLUDED.payload, status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
-                   first_failure_at = NULL, last_error = NULL, created_at = EXCLUDED.created_at, sent_at = NULL \
-                 WHERE msg_event.state_version <= EXCLUDED.state_version"
-            }
-        };
-        sqlx::query(sql)
-            .bind(&keys)
-            .bind(&types)
-            .bind(&versions)
-            .bind(&payloads)
-            .bind(msg_id)
-            .bind(now)
-            .execute(&mut *conn)
-            .await?;
     }
+    let mut rows: Vec<(&'static str, Option<i64>, &DomainEvent)> = Vec::new();
+    for (m, (msg_id, events)) in batch.iter().enumerate() {
+        for e in events
+            .iter()
+            .filter(|e| e.target() == EventTarget::KafkaMsg)
+        {
+            rows.push(("KAFKA:msg", *msg_id, e));
+        }
+        for (i, e) in events.iter().enumerate() {
+            if e.target() == EventTarget::KafkaSchd
+                && schd
+                    .get(&e.partition_key())
+                    .is_some_and(|k| (k.0, k.1) == (m, i))
+            {
+                rows.push(("KAFKA:schd", *msg_id, e));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let targets: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    let keys: Vec<String> = rows
+        .iter()
+        .map(|r| r.2.partition_key().to_string())
+        .collect();
+    let types: Vec<&str> = rows
+        .iter()
+        .map(|r| match r.2.event_type() {
+            crate::domain::EventType::Upsert => "UPSERT",
+            crate::domain::EventType::Tombstone => "TOMBSTONE",
+        })
+        .collect();
+    let versions: Vec<i64> = rows.iter().map(|r| r.2.state_version()).collect();
+    let msg_ids: Vec<Option<i64>> = rows.iter().map(|r| r.1).collect();
+    let payloads: Vec<Option<Vec<u8>>> = rows.iter().map(|r| r.2.to_bytes()).collect();
+    // KAFKA:msg rows are outside the partial unique index, so the ON
+    // CONFLICT clause only ever applies to KAFKA:schd rows (§8.2: replaced
+    // only forward in STATE_VERSION, with a fresh EVENT_ID as generation).
+    sqlx::query(
+        "INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
+         SELECT g, k, t, v, m, p, $7 \
+         FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[]) \
+              WITH ORDINALITY AS x(g, k, t, v, m, p, n) \
+         ORDER BY n \
+         ON CONFLICT (partition_key) WHERE target = 'KAFKA:schd' DO UPDATE SET \
+           event_id = EXCLUDED.event_id, event_type = EXCLUDED.event_type, \
+           state_version = EXCLUDED.state_version, msg_id = EXCLUDED.msg_id, \
+           payload = EXCLUDED.payload, status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
+           first_failure_at = NULL, last_error = NULL, created_at = EXCLUDED.created_at, sent_at = NULL \
+         WHERE msg_event.state_version <= EXCLUDED.state_version",
+    )
+    .bind(&targets)
+    .bind(&keys)
+    .bind(&types)
+    .bind(&versions)
+    .bind(&msg_ids)
+    .bind(&payloads)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }
 

@@ -64,24 +64,33 @@ impl ErrorClass {
 /// The head: the smallest PENDING/FAILED MSG_ID. ARCHIVED and terminal rows
 /// are excluded explicitly (§9.3).
 pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
-    let row = sqlx::query(
+    Ok(unfinished(pool, 1).await?.into_iter().next())
+}
+
+/// The `limit` smallest unfinished rows in MSG_ID order (the head first),
+/// each with the watermark W read in the same statement: the pump's tick and
+/// its group commit in one round trip.
+pub async fn unfinished(pool: &PgPool, limit: i64) -> Result<Vec<Head>, sqlx::Error> {
+    let rows = sqlx::query(
         "SELECT msg_id, state, attempts, next_attempt_at, identity_key, \
                 (SELECT w FROM inbox_cursor WHERE id = 1) AS w FROM proc_state \
-         WHERE state IN ('PENDING', 'FAILED') ORDER BY msg_id LIMIT 1",
+         WHERE state IN ('PENDING', 'FAILED') ORDER BY msg_id LIMIT $1",
     )
-    .fetch_optional(pool)
+    .bind(limit)
+    .fetch_all(pool)
     .await?;
-    row.map(|r| {
-        Ok(Head {
-            msg_id: r.try_get("msg_id")?,
-            state: r.try_get("state")?,
-            attempts: r.try_get("attempts")?,
-            next_attempt_at: r.try_get("next_attempt_at")?,
-            identity_key: r.try_get("identity_key")?,
-            w: r.try_get::<Option<i64>, _>("w")?.unwrap_or(0),
+    rows.iter()
+        .map(|r| {
+            Ok(Head {
+                msg_id: r.try_get("msg_id")?,
+                state: r.try_get("state")?,
+                attempts: r.try_get("attempts")?,
+                next_attempt_at: r.try_get("next_attempt_at")?,
+                identity_key: r.try_get("identity_key")?,
+                w: r.try_get::<Option<i64>, _>("w")?.unwrap_or(0),
+            })
         })
-    })
-    .transpose()
+        .collect()
 }
 
 /// A FAILED head at the attempt limit → DEAD(EXHAUSTED), with the backfill
@@ -244,31 +253,6 @@ pub async fn bind_identity_in(
     Ok(IdentityBinding::Ours)
 }
 
-/// The next unfinished rows at or below `w`, in MSG_ID order (the head
-/// first), for the pump's group commit.
-pub async fn next_unfinished(pool: &PgPool, w: i64, limit: i64) -> Result<Vec<Head>, sqlx::Error> {
-    let rows = sqlx::query(
-        "SELECT msg_id, state, attempts, next_attempt_at, identity_key FROM proc_state \
-         WHERE state IN ('PENDING', 'FAILED') AND msg_id <= $1 ORDER BY msg_id LIMIT $2",
-    )
-    .bind(w)
-    .bind(limit)
-    .fetch_all(pool)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(Head {
-                msg_id: r.try_get("msg_id")?,
-                state: r.try_get("state")?,
-                attempts: r.try_get("attempts")?,
-                next_attempt_at: r.try_get("next_attempt_at")?,
-                identity_key: r.try_get("identity_key")?,
-                w,
-            })
-        })
-        .collect()
-}
-
 /// Inside a processor transaction: locks the row and returns its state.
 pub async fn lock_row(conn: &mut PgConnection, msg_id: i64) -> Result<Option<String>, sqlx::Error> {
     sqlx::query_scalar("SELECT state FROM proc_state WHERE msg_id = $1 FOR UPDATE")
@@ -301,29 +285,115 @@ pub async fn mark_succeeded(
 }
 
 /// The opening statement of every processor transaction, in one round trip:
-/// takes `PIPELINE_LOCK` (§5.3, INV-18), locks the message's row, and checks
-/// the instance-lock fence on the server (`fence_pid` = the holder's backend
-/// pid; `None` = no lock to check). Returns `None` when the row does not
-/// exist, else the row's state and whether the fence holds.
-pub async fn open_processing(
+/// takes `PIPELINE_LOCK` (§5.3, INV-18), locks the rows of `msg_ids` (one
+/// message, or a group commit's), and checks the instance-lock fence on the
+/// server (`fence` = the holder's lock parts, its backend pid last; `None` =
+/// no lock to check). Returns `(MSG_ID, state, fence holds)` of the rows that
+/// exist, in MSG_ID order.
+pub async fn open_group(
     conn: &mut PgConnection,
-    msg_id: i64,
+    msg_ids: &[i64],
     fence: Option<(i32, i32, i32)>,
-) -> Result<Option<(String, bool)>, sqlx::Error> {
+) -> Result<Vec<(i64, String, bool)>, sqlx::Error> {
     let (ns, id, pid) = fence.unwrap_or((0, 0, 0));
-    let row = sqlx::query(
-        "SELECT p.state, ($2 = 0 OR EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' \
+    let rows = sqlx::query(
+        "SELECT p.msg_id, p.state, ($2 = 0 OR EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' \
            AND classid = $3::int::oid AND objid = $4::int::oid AND objsubid = 2 AND pid = $2 AND granted)) AS fenced \
-         FROM pipeline_lock l, proc_state p WHERE l.id = 1 AND p.msg_id = $1 FOR UPDATE",
+         FROM pipeline_lock l, proc_state p WHERE l.id = 1 AND p.msg_id = ANY($1) ORDER BY p.msg_id FOR UPDATE",
     )
-    .bind(msg_id)
+    .bind(msg_ids)
     .bind(pid)
     .bind(ns)
     .bind(id)
-    .fetch_optional(conn)
+    .fetch_all(conn)
     .await?;
-    row.map(|r| Ok((r.try_get("state")?, r.try_get("fenced")?)))
-        .transpose()
+    rows.iter()
+        .map(|r| {
+            Ok((
+                r.try_get("msg_id")?,
+                r.try_get("state")?,
+                r.try_get("fenced")?,
+            ))
+        })
+        .collect()
+}
+
+/// Who holds each of these identities now: `(IDENTITY_KEY, MSG_ID)`. The
+/// group commit decides duplicates with this answer (under PIPELINE_LOCK and
+/// the instance lock nothing else binds identities), so no unique violation
+/// aborts the group's transaction.
+pub async fn identity_holders(
+    conn: &mut PgConnection,
+    identities: &[&str],
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    if identities.is_empty() {
+        return Ok(Vec::new());
+    }
+    sqlx::query_as("SELECT identity_key, msg_id FROM proc_state WHERE identity_key = ANY($1)")
+        .bind(identities)
+        .fetch_all(conn)
+        .await
+}
+
+/// One message's recorded outcome in a group commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupOutcome {
+    pub msg_id: i64,
+    /// `SUCCEEDED`, `SKIPPED` or `DEAD`.
+    pub state: &'static str,
+    /// With DEAD: the class, and the reason goes to LAST_ERROR; otherwise the
+    /// reason (or the SUCCEEDED note) goes to OUTCOME_REASON.
+    pub class: Option<ErrorClass>,
+    pub reason: Option<String>,
+    /// `(identity, TYPE, STYP)` to bind now (the row had none and no other
+    /// message holds it).
+    pub bind: Option<(String, String, String)>,
+}
+
+/// The terminal states of a whole group in one UPDATE, column for column
+/// what [`bind_identity`] plus [`mark_succeeded`] or [`finish_non_business`]
+/// write for one message (§5.3: the terminal state and the backfill intent
+/// together). Only unfinished rows move; returns the rows changed.
+pub async fn finish_group(
+    conn: &mut PgConnection,
+    outcomes: &[GroupOutcome],
+    now: DateTime<Utc>,
+) -> Result<u64, sqlx::Error> {
+    let ids: Vec<i64> = outcomes.iter().map(|o| o.msg_id).collect();
+    let states: Vec<&str> = outcomes.iter().map(|o| o.state).collect();
+    let classes: Vec<Option<&str>> = outcomes
+        .iter()
+        .map(|o| o.class.map(ErrorClass::as_str))
+        .collect();
+    let reasons: Vec<Option<&str>> = outcomes.iter().map(|o| o.reason.as_deref()).collect();
+    let bind = |f: fn(&(String, String, String)) -> &str| -> Vec<Option<&str>> {
+        outcomes.iter().map(|o| o.bind.as_ref().map(f)).collect()
+    };
+    let (keys, types, styps) = (bind(|b| &b.0), bind(|b| &b.1), bind(|b| &b.2));
+    Ok(sqlx::query(
+        "UPDATE proc_state p SET state = r.state, \
+           error_class = CASE WHEN r.state = 'SUCCEEDED' THEN NULL ELSE COALESCE(r.class, p.error_class) END, \
+           last_error = CASE WHEN r.class IS NULL THEN p.last_error ELSE COALESCE(r.reason, p.last_error) END, \
+           outcome_reason = CASE WHEN r.class IS NULL THEN r.reason END, \
+           identity_key = CASE WHEN p.identity_key IS NULL AND r.key IS NOT NULL THEN r.key ELSE p.identity_key END, \
+           msg_type = CASE WHEN p.identity_key IS NULL AND r.key IS NOT NULL THEN r.type ELSE p.msg_type END, \
+           msg_styp = CASE WHEN p.identity_key IS NULL AND r.key IS NOT NULL THEN r.styp ELSE p.msg_styp END, \
+           next_attempt_at = NULL, updated_at = $8, finished_at = $8, backfill_next_at = $8 \
+         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) \
+              AS r(msg_id, state, class, reason, key, type, styp) \
+         WHERE p.msg_id = r.msg_id AND p.state IN ('PENDING', 'FAILED')",
+    )
+    .bind(&ids)
+    .bind(&states)
+    .bind(&classes)
+    .bind(&reasons)
+    .bind(&keys)
+    .bind(&types)
+    .bind(&styps)
+    .bind(now)
+    .execute(conn)
+    .await?
+    .rows_affected())
 }
 
 /// `PIPELINE_LOCK` (§5.3, INV-18): taken first in every processor transaction.
