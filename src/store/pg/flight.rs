@@ -244,6 +244,13 @@ static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
             )
         })
         .collect();
+    upsert_with_deletes(&deletes, "jsonb_populate_recordset(NULL::flight_schd, $1)")
+});
+
+/// `WITH <deletes> INSERT INTO flight_schd SELECT * FROM <source> ON CONFLICT
+/// (flid) DO UPDATE` of every stored column: the shared shape of the one-flight
+/// and many-flight writes.
+fn upsert_with_deletes(deletes: &[String], source: &str) -> String {
     let columns: Vec<String> = LIFECYCLE_COLUMNS
         .iter()
         .map(|c| c.to_string())
@@ -252,13 +259,13 @@ static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
         .collect();
     let excluded: Vec<String> = columns.iter().map(|c| format!("EXCLUDED.{c}")).collect();
     format!(
-        "WITH {} INSERT INTO flight_schd SELECT * FROM jsonb_populate_recordset(NULL::flight_schd, $1) \
+        "WITH {} INSERT INTO flight_schd SELECT * FROM {source} \
          ON CONFLICT (flid) DO UPDATE SET ({}) = ROW({})",
         deletes.join(", "),
         columns.join(", "),
         excluded.join(", ")
     )
-});
+}
 
 /// Statement 2 of a many-flight write: inserts every list each document of the JSON
 /// array `$1` carries, for that document's FLID (a missing key inserts
@@ -299,20 +306,7 @@ static UPSERT_AND_DELETE_ONE: LazyLock<String> = LazyLock::new(|| {
             )
         })
         .collect();
-    let columns: Vec<String> = LIFECYCLE_COLUMNS
-        .iter()
-        .map(|c| c.to_string())
-        .chain(SCALAR_COLUMNS.iter().map(|(_, c)| c.clone()))
-        .chain(EXCEPTION_COLUMNS.iter().map(|c| c.to_string()))
-        .collect();
-    let excluded: Vec<String> = columns.iter().map(|c| format!("EXCLUDED.{c}")).collect();
-    format!(
-        "WITH {} INSERT INTO flight_schd SELECT * FROM jsonb_populate_record(NULL::flight_schd, $1) \
-         ON CONFLICT (flid) DO UPDATE SET ({}) = ROW({})",
-        deletes.join(", "),
-        columns.join(", "),
-        excluded.join(", ")
-    )
+    upsert_with_deletes(&deletes, "jsonb_populate_record(NULL::flight_schd, $1)")
 });
 
 /// Statement 2 of a one-flight write: inserts every list present in the document `$1`
