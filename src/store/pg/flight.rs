@@ -84,6 +84,19 @@ impl DetailList {
             .map(|k| format!(" AND {alias}route_kind = '{k}'"))
             .unwrap_or_default()
     }
+
+    /// A row template of this list's table keyed by `flid_expr` (plus its
+    /// `route_kind` for ROUT/ERUT), for `jsonb_populate_recordset` to fill.
+    fn row_template(&self, flid_expr: &str) -> String {
+        let kind = self
+            .route_kind
+            .map(|k| format!(", 'route_kind', '{k}'"))
+            .unwrap_or_default();
+        format!(
+            "jsonb_populate_record(NULL::{table}, jsonb_build_object('flid', {flid_expr}{kind}))",
+            table = self.table
+        )
+    }
 }
 
 /// Declares the 15 lists once: the [`LISTS`] table, the changed-list document
@@ -274,17 +287,12 @@ static INSERT_LISTS: LazyLock<String> = LazyLock::new(|| {
     let inserts: Vec<String> = LISTS
         .iter()
         .map(|l| {
-            let kind = l
-                .route_kind
-                .map(|k| format!(", 'route_kind', '{k}'"))
-                .unwrap_or_default();
             format!(
                 "i_{key} AS (INSERT INTO {table} SELECT r.* FROM jsonb_array_elements($1) d, \
-                 LATERAL jsonb_populate_recordset(\
-                 jsonb_populate_record(NULL::{table}, jsonb_build_object('flid', d->'flid'{kind})), \
-                 d->'{key}') r WHERE d ? '{key}')",
+                 LATERAL jsonb_populate_recordset({template}, d->'{key}') r WHERE d ? '{key}')",
                 key = l.key,
-                table = l.table
+                table = l.table,
+                template = l.row_template("d->'flid'")
             )
         })
         .collect();
@@ -315,16 +323,11 @@ static INSERT_LISTS_ONE: LazyLock<String> = LazyLock::new(|| {
     let inserts: Vec<String> = LISTS
         .iter()
         .map(|l| {
-            let kind = l
-                .route_kind
-                .map(|k| format!(", 'route_kind', '{k}'"))
-                .unwrap_or_default();
             format!(
-                "i_{key} AS (INSERT INTO {table} SELECT * FROM jsonb_populate_recordset(\
-                 jsonb_populate_record(NULL::{table}, jsonb_build_object('flid', $2::bigint{kind})), \
-                 $1->'{key}'))",
+                "i_{key} AS (INSERT INTO {table} SELECT * FROM jsonb_populate_recordset({template}, $1->'{key}'))",
                 key = l.key,
-                table = l.table
+                table = l.table,
+                template = l.row_template("$2::bigint")
             )
         })
         .collect();
