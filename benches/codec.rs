@@ -13,6 +13,10 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
+/// msgx's production allocator (see `msgx::Allocator`).
+#[global_allocator]
+static ALLOCATOR: msgx::Allocator = msgx::Allocator;
+
 #[path = "support/codec_inputs.rs"]
 mod inputs;
 use inputs::{flop_mix, schd_1000, tokenize};

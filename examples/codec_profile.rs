@@ -15,6 +15,10 @@
 use std::hint::black_box;
 use std::process::ExitCode;
 
+/// msgx's production allocator (see `msgx::Allocator`).
+#[global_allocator]
+static ALLOCATOR: msgx::Allocator = msgx::Allocator;
+
 #[path = "../benches/support/codec_inputs.rs"]
 mod inputs;
 

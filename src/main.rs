@@ -2,6 +2,10 @@
 
 use clap::Parser;
 
+/// msgx's production allocator (see `msgx::Allocator`).
+#[global_allocator]
+static ALLOCATOR: msgx::Allocator = msgx::Allocator;
+
 fn main() -> std::process::ExitCode {
     let cli = msgx::cli::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
