@@ -71,9 +71,17 @@ pub(crate) fn parse_decimal(s: &str) -> Result<String, ValueError> {
         let int = int.trim_start_matches('0');
         let int = if int.is_empty() { "0" } else { int };
         let zero = int == "0" && frac.bytes().all(|b| b == b'0');
-        let sign = if s.starts_with('-') && !zero { "-" } else { "" };
-        let dot = if frac.is_empty() { "" } else { "." };
-        Ok(format!("{sign}{int}{dot}{frac}"))
+        // Built in one exact allocation (`format!` regrows as it writes).
+        let mut out = String::with_capacity(int.len() + frac.len() + 2);
+        if s.starts_with('-') && !zero {
+            out.push('-');
+        }
+        out.push_str(int);
+        if !frac.is_empty() {
+            out.push('.');
+            out.push_str(frac);
+        }
+        Ok(out)
     } else {
         Err(ValueError::malformed(format!(
             "expected a decimal number, got \"{s}\""
@@ -128,10 +136,16 @@ pub(crate) fn parse_route_time(s: &str) -> Result<ScalarValue, ValueError> {
 
 /// Records what a leaf element should not carry (attributes, child
 /// elements) as unknown elements, so nothing is dropped silently.
+#[inline]
 pub(crate) fn leaf_extras(el: El<'_, '_>, unknown: &mut Vec<UnknownElement>) {
     if el.attrs().is_empty() && !el.has_children() {
         return;
     }
+    leaf_extras_slow(el, unknown);
+}
+
+#[cold]
+fn leaf_extras_slow(el: El<'_, '_>, unknown: &mut Vec<UnknownElement>) {
     extra_attrs(el, &[], unknown);
     for c in el.children() {
         unknown.push(unknown_el(c));

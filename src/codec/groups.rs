@@ -44,6 +44,9 @@ impl<T> Group<T> {
         el: El<'d, 'a>,
         decode: impl FnOnce(El<'d, 'a>) -> Result<T, DecodeError>,
     ) -> Result<(), DecodeError> {
+        if !self.seen {
+            self.items.reserve_exact(el.same_name_run());
+        }
         self.seen = true;
         self.content |= !el.is_bare();
         self.items.push(decode(el)?);
