@@ -1222,8 +1222,10 @@ mod tests {
         assert_eq!(d2.root().children().next().map(|c| c.name()), Some("B"));
     }
 
+    type Pairs = Vec<(String, String)>;
+
     /// The plain attribute scan and quick-xml's iterator, on one element.
-    fn both_attribute_readers(raw: &str) -> Option<(Vec<(String, String)>, Vec<(String, String)>)> {
+    fn both_attribute_readers(raw: &str) -> Option<(Pairs, Pairs)> {
         let src = format!("<X{raw}/>");
         let mut reader = Reader::from_str(&src);
         let Ok(Event::Empty(e)) = reader.read_event() else {
