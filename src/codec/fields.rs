@@ -52,8 +52,22 @@ pub(crate) fn parse_int(s: &str) -> Result<i64, ValueError> {
             "expected an integer, got \"{s}\""
         )));
     }
-    s.parse::<i64>()
-        .map_err(|_| ValueError::malformed(format!("integer out of range: \"{s}\"")))
+    // Digits are checked above: accumulate with overflow checks (cheaper
+    // than `str::parse`, which re-validates every byte).
+    let negative = s.len() != digits.len();
+    digits
+        .bytes()
+        .try_fold(0i64, |acc, d| {
+            let d = i64::from(d - b'0');
+            acc.checked_mul(10).and_then(|v| {
+                if negative {
+                    v.checked_sub(d)
+                } else {
+                    v.checked_add(d)
+                }
+            })
+        })
+        .ok_or_else(|| ValueError::malformed(format!("integer out of range: \"{s}\"")))
 }
 
 /// Validates a decimal number (`12`, `12.5`, `-0.25`, `.5`) and keeps its text.
@@ -307,6 +321,11 @@ mod tests {
     fn ints_and_decimals() {
         assert_eq!(parse_int("15"), Ok(15));
         assert_eq!(parse_int("-3"), Ok(-3));
+        assert_eq!(parse_int("007"), Ok(7));
+        assert_eq!(parse_int("9223372036854775807"), Ok(i64::MAX));
+        assert_eq!(parse_int("-9223372036854775808"), Ok(i64::MIN));
+        assert!(parse_int("9223372036854775808").is_err());
+        assert!(parse_int("-9223372036854775809").is_err());
         for s in ["", "-", "1.5", "+1", "12a", "99999999999999999999"] {
             assert!(matches!(parse_int(s), Err(ValueError::Malformed(_))), "{s}");
         }

@@ -40,7 +40,13 @@ fn month(b: &[u8]) -> Option<u32> {
         b.get(1)?.to_ascii_uppercase(),
         b.get(2)?.to_ascii_uppercase(),
     ];
-    MONTHS.iter().position(|m| **m == up).map(|i| i as u32 + 1)
+    // One integer compare per month instead of a three-byte compare.
+    let key = |m: &[u8; 3]| u32::from_le_bytes([m[0], m[1], m[2], 0]);
+    let want = key(&up);
+    MONTHS
+        .iter()
+        .position(|m| key(m) == want)
+        .map(|i| i as u32 + 1)
 }
 
 /// `DDMMMYY` shape check: two digits, three ASCII letters, two digits.
