@@ -170,7 +170,7 @@ fn leaf_extras_slow(el: El<'_, '_>, unknown: &mut Vec<UnknownElement>) {
 /// `@NAME` with path `…/@NAME`.
 pub(crate) fn extra_attrs(el: El<'_, '_>, known: &[&str], unknown: &mut Vec<UnknownElement>) {
     for a in el.attrs() {
-        if !known.contains(&a.name) {
+        if !known.iter().any(|k| a.is(k)) {
             unknown.push(UnknownElement {
                 path: el.attr_path(a.name),
                 name: format!("@{}", a.name),

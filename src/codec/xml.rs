@@ -62,7 +62,24 @@ pub(crate) use tag_keys;
 #[derive(Debug)]
 pub(crate) struct Attr<'a> {
     pub name: &'a str,
+    /// [`tag_key`] of the name (SIS attribute names have four bytes too),
+    /// so lookups compare integers.
+    pub key: u32,
     pub value: Cow<'a, str>,
+}
+
+impl Attr<'_> {
+    /// True when the attribute is called `name` (an integer compare for
+    /// four-byte names; `name` is usually a literal, so its key folds).
+    #[inline]
+    pub fn is(&self, name: &str) -> bool {
+        let key = tag_key(name.as_bytes());
+        if key != 0 {
+            self.key == key
+        } else {
+            self.name == name
+        }
+    }
 }
 
 /// Character data directly inside an element: a span of the source (the
@@ -266,10 +283,11 @@ impl<'d, 'a> El<'d, 'a> {
     }
 
     /// The value of attribute `name`, if present.
+    #[inline]
     pub fn attr(&self, name: &str) -> Option<&'d str> {
         self.attrs()
             .iter()
-            .find(|a| a.name == name)
+            .find(|a| a.is(name))
             .map(|a| a.value.as_ref())
     }
 
@@ -464,7 +482,8 @@ impl<'a> Parser<'a> {
                 // reserving it upfront.
                 nodes: node_arena((src.len() / 20 + 4).min(KEEP_NODES)),
                 // SIS averages one attribute per ~130 bytes.
-                attrs: Vec::with_capacity((src.len() / 128).min(1 << 12)),
+                // (a 1,000-flight SCHD has 9,000: regrowing copies them).
+                attrs: Vec::with_capacity((src.len() / 120).min(1 << 15)),
                 owned: Vec::new(),
             },
             stack: Vec::with_capacity(MAX_DEPTH),
@@ -851,11 +870,14 @@ impl<'a> Parser<'a> {
         let (_, raw) = rebase(self.src, raw)?;
         let attrs = &mut self.doc.attrs;
         plain_attrs(raw, |name, value| {
-            if attrs.len() - a0 >= MAX_ATTRS || attrs[a0..].iter().any(|a| a.name == name) {
+            // Names are a few bytes: compared inline, not through memcmp.
+            let same = |a: &Attr<'_>| a.name.as_bytes().iter().eq(name.as_bytes());
+            if attrs.len() - a0 >= MAX_ATTRS || attrs[a0..].iter().any(same) {
                 return None;
             }
             attrs.push(Attr {
                 name,
+                key: tag_key(name.as_bytes()),
                 value: Cow::Borrowed(value),
             });
             Some(())
@@ -913,7 +935,11 @@ impl<'a> Parser<'a> {
                     Cow::Owned(v.into_owned())
                 }
             };
-            self.doc.attrs.push(Attr { name: key, value });
+            self.doc.attrs.push(Attr {
+                name: key,
+                key: tag_key(key.as_bytes()),
+                value,
+            });
         }
         Ok(())
     }
@@ -1061,13 +1087,28 @@ impl<'a> Parser<'a> {
 /// proptest compares them); on anything else, or when `each` refuses, it
 /// returns `None` and quick-xml's iterator reads the element, with its error
 /// messages. A fraction of the iterator's instructions (docs/BENCHMARKS.md).
+const WS: u8 = 1;
+const EQ: u8 = 2;
+
+/// XML whitespace and `=`, the bytes that end an attribute name: one table
+/// load per byte instead of five compares.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b' ' as usize] = WS;
+    t[b'\t' as usize] = WS;
+    t[b'\r' as usize] = WS;
+    t[b'\n' as usize] = WS;
+    t[b'=' as usize] = EQ;
+    t
+};
+
 fn plain_attrs<'s>(
     raw: &'s str,
     mut each: impl FnMut(&'s str, &'s str) -> Option<()>,
 ) -> Option<()> {
     let b = raw.as_bytes();
     let skip_ws = |mut i: usize| {
-        while b.get(i).is_some_and(|&c| is_ws_byte(c)) {
+        while b.get(i).is_some_and(|&c| BYTE_CLASS[usize::from(c)] == WS) {
             i += 1;
         }
         i
@@ -1075,7 +1116,7 @@ fn plain_attrs<'s>(
     let mut i = skip_ws(0);
     while i < b.len() {
         let k0 = i;
-        while b.get(i).is_some_and(|&c| c != b'=' && !is_ws_byte(c)) {
+        while b.get(i).is_some_and(|&c| BYTE_CLASS[usize::from(c)] == 0) {
             i += 1;
         }
         if i == k0 {
