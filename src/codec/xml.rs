@@ -750,7 +750,7 @@ impl<'a> Parser<'a> {
     /// The `encoding` of an XML declaration, if it names one: split by
     /// [`plain_attrs`] when it can, else by quick-xml (whose attribute
     /// iterator costs more than the rest of a small FLOP's declaration).
-    fn declared_encoding(&self, d: &BytesDecl<'_>) -> Option<String> {
+    fn declared_encoding(&self, d: &BytesDecl<'_>) -> Option<Cow<'a, str>> {
         let plain = rebase(self.src, d).and_then(|(_, raw)| {
             let mut enc = None;
             plain_attrs(raw.strip_prefix("xml")?, |name, value| {
@@ -762,9 +762,9 @@ impl<'a> Parser<'a> {
             Some(enc)
         });
         match plain {
-            Some(enc) => enc.map(str::to_owned),
+            Some(enc) => enc.map(Cow::Borrowed),
             None => match d.encoding() {
-                Some(Ok(enc)) => Some(String::from_utf8_lossy(&enc).into_owned()),
+                Some(Ok(enc)) => Some(Cow::Owned(String::from_utf8_lossy(&enc).into_owned())),
                 _ => None,
             },
         }
