@@ -486,6 +486,27 @@ async fn a_matched_resp_that_is_rejected_leaves_the_request_sent() {
     assert_eq!(audits, 0, "the audit row rolled back with the snapshot");
 }
 
+impl Env {
+    /// Inserts a one-flight SCHD RESP with DTTM `dttm`, drains the pump and
+    /// asserts it was SKIPPED for `reason` with the request rows and the
+    /// flights untouched (design §7.2: an unmatched RESP changes nothing).
+    async fn resp_is_skipped(&self, r: &Runner, seqn: u32, dttm: &str, reason: &str) {
+        let before = requests(&self.db).await;
+        let id = self
+            .mb
+            .insert(&schd(seqn, "RESP", dttm, "", &[(9001, "01DEC260835")]))
+            .await;
+        drain(r).await;
+        assert_eq!(
+            outcome(&self.db, id).await,
+            ("SKIPPED".into(), Some(reason.into())),
+            "RESP {seqn} at {dttm}"
+        );
+        assert_eq!(requests(&self.db).await, before, "RESP {seqn}: requests");
+        assert_eq!(flights(&self.db).await, 0, "RESP {seqn}: flights");
+    }
+}
+
 #[tokio::test]
 async fn unmatched_expired_and_too_old_resps_are_skipped_with_state_untouched() {
     let env = Env::new().await;
@@ -496,54 +517,16 @@ async fn unmatched_expired_and_too_old_resps_are_skipped_with_state_untouched() 
         .request(&schedule(2), env.shared.as_ref())
         .await
         .unwrap();
-    let before = requests(&env.db).await;
-    let id = env
-        .mb
-        .insert(&schd(
-            1,
-            "RESP",
-            "20261201160500",
-            "",
-            &[(9001, "01DEC260835")],
-        ))
+    env.resp_is_skipped(&r, 1, "20261201160500", "resp-unmatched:no-open-request")
         .await;
-    drain(&r).await;
-    assert_eq!(
-        outcome(&env.db, id).await,
-        (
-            "SKIPPED".into(),
-            Some("resp-unmatched:no-open-request".into())
-        )
-    );
-    assert_eq!(requests(&env.db).await, before);
-    assert_eq!(flights(&env.db).await, 0);
 
     // Too old: DTTM 15:50 local, the request was sent at 16:00 (skew 2m).
     env.tracker()
         .request(&schedule(1), env.shared.as_ref())
         .await
         .unwrap();
-    let before = requests(&env.db).await;
-    let id = env
-        .mb
-        .insert(&schd(
-            2,
-            "RESP",
-            "20261201155000",
-            "",
-            &[(9001, "01DEC260835")],
-        ))
+    env.resp_is_skipped(&r, 2, "20261201155000", "resp-unmatched:older-than-request")
         .await;
-    drain(&r).await;
-    assert_eq!(
-        outcome(&env.db, id).await,
-        (
-            "SKIPPED".into(),
-            Some("resp-unmatched:older-than-request".into())
-        )
-    );
-    assert_eq!(requests(&env.db).await, before);
-    assert_eq!(flights(&env.db).await, 0);
 
     // Expired: request-expiry closed it; the RESP is skipped, the row stays as it was.
     env.clock.advance(Duration::minutes(11));
@@ -552,28 +535,9 @@ async fn unmatched_expired_and_too_old_resps_are_skipped_with_state_untouched() 
         s.details.get("requests_expired").and_then(|v| v.as_u64()),
         Some(2)
     );
-    let before = requests(&env.db).await;
-    assert!(before.iter().all(|x| x.state == "EXPIRED"));
-    let id = env
-        .mb
-        .insert(&schd(
-            3,
-            "RESP",
-            "20261201161100",
-            "",
-            &[(9001, "01DEC260835")],
-        ))
+    assert!(requests(&env.db).await.iter().all(|x| x.state == "EXPIRED"));
+    env.resp_is_skipped(&r, 3, "20261201161100", "resp-unmatched:request-expired")
         .await;
-    drain(&r).await;
-    assert_eq!(
-        outcome(&env.db, id).await,
-        (
-            "SKIPPED".into(),
-            Some("resp-unmatched:request-expired".into())
-        )
-    );
-    assert_eq!(requests(&env.db).await, before);
-    assert_eq!(flights(&env.db).await, 0);
 }
 
 #[tokio::test]
