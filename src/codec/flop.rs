@@ -43,16 +43,12 @@ struct Found<'d, 'a> {
 
 impl<'d, 'a> Found<'d, 'a> {
     fn all(&self, name: &str) -> Vec<El<'d, 'a>> {
-        self.els
-            .iter()
-            .copied()
-            .filter(|e| e.name() == name)
-            .collect()
+        self.els.iter().copied().filter(|e| e.is(name)).collect()
     }
 
     /// The single element `name`, refusing a second one.
     fn single(&self, name: &str) -> Result<Option<El<'d, 'a>>, DecodeError> {
-        let mut it = self.els.iter().copied().filter(|e| e.name() == name);
+        let mut it = self.els.iter().copied().filter(|e| e.is(name));
         let first = it.next();
         match it.next() {
             Some(second) => Err(duplicate(second)),

@@ -270,6 +270,18 @@ impl<'d, 'a> El<'d, 'a> {
         self.node().key
     }
 
+    /// True when the element is called `name` (an integer compare for
+    /// four-byte names, like [`Attr::is`]).
+    #[inline]
+    pub fn is(&self, name: &str) -> bool {
+        let key = tag_key(name.as_bytes());
+        if key != 0 {
+            self.key() == key
+        } else {
+            self.name() == name
+        }
+    }
+
     /// The text directly inside the element, trimmed of XML whitespace
     /// (trimmed once, when the element closed).
     pub fn text(&self) -> &'d str {
