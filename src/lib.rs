@@ -10,11 +10,12 @@
 
 /// The global allocator of the `msgx` binary; the codec benchmark and
 /// `examples/codec_profile.rs` declare it too (`#[global_allocator]`), so
-/// they measure the decoder as production runs it. glibc's malloc hands the heap top back to the
-/// kernel whenever a large decoded SCHD is dropped and faults it in again
-/// for the next one: measured 1,480 page faults and ~30% of the decode time
-/// in the kernel per 1,000-flight SCHD (docs/BENCHMARKS.md, codec). mimalloc
-/// keeps its pages, and its small allocations are cheaper too.
+/// they measure the decoder as production runs it. glibc's malloc hands the
+/// heap top back to the kernel whenever a large decoded SCHD is dropped and
+/// faults it in again for the next one: measured 1,480 page faults and ~30%
+/// of the decode time in the kernel per 1,000-flight SCHD
+/// (docs/BENCHMARKS.md, codec). mimalloc keeps its pages, and its small
+/// allocations are cheaper too.
 pub use mimalloc::MiMalloc as Allocator;
 
 pub mod backfill;

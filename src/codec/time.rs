@@ -37,18 +37,11 @@ fn digits2(b: &[u8]) -> Option<u32> {
 fn month(b: &[u8]) -> Option<u32> {
     // Case folded by setting bit 5: only ASCII letters fold onto letters,
     // so a match still means three letters. One integer compare a month.
-    let key = |m: &[u8]| -> Option<u32> {
-        Some(u32::from_le_bytes([
-            m.first()? | 0x20,
-            m.get(1)? | 0x20,
-            m.get(2)? | 0x20,
-            0,
-        ]))
-    };
-    let want = key(b)?;
+    let fold = |m: &[u8]| m.iter().fold(0u32, |k, &c| k << 8 | u32::from(c | 0x20));
+    let want = fold(b.get(..3)?);
     MONTHS
         .iter()
-        .position(|m| key(&m[..]) == Some(want))
+        .position(|m| fold(&m[..]) == want)
         .map(|i| i as u32 + 1)
 }
 
@@ -91,12 +84,10 @@ pub(crate) fn parse_time(s: &str) -> Result<NaiveDateTime, ValueError> {
 /// classify and explain. Same value as the full path (a test checks).
 #[inline]
 fn valid_time(b: &[u8]) -> Option<NaiveDateTime> {
-    let b: &[u8; 11] = b.try_into().ok()?;
-    let digit = |i: usize| {
-        let d = b[i].wrapping_sub(b'0');
-        (d < 10).then_some(u32::from(d))
-    };
-    let two = |i: usize| Some(digit(i)? * 10 + digit(i + 1)?);
+    if b.len() != 11 {
+        return None;
+    }
+    let two = |i: usize| digits2(b.get(i..i + 2)?);
     let (day, year, hour, minute) = (two(0)?, two(5)?, two(7)?, two(9)?);
     NaiveDate::from_ymd_opt(2000 + year as i32, month(&b[2..5])?, day)?.and_hms_opt(hour, minute, 0)
 }

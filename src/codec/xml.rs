@@ -50,6 +50,17 @@ pub(crate) const fn tag_key(name: &[u8]) -> u32 {
     }
 }
 
+/// True when a name with key `key` (its [`tag_key`]) and text `actual` is
+/// `name`: one integer compare for four-byte names. `name` is usually a
+/// literal, so its key folds to a constant.
+#[inline]
+fn is_named(key: u32, actual: &str, name: &str) -> bool {
+    match tag_key(name.as_bytes()) {
+        0 => actual == name,
+        wanted => key == wanted,
+    }
+}
+
 /// Declares `u32` key constants named like the SIS elements they match.
 macro_rules! tag_keys {
     ($($tag:ident),* $(,)?) => {
@@ -69,16 +80,10 @@ pub(crate) struct Attr<'a> {
 }
 
 impl Attr<'_> {
-    /// True when the attribute is called `name` (an integer compare for
-    /// four-byte names; `name` is usually a literal, so its key folds).
+    /// True when the attribute is called `name` (see [`is_named`]).
     #[inline]
     pub fn is(&self, name: &str) -> bool {
-        let key = tag_key(name.as_bytes());
-        if key != 0 {
-            self.key == key
-        } else {
-            self.name == name
-        }
+        is_named(self.key, self.name, name)
     }
 }
 
@@ -198,41 +203,32 @@ impl<'a> Document<'a> {
             }
             .children()
         };
-        // Most parents have a few dozen children: a linear count beats
-        // hashing every name; a hash map keeps huge parents linear.
-        if kids().nth(SMALL_PARENT).is_none() {
-            let mut counts: Vec<(&str, u32)> = Vec::with_capacity(SMALL_PARENT);
-            for c in kids() {
-                let name = c.name();
-                let n = match counts.iter_mut().find(|(k, _)| *k == name) {
-                    Some((_, n)) => {
-                        *n += 1;
-                        *n
-                    }
-                    None => {
-                        counts.push((name, 1));
-                        1
-                    }
-                };
-                c.node().ordinal.set(n);
-            }
-            for c in kids() {
-                let name = c.name();
-                let total = counts.iter().find(|(k, _)| *k == name).map_or(1, |e| e.1);
-                c.node().same_named.set(total);
-            }
-            return;
-        }
-        let mut counts: HashMap<&str, u32> = HashMap::new();
+        // Each distinct name gets a slot with its running count. Most parents
+        // have a few dozen children: finding the slot by a linear search
+        // beats hashing every name; a hash map keeps huge parents linear.
+        let large = kids().nth(SMALL_PARENT).is_some();
+        let mut counts: Vec<(&str, u32)> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut slots = Vec::new();
         for c in kids() {
-            let n = counts.entry(c.name()).or_insert(0);
-            *n += 1;
-            c.node().ordinal.set(*n);
+            let name = c.name();
+            let slot = if large {
+                *index.entry(name).or_insert(counts.len())
+            } else {
+                counts
+                    .iter()
+                    .position(|(k, _)| *k == name)
+                    .unwrap_or(counts.len())
+            };
+            if slot == counts.len() {
+                counts.push((name, 0));
+            }
+            counts[slot].1 += 1;
+            c.node().ordinal.set(counts[slot].1);
+            slots.push(slot);
         }
-        for c in kids() {
-            c.node()
-                .same_named
-                .set(counts.get(c.name()).copied().unwrap_or(1));
+        for (c, slot) in kids().zip(slots) {
+            c.node().same_named.set(counts[slot].1);
         }
     }
 
@@ -270,16 +266,10 @@ impl<'d, 'a> El<'d, 'a> {
         self.node().key
     }
 
-    /// True when the element is called `name` (an integer compare for
-    /// four-byte names, like [`Attr::is`]).
+    /// True when the element is called `name` (see [`is_named`]).
     #[inline]
     pub fn is(&self, name: &str) -> bool {
-        let key = tag_key(name.as_bytes());
-        if key != 0 {
-            self.key() == key
-        } else {
-            self.name() == name
-        }
+        is_named(self.key(), self.name(), name)
     }
 
     /// The text directly inside the element, trimmed of XML whitespace
@@ -593,10 +583,8 @@ impl<'a> Parser<'a> {
                 Err(e) => return Err(self.read_error(before, &e)),
             };
             let after = usize::try_from(reader.buffer_position()).unwrap_or(usize::MAX);
-            // The loop is kept small (the common events inline, the rare
-            // ones and every error in their own functions) so LLVM inlines
-            // quick-xml's reader into it: decode instructions moved by ±4%
-            // with unrelated edits when it did not.
+            // The common events are handled inline; the rare ones and every
+            // error live in their own functions, out of the hot loop.
             match ev {
                 Event::Start(e) => self.open(&e, before)?,
                 Event::End(e) => self.end(&e, before, after)?,
@@ -714,16 +702,14 @@ impl<'a> Parser<'a> {
                     && !enc.eq_ignore_ascii_case("UTF-8")
                     && !enc.eq_ignore_ascii_case("UTF8")
                 {
-                    let enc = enc.to_ascii_uppercase();
-                    {
-                        return Err(DecodeError::codec(
-                            "(document)",
-                            format!(
-                                "declared encoding {enc} is not supported; \
-                                     SIS messages are UTF-8 (sis-format §1.5)"
-                            ),
-                        ));
-                    }
+                    return Err(DecodeError::codec(
+                        "(document)",
+                        format!(
+                            "declared encoding {} is not supported; \
+                             SIS messages are UTF-8 (sis-format §1.5)",
+                            enc.to_ascii_uppercase()
+                        ),
+                    ));
                 }
             }
             Event::DocType(_) => {
@@ -882,14 +868,13 @@ impl<'a> Parser<'a> {
         let (_, raw) = rebase(self.src, raw)?;
         let attrs = &mut self.doc.attrs;
         plain_attrs(raw, |name, value| {
-            // Names are a few bytes: compared inline, not through memcmp.
-            let same = |a: &Attr<'_>| a.name.as_bytes().iter().eq(name.as_bytes());
-            if attrs.len() - a0 >= MAX_ATTRS || attrs[a0..].iter().any(same) {
+            let key = tag_key(name.as_bytes());
+            if attrs.len() - a0 >= MAX_ATTRS || attrs[a0..].iter().any(|a| a.is(name)) {
                 return None;
             }
             attrs.push(Attr {
                 name,
-                key: tag_key(name.as_bytes()),
+                key,
                 value: Cow::Borrowed(value),
             });
             Some(())
@@ -1091,14 +1076,6 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Splits attributes that need nothing but splitting: `name = "value"`
-/// pairs (either quote, whitespace around `=`) with no entity in a value,
-/// calling `each(name, value)`. It follows quick-xml's own attribute scan
-/// (`IterState::next`: a name runs to `=` or whitespace, the value to the
-/// matching quote), so where it succeeds quick-xml reads the same pairs (a
-/// proptest compares them); on anything else, or when `each` refuses, it
-/// returns `None` and quick-xml's iterator reads the element, with its error
-/// messages. A fraction of the iterator's instructions (docs/BENCHMARKS.md).
 const WS: u8 = 1;
 const EQ: u8 = 2;
 
@@ -1114,6 +1091,14 @@ static BYTE_CLASS: [u8; 256] = {
     t
 };
 
+/// Splits attributes that need nothing but splitting: `name = "value"`
+/// pairs (either quote, whitespace around `=`) with no entity in a value,
+/// calling `each(name, value)`. It follows quick-xml's own attribute scan
+/// (`IterState::next`: a name runs to `=` or whitespace, the value to the
+/// matching quote), so where it succeeds quick-xml reads the same pairs (a
+/// proptest compares them); on anything else, or when `each` refuses, it
+/// returns `None` and quick-xml's iterator reads the element, with its error
+/// messages. A fraction of the iterator's instructions (docs/BENCHMARKS.md).
 fn plain_attrs<'s>(
     raw: &'s str,
     mut each: impl FnMut(&'s str, &'s str) -> Option<()>,
@@ -1179,9 +1164,9 @@ fn is_xml_char(c: char) -> bool {
 /// Rejects C0 control characters (other than tab, LF, CR) anywhere in the
 /// input: XML 1.0 forbids them even escaped-free, and quick-xml does not check.
 pub(crate) fn check_chars(src: &str) -> Result<(), DecodeError> {
-    let bad = |b: u8| b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r';
-    // A branch-free OR over the whole input vectorises (no early exit: the
-    // clean case is the common one); locate only on a hit.
+    // Branch-free (`&`, not `&&`), so the OR over the whole input
+    // vectorises (no early exit: the clean case is the common one); the
+    // position is looked for only on a hit.
     let flag = |b: u8| {
         u8::from(b < 0x20) & u8::from(b != b'\t') & u8::from(b != b'\n') & u8::from(b != b'\r')
     };
@@ -1194,7 +1179,7 @@ pub(crate) fn check_chars(src: &str) -> Result<(), DecodeError> {
     if hit == 0 {
         return Ok(());
     }
-    let at = src.bytes().position(bad).unwrap_or(0);
+    let at = src.bytes().position(|b| flag(b) != 0).unwrap_or(0);
     let byte = src.as_bytes().get(at).copied().unwrap_or(0);
     Err(DecodeError::malformed(
         "(document)",
