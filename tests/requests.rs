@@ -8,7 +8,7 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use common::*;
 use msgx::config::Config;
 use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
-use msgx::requests::track::{RequestKind, Tracker};
+use msgx::requests::track::{RequestKind, SentRequest, Tracker};
 use msgx::store::mailbox::Mailbox;
 use msgx::store::pg::req_track::ReqRow;
 use mysql_async::prelude::Queryable;
@@ -138,6 +138,14 @@ impl Env {
         }
     }
 
+    /// Sends one request through the tracker at the manual clock's time.
+    async fn request(&self, kind: &RequestKind) -> SentRequest {
+        self.tracker()
+            .request(kind, self.shared.as_ref())
+            .await
+            .expect("request")
+    }
+
     fn tracker(&self) -> Tracker<'_> {
         Tracker {
             pg: &self.db.pool,
@@ -163,11 +171,7 @@ async fn a_request_writes_a_coutmsgs_row_byte_compatible_with_the_predecessor() 
         .await
         .unwrap();
     // 08:00Z is 16:00 at the airport (Asia/Shanghai): DTTM and the insert time are local.
-    let sent = env
-        .tracker()
-        .request(&reference("GLST"), env.shared.as_ref())
-        .await
-        .expect("request");
+    let sent = env.request(&reference("GLST")).await;
     let r = &sent.request;
     assert_eq!(
         (r.state.as_str(), r.seqn.as_str(), r.routing_id.as_str()),
@@ -228,11 +232,7 @@ async fn a_request_writes_a_coutmsgs_row_byte_compatible_with_the_predecessor() 
     assert_eq!(row.6, (0, 0, None, 0, 0));
 
     // RQFD: fixed STYP NONE, the operation day from cutover to cutover.
-    let sent = env
-        .tracker()
-        .request(&schedule(2), env.shared.as_ref())
-        .await
-        .expect("request");
+    let sent = env.request(&schedule(2)).await;
     let want = r#"<?xml version="1.0" encoding="UTF-8"?><MSG xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:noNamespaceSchemaLocation="unisysaodbsis.xsd"><META><SNDR>VIEW</SNDR><SEQN>000043</SEQN><DTTM>20261201160000</DTTM><TYPE>RQFD</TYPE><STYP>NONE</STYP></META><RQFD><STDB>02DEC260000</STDB><STDE>03DEC260000</STDE></RQFD></MSG>"#;
     let (xml, routing): (String, String) = conn
         .exec_first(
@@ -255,11 +255,7 @@ async fn the_seqn_cycles_from_999999_to_000001() {
         .unwrap();
     let mut seqns = Vec::new();
     for t in ["GLST", "SLST", "TLST"] {
-        let s = env
-            .tracker()
-            .request(&reference(t), env.shared.as_ref())
-            .await
-            .unwrap();
+        let s = env.request(&reference(t)).await;
         seqns.push(s.request.seqn);
     }
     assert_eq!(seqns, vec!["999999", "000001", "000002"]);
@@ -268,22 +264,10 @@ async fn the_seqn_cycles_from_999999_to_000001() {
 #[tokio::test]
 async fn a_duplicate_request_expires_the_old_one() {
     let env = Env::new().await;
-    let first = env
-        .tracker()
-        .request(&schedule(1), env.shared.as_ref())
-        .await
-        .unwrap();
-    let other_day = env
-        .tracker()
-        .request(&schedule(2), env.shared.as_ref())
-        .await
-        .unwrap();
+    let first = env.request(&schedule(1)).await;
+    let other_day = env.request(&schedule(2)).await;
     env.clock.advance(Duration::minutes(1));
-    let second = env
-        .tracker()
-        .request(&schedule(1), env.shared.as_ref())
-        .await
-        .unwrap();
+    let second = env.request(&schedule(1)).await;
     assert_eq!(second.superseded, vec![first.request.id]);
     let rows = requests(&env.db).await;
     let by_id = |id: i64| rows.iter().find(|r| r.id == id).expect("row");
@@ -377,16 +361,8 @@ async fn a_crash_between_the_mailbox_write_and_the_confirmation_is_compensated_w
 #[tokio::test]
 async fn a_matched_resp_is_applied_and_the_request_is_done() {
     let env = Env::new().await;
-    let req = env
-        .tracker()
-        .request(&schedule(1), env.shared.as_ref())
-        .await
-        .unwrap();
-    let noise = env
-        .tracker()
-        .request(&schedule(2), env.shared.as_ref())
-        .await
-        .unwrap();
+    let req = env.request(&schedule(1)).await;
+    let noise = env.request(&schedule(2)).await;
     // No echo: degraded rule. DTTM 16:05 local = 5 minutes after the send.
     let id = env
         .mb
@@ -429,11 +405,7 @@ async fn a_matched_resp_is_applied_and_the_request_is_done() {
     assert_eq!(other.state, "SENT", "another day's request is untouched");
 
     // Reference RESP echoing the request's SEQN: exact, no audit.
-    let glst = env
-        .tracker()
-        .request(&reference("GLST"), env.shared.as_ref())
-        .await
-        .unwrap();
+    let glst = env.request(&reference("GLST")).await;
     let echo = format!("<RQSN>{}</RQSN>", glst.request.seqn);
     let id = env
         .mb
@@ -462,11 +434,7 @@ async fn a_matched_resp_is_applied_and_the_request_is_done() {
 #[tokio::test]
 async fn a_matched_resp_that_is_rejected_leaves_the_request_sent() {
     let env = Env::new().await;
-    let glst = env
-        .tracker()
-        .request(&reference("GLST"), env.shared.as_ref())
-        .await
-        .unwrap();
+    let glst = env.request(&reference("GLST")).await;
     // RECS 3 but one record: the snapshot is rejected (PROTOCOL), nothing committed.
     let id = env.mb.insert(&glst_resp(2, "20261201160100", "", 3)).await;
     let (r, _stop) = env.runner();
@@ -513,18 +481,12 @@ async fn unmatched_expired_and_too_old_resps_are_skipped_with_state_untouched() 
     let (r, _stop) = env.runner();
 
     // Unmatched: the open request is for another day.
-    env.tracker()
-        .request(&schedule(2), env.shared.as_ref())
-        .await
-        .unwrap();
+    env.request(&schedule(2)).await;
     env.resp_is_skipped(&r, 1, "20261201160500", "resp-unmatched:no-open-request")
         .await;
 
     // Too old: DTTM 15:50 local, the request was sent at 16:00 (skew 2m).
-    env.tracker()
-        .request(&schedule(1), env.shared.as_ref())
-        .await
-        .unwrap();
+    env.request(&schedule(1)).await;
     env.resp_is_skipped(&r, 2, "20261201155000", "resp-unmatched:older-than-request")
         .await;
 
@@ -543,11 +505,7 @@ async fn unmatched_expired_and_too_old_resps_are_skipped_with_state_untouched() 
 #[tokio::test]
 async fn a_resp_after_expired_changes_nothing() {
     let env = Env::new().await;
-    let glst = env
-        .tracker()
-        .request(&reference("GLST"), env.shared.as_ref())
-        .await
-        .unwrap();
+    let glst = env.request(&reference("GLST")).await;
     env.clock.advance(Duration::minutes(11));
     let (r, _stop) = env.runner();
     run(&r, "request-expiry").await;
@@ -578,11 +536,7 @@ async fn a_resp_after_expired_changes_nothing() {
     assert_eq!(refs, 0, "the late snapshot is not applied");
 
     // A second RESP for a request already DONE changes nothing either.
-    let again = env
-        .tracker()
-        .request(&reference("GLST"), env.shared.as_ref())
-        .await
-        .unwrap();
+    let again = env.request(&reference("GLST")).await;
     let first = env.mb.insert(&glst_resp(4, "20261201161200", "", 1)).await;
     drain(&r).await;
     assert_eq!(outcome(&env.db, first).await.0, "SUCCEEDED");
@@ -608,10 +562,7 @@ async fn a_resp_after_expired_changes_nothing() {
 #[tokio::test]
 async fn dnld_is_applied_whether_or_not_a_request_is_open() {
     let env = Env::new().await;
-    env.tracker()
-        .request(&schedule(1), env.shared.as_ref())
-        .await
-        .unwrap();
+    env.request(&schedule(1)).await;
     let before = requests(&env.db).await;
     let id = env
         .mb
