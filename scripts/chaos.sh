@@ -64,7 +64,7 @@ CHAOS=${TAG}_chaos
 prepare "$CLEAN"
 prepare "$CHAOS"
 summary_line=$(mariadb -h 127.0.0.1 -umsgx -pmsgx -N -B "$CLEAN" -e \
-  "SELECT CONCAT(COUNT(*), ' mailbox rows, IDs 1..', MAX(CMINMSGS_ID)) FROM CMINMSGS")
+  "SELECT CONCAT(COUNT(*), ' mailbox rows, IDs 1..', MAX(CMINMSGS_ID)) FROM cminmsgs")
 echo "backlog: $summary_line (each database)"
 
 echo "== clean run (no faults)"

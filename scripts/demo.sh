@@ -76,7 +76,7 @@ $MSGX request ref GLST
 $MSGX request schedule --day "$(date -u +%F)"
 $MSGX request list
 mariadb -h 127.0.0.1 -umsgx -pmsgx msgx_demo_mailbox -e \
-  "SELECT COUTMSGS_ID, ROUTINGID, COUTMSGS_DATE_INSERTED, COUTMSGS_CLOB_MSG FROM COUTMSGS"
+  "SELECT COUTMSGS_ID, ROUTINGID, COUTMSGS_DATE_INSERTED, COUTMSGS_CLOB_MSG FROM coutmsgs"
 
 echo "== status"
 $MSGX status

@@ -89,7 +89,7 @@ def strip_clock(obj):
 
 def drained_problems(pg, mailbox):
     """What is still to do (empty = drained)."""
-    mb = mysql(mailbox, "SELECT COUNT(*), COALESCE(MAX(CMINMSGS_ID), 0) FROM CMINMSGS")[0]
+    mb = mysql(mailbox, "SELECT COUNT(*), COALESCE(MAX(CMINMSGS_ID), 0) FROM cminmsgs")[0]
     rows, max_id = int(mb[0]), int(mb[1])
     q = psql(pg, """
         SELECT (SELECT w FROM inbox_cursor),
@@ -138,8 +138,8 @@ def cmd_caught_up(a):
         if fatal:
             print("FATAL " + "; ".join(fatal))
             return 3
-        rows = int(mysql(a.mailbox, f"SELECT COUNT(*) FROM CMINMSGS WHERE CMINMSGS_ID <= {a.upto}")[0][0])
-        unmarked = int(mysql(a.mailbox, f"SELECT COUNT(*) FROM CMINMSGS WHERE CMINMSGS_ID <= {a.upto} "
+        rows = int(mysql(a.mailbox, f"SELECT COUNT(*) FROM cminmsgs WHERE CMINMSGS_ID <= {a.upto}")[0][0])
+        unmarked = int(mysql(a.mailbox, f"SELECT COUNT(*) FROM cminmsgs WHERE CMINMSGS_ID <= {a.upto} "
                                         f"AND {a.processed_column} IS NULL")[0][0])
         q = psql(a.pg, f"""
             SELECT (SELECT count(*) FROM proc_state WHERE msg_id <= {a.upto}
@@ -336,12 +336,12 @@ def cmd_verify(a):
     problems = drained_problems(pg, a.mailbox)
     failures += [f"not drained: {p}" for p in problems]
 
-    mb_ids = {int(r[0]) for r in mysql(a.mailbox, "SELECT CMINMSGS_ID FROM CMINMSGS")}
+    mb_ids = {int(r[0]) for r in mysql(a.mailbox, "SELECT CMINMSGS_ID FROM cminmsgs")}
     ps_ids = {int(r) for r in psql(pg, "SELECT msg_id FROM proc_state")}
     lost = sorted(mb_ids - ps_ids)
     if lost:
         failures.append(f"lost: {len(lost)} mailbox rows never enqueued, e.g. {lost[:5]}")
-    unmarked = mysql(a.mailbox, f"SELECT COUNT(*) FROM CMINMSGS WHERE {a.processed_column} IS NULL")
+    unmarked = mysql(a.mailbox, f"SELECT COUNT(*) FROM cminmsgs WHERE {a.processed_column} IS NULL")
     if int(unmarked[0][0]):
         failures.append(f"{unmarked[0][0]} mailbox rows without a processing mark")
 

@@ -91,7 +91,7 @@ FEED=$!
 harness_track "$FEED"
 log "inflow: $RATE msg/s; outages of $OUTAGE s"
 
-max_id() { mariadb -h 127.0.0.1 -P "$MY_PORT" -umsgx -pmsgx -N -B msgx_mailbox -e 'SELECT COALESCE(MAX(CMINMSGS_ID), 0) FROM CMINMSGS'; }
+max_id() { mariadb -h 127.0.0.1 -P "$MY_PORT" -umsgx -pmsgx -N -B msgx_mailbox -e 'SELECT COALESCE(MAX(CMINMSGS_ID), 0) FROM cminmsgs'; }
 results=()
 # after PHASE RECOVERED_AT: wait until every row up to the current last ID is done.
 after() {

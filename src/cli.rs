@@ -5,6 +5,7 @@
 
 use crate::clock::{SharedClock, SystemClock};
 use crate::commands::inspect;
+use crate::commands::target::{self, Needs, Target};
 use crate::config::{Config, ConfigError, Loaded};
 use crate::jobs::manifest;
 use crate::jobs::registry;
@@ -209,14 +210,18 @@ pub enum EventsAction {
         #[arg(long)]
         json: bool,
     },
-    /// Put DEAD events back to PENDING with a fresh retry budget.
+    /// Put DEAD events back to PENDING with a fresh retry budget. More than
+    /// one ID is a bulk action: --reason, and --yes or a typed confirmation.
     Resend {
         /// EVENT_IDs.
         #[arg(required = true, value_name = "ID")]
         ids: Vec<i64>,
-        /// Why (recorded).
+        /// Why (recorded; required for more than one ID).
         #[arg(long)]
         reason: Option<String>,
+        /// Confirm a bulk resend without being asked.
+        #[arg(long)]
+        yes: bool,
         /// Who (default: $USER).
         #[arg(long)]
         actor: Option<String>,
@@ -286,6 +291,40 @@ pub enum ConfigAction {
     Show,
 }
 
+/// The command's name, the connections it needs and whether it writes
+/// (issue 16, item 5): a writing command names its target before it acts.
+fn connections(command: &Command) -> (&'static str, Needs, bool) {
+    use crate::commands::backfill::BackfillAction as B;
+    use crate::commands::request::RequestAction as R;
+    match command {
+        Command::Migrate => ("migrate", Needs::POSTGRES, true),
+        Command::Config { .. } => ("config", Needs::NONE, false),
+        Command::Jobs { .. } => ("jobs", Needs::NONE, false),
+        Command::Run { dry_run, .. } => ("run", Needs::BOTH, !dry_run),
+        Command::Daemon { .. } => ("daemon", Needs::BOTH, true),
+        Command::Decode { .. } => ("decode", Needs::NONE, false),
+        Command::Mailbox { .. } => ("mailbox", Needs::MAILBOX, true),
+        Command::Status { .. } => ("status", Needs::BOTH, false),
+        Command::Events { action } => (
+            "events",
+            Needs::POSTGRES,
+            !matches!(action, EventsAction::Dead { .. }),
+        ),
+        Command::DevKafka { .. } => ("dev-kafka", Needs::NONE, false),
+        Command::Tail { .. } => ("tail", Needs::NONE, false),
+        Command::Backfill { action } => (
+            "backfill",
+            Needs::POSTGRES,
+            !matches!(action, B::Abandoned { .. }),
+        ),
+        Command::Replay(args) => ("replay", Needs::POSTGRES, !args.dry_run),
+        Command::Request { action } => ("request", Needs::BOTH, !matches!(action, R::List { .. })),
+        Command::Flight { .. } => ("flight", Needs::POSTGRES, false),
+        Command::Msg { .. } => ("msg", Needs::BOTH, false),
+        Command::Holes { .. } => ("holes", Needs::POSTGRES, false),
+    }
+}
+
 /// Runs the parsed command; returns the exit code.
 pub async fn run(cli: Cli) -> i32 {
     // Decoding is pure: it needs no configuration, so it works anywhere.
@@ -309,6 +348,22 @@ pub async fn run(cli: Cli) -> i32 {
         LogTarget::Command
     };
     let _log_guard = telemetry::init(&loaded.config.msgx.log, target);
+    let (name, needs, writes) = connections(&cli.command);
+    let absent = target::missing(&loaded.config, needs);
+    if !absent.is_empty() {
+        eprintln!(
+            "msgx {name}: not configured; set {} (there is no built-in default, so that no \
+             command acts on a database by accident)",
+            absent.join(" and ")
+        );
+        return exit::CONFIG;
+    }
+    if writes {
+        eprintln!(
+            "msgx {name}: acting on {}",
+            Target::of(&loaded.config, needs).line()
+        );
+    }
     let clock: SharedClock = Arc::new(SystemClock);
     match cli.command {
         Command::Config {
@@ -478,7 +533,26 @@ async fn events(config: &Config, clock: SharedClock, action: EventsAction) -> i3
     };
     match action {
         EventsAction::Dead { json } => ev::dead(&pool, json, &mut std::io::stdout()).await,
-        EventsAction::Resend { ids, reason, actor } => {
+        EventsAction::Resend {
+            ids,
+            reason,
+            yes,
+            actor,
+        } => {
+            if ids.len() > 1 {
+                let ask = crate::commands::confirm::Bulk {
+                    what: "resend",
+                    rows: ids.len(),
+                    reason: reason.as_deref(),
+                    yes,
+                    json: false,
+                };
+                let on = Target::of(config, Needs::POSTGRES);
+                if let Err(e) = crate::commands::confirm::bulk(ask, &on) {
+                    eprintln!("msgx events resend: {e}");
+                    return exit::CONFIG;
+                }
+            }
             let actor = ev::actor(actor.as_deref());
             ev::resolve(
                 &pool,
@@ -646,6 +720,9 @@ fn config_check(loaded: &Loaded) -> i32 {
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "built-in defaults".into());
     println!("config OK ({source})");
+    for unset in target::missing(&loaded.config, Needs::BOTH) {
+        eprintln!("note: {unset} is not set; commands that need it refuse until it is");
+    }
     exit::OK
 }
 
@@ -762,7 +839,8 @@ async fn run_job(
     match runner.run(job, opts, None).await {
         Ok(summary) => {
             if json {
-                println!("{}", serde_json::to_string(&summary).unwrap_or_default());
+                let out = Target::of(runner.config.as_ref(), Needs::BOTH).into_json(&summary);
+                println!("{out}");
             } else {
                 let verb = if summary.dry_run {
                     "would handle"

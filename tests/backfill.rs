@@ -128,7 +128,7 @@ async fn bf(db: &TestDb, id: i64) -> Bf {
 async fn mark(mb: &TestMailbox, id: i64) -> Option<NaiveDateTime> {
     let mut conn = mb.pool.get_conn().await.expect("connect");
     conn.exec_first::<Option<NaiveDateTime>, _, _>(
-        "SELECT CMINMSGS_DATE_PROCESSED FROM CMINMSGS WHERE CMINMSGS_ID = ?",
+        "SELECT CMINMSGS_DATE_PROCESSED FROM cminmsgs WHERE CMINMSGS_ID = ?",
         (id,),
     )
     .await
@@ -189,7 +189,7 @@ async fn futures_states(db: &TestDb, ids: &[i64]) -> Vec<String> {
 async fn already_marked_is_success_without_overwriting() {
     let (db, mb, _clock, shared, ids) = processed(&[ldm(1), ldm(2)]).await;
     mb.exec(&format!(
-        "UPDATE CMINMSGS SET CMINMSGS_DATE_PROCESSED = '2020-01-02 03:04:05' WHERE CMINMSGS_ID = {}",
+        "UPDATE cminmsgs SET CMINMSGS_DATE_PROCESSED = '2020-01-02 03:04:05' WHERE CMINMSGS_ID = {}",
         ids[0]
     ))
     .await;
@@ -210,7 +210,7 @@ async fn already_marked_is_success_without_overwriting() {
 async fn a_missing_mailbox_row_is_abandoned_at_once_without_a_mark() {
     let (db, mb, _clock, shared, ids) = processed(&[ldm(1), ldm(2)]).await;
     mb.exec(&format!(
-        "DELETE FROM CMINMSGS WHERE CMINMSGS_ID = {}",
+        "DELETE FROM cminmsgs WHERE CMINMSGS_ID = {}",
         ids[0]
     ))
     .await;
@@ -306,11 +306,11 @@ async fn received_at_null_or_skewed_changes_nothing() {
     let a = mb.insert(&ldm(1)).await;
     let b = mb.insert(&ldm(2)).await;
     mb.exec(&format!(
-        "UPDATE CMINMSGS SET CMINMSGS_DATE_RECEIVED = NULL WHERE CMINMSGS_ID = {a}"
+        "UPDATE cminmsgs SET CMINMSGS_DATE_RECEIVED = NULL WHERE CMINMSGS_ID = {a}"
     ))
     .await;
     mb.exec(&format!(
-        "UPDATE CMINMSGS SET CMINMSGS_DATE_RECEIVED = '2000-01-01 00:00:00' WHERE CMINMSGS_ID = {b}"
+        "UPDATE cminmsgs SET CMINMSGS_DATE_RECEIVED = '2000-01-01 00:00:00' WHERE CMINMSGS_ID = {b}"
     ))
     .await;
     let (clock, shared) = manual_clock();
@@ -347,7 +347,7 @@ async fn a_permanently_failing_row_does_not_starve_the_others() {
     let (db, mb, clock, shared, ids) = processed(&[ldm(1), ldm(2), ldm(3)]).await;
     // The lowest ID always fails on the mailbox side.
     mb.exec(&format!(
-        "CREATE TRIGGER refuse_mark BEFORE UPDATE ON CMINMSGS FOR EACH ROW \
+        "CREATE TRIGGER refuse_mark BEFORE UPDATE ON cminmsgs FOR EACH ROW \
          IF NEW.CMINMSGS_ID = {} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'row is locked'; END IF",
         ids[0]
     ))
@@ -679,7 +679,7 @@ async fn reopen_lets_the_scan_retry_and_reconcile_is_recorded() {
     let (db, mb, clock, shared, ids) = processed(&[ldm(1), ldm(2)]).await;
     // Abandon both: one missing, one by a deadline during an outage.
     mb.exec(&format!(
-        "DELETE FROM CMINMSGS WHERE CMINMSGS_ID = {}",
+        "DELETE FROM cminmsgs WHERE CMINMSGS_ID = {}",
         ids[0]
     ))
     .await;
@@ -761,7 +761,7 @@ async fn cli_commands_exit_codes_and_json() {
         processed(&[ldm(1), MALFORMED.to_string(), unsupported(2)]).await;
     let (missing, malformed, exhausted) = (ids[0], ids[1], ids[2]);
     mb.exec(&format!(
-        "DELETE FROM CMINMSGS WHERE CMINMSGS_ID = {missing}"
+        "DELETE FROM cminmsgs WHERE CMINMSGS_ID = {missing}"
     ))
     .await;
     let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
@@ -787,6 +787,14 @@ async fn cli_commands_exit_codes_and_json() {
         "--all needs --reason"
     );
     assert_eq!(code(&msgx(cfg, &["backfill", "reopen"])), 2);
+    // A bulk reopen needs --yes when nobody can be asked (issue 16, item 5).
+    let out = msgx(
+        cfg,
+        &["backfill", "reopen", "--all", "--reason", "outage over"],
+    );
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(text(&out).contains("--yes"), "{}", text(&out));
+    assert!(bf(&db, missing).await.backfill_abandoned_at.is_some());
     assert_eq!(
         code(&msgx(cfg, &["backfill", "reopen", &id(exhausted)])),
         2,
@@ -858,6 +866,20 @@ async fn cli_commands_exit_codes_and_json() {
     assert_eq!(plan["dry_run"], true);
     assert_eq!(plan["rows"][0]["msg_id"], exhausted);
     assert_eq!(bf(&db, exhausted).await.state, "DEAD");
+    // A bulk replay needs --reason, then --yes (no terminal here), and
+    // names the database it would change (issue 16, item 5).
+    let out = msgx(cfg, &["replay", "--error-class", "exhausted"]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(text(&out).contains("--reason"), "{}", text(&out));
+    let out = msgx(
+        cfg,
+        &["replay", "--error-class", "exhausted", "--reason", "fixed"],
+    );
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(err.contains("--yes") && err.contains("1 row(s)"), "{err}");
+    assert!(err.contains(&db.name), "names the target database: {err}");
+    assert_eq!(bf(&db, exhausted).await.state, "DEAD", "nothing changed");
     let out = msgx(cfg, &["replay", &id(exhausted), "--actor", "carol"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
     assert_eq!(bf(&db, exhausted).await.state, "PENDING");
@@ -880,4 +902,18 @@ async fn cli_commands_exit_codes_and_json() {
     assert_eq!(code(&out), 0, "{}", text(&out));
     let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(run["details"]["abandoned_missing_row"], 1, "{run}");
+    // A writing command names what it acts on, without credentials.
+    let on = run["target"]["postgres"].as_str().unwrap_or_default();
+    assert!(on.ends_with(&format!("/{}", db.name)), "{run}");
+    assert!(
+        run["target"]["mailbox"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with(&mb.name)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("acting on PostgreSQL") && !err.contains("msgx:msgx@"),
+        "{err}"
+    );
 }

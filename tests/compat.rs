@@ -52,7 +52,7 @@ async fn a_message_is_written_to_the_mailbox_and_enqueued_beyond_w() {
     let mut conn = mb.pool.get_conn().await.unwrap();
     let stored: Option<(String, String, String)> = conn
         .exec_first(
-            "SELECT CMINMSGS_SUBSYSTEM_TYPE, CMINMSGS_SUBSYSTEM_SUBTYPE, CMINMSGS_STATUS FROM CMINMSGS WHERE CMINMSGS_ID = ?",
+            "SELECT CMINMSGS_SUBSYSTEM_TYPE, CMINMSGS_SUBSYSTEM_SUBTYPE, CMINMSGS_STATUS FROM cminmsgs WHERE CMINMSGS_ID = ?",
             (id,),
         )
         .await

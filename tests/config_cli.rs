@@ -25,6 +25,33 @@ fn a_valid_file_passes() {
     assert_eq!(code(&out), 0, "{}", text(&out));
 }
 
+/// Issue 16, item 5: no built-in database target. A command that needs one
+/// refuses with exit 2 and says what to set; `config check` notes it.
+#[test]
+fn without_urls_commands_refuse_and_say_what_to_set() {
+    let mut f = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    f.write_all(b"[msgx.log]\ndir = \"\"\n").unwrap();
+    for args in [
+        &["status"][..],
+        &["run", "retention"],
+        &["migrate"],
+        &["replay", "1"],
+    ] {
+        let out = msgx(f.path(), args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("msgx.postgres.url") && err.contains("MSGX_DATABASE_URL"),
+            "{err}"
+        );
+    }
+    let out = msgx(f.path(), &["run", "ingest-sweep"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("MSGX_MAILBOX_URL"));
+    let out = msgx(f.path(), &["config", "check"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("msgx.postgres.url"));
+}
+
 #[test]
 fn retry_tiers_must_be_max_attempts_minus_one() {
     assert_rejected(

@@ -52,7 +52,7 @@ async fn generate_with_a_rate_prints_every_insert_with_its_mailbox_id() {
 
     let mut conn = mb.pool.get_conn().await.unwrap();
     let rows: Vec<(i64, String)> = conn
-        .query("SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG FROM CMINMSGS ORDER BY CMINMSGS_ID")
+        .query("SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG FROM cminmsgs ORDER BY CMINMSGS_ID")
         .await
         .unwrap();
     assert_eq!(rows.iter().map(|(id, _)| *id).collect::<Vec<_>>(), ids);

@@ -170,7 +170,7 @@ async fn a_late_commit_inside_the_window_is_taken_in_order() {
         .await
         .unwrap();
     a.exec_drop(
-        "INSERT INTO CMINMSGS (CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES (?, 'VALID')",
+        "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES (?, 'VALID')",
         (XML,),
     )
     .await
@@ -231,7 +231,7 @@ async fn a_row_committed_inside_a_released_hole_is_recorded_as_late() {
         .await
         .unwrap();
     a.exec_drop(
-        "INSERT INTO CMINMSGS (CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES (?, 'VALID')",
+        "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES (?, 'VALID')",
         (XML,),
     )
     .await
@@ -307,7 +307,7 @@ async fn an_unreachable_mailbox_leaves_w_untouched_and_no_error_state() {
 #[tokio::test]
 async fn cutover_seeding_max_skips_the_visible_backlog_once() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    mb.exec("ALTER TABLE CMINMSGS AUTO_INCREMENT = 1000").await;
+    mb.exec("ALTER TABLE cminmsgs AUTO_INCREMENT = 1000").await;
     for _ in 0..3 {
         mb.insert(XML).await; // 1000..1002
     }
@@ -334,7 +334,7 @@ async fn cutover_seeding_max_skips_the_visible_backlog_once() {
 #[tokio::test]
 async fn cutover_seeding_min_reads_everything_without_waiting_on_id_1() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    mb.exec("ALTER TABLE CMINMSGS AUTO_INCREMENT = 500").await;
+    mb.exec("ALTER TABLE cminmsgs AUTO_INCREMENT = 500").await;
     mb.insert(XML).await;
     mb.insert(XML).await;
     let (_clock, shared) = manual_clock();
@@ -364,4 +364,55 @@ async fn cutover_seeding_is_refused_on_an_instance_with_records() {
             .await
             .unwrap();
     assert_eq!(seeded, None);
+}
+
+/// Issue 16, item 1: a mailbox without the configured table is one clear
+/// error naming the schema, the table and what exists; the run is FAILED
+/// and the daemon refuses to start (exit 2) instead of failing every tick.
+#[tokio::test]
+async fn a_missing_mailbox_table_is_a_clear_error_naming_schema_and_tables() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.exec("DROP TABLE cminmsgs").await;
+    let cfg = db.config_file_with(|c| c.msgx.mailbox.url = mb.url.clone());
+    let out = msgx(cfg.path(), &["run", "ingest-sweep"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        err.contains(&format!("`{}`", mb.name)),
+        "names the schema: {err}"
+    );
+    assert!(err.contains("no table `cminmsgs`"), "{err}");
+    assert!(err.contains("coutmsgs"), "lists the tables found: {err}");
+    let outcome: String =
+        sqlx::query_scalar("SELECT outcome FROM job_run WHERE job = 'ingest-sweep'")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(outcome, "FAILED");
+
+    let mut d = Daemon::spawn(cfg.path(), &[]);
+    assert_eq!(d.wait_exit(std::time::Duration::from_secs(30)).await, 2);
+    assert!(d.output().contains("no table `cminmsgs`"), "{}", d.output());
+}
+
+/// A missing column (here the configured processing-mark column) names the
+/// table, the missing column and the columns the table has.
+#[tokio::test]
+async fn a_missing_mailbox_column_names_it_and_the_columns_found() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(XML).await;
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.mailbox.processed_column = "CMINMSGS_DATE_DONE".into();
+    });
+    let s = ingest(&r).await;
+    assert_eq!(s.outcome, Outcome::Failed);
+    let err = s.error.unwrap_or_default();
+    assert!(err.contains(&format!("`{}`.`cminmsgs`", mb.name)), "{err}");
+    assert!(err.contains("lacks column(s) CMINMSGS_DATE_DONE"), "{err}");
+    assert!(
+        err.contains("CMINMSGS_DATE_PROCESSED"),
+        "lists what it has: {err}"
+    );
+    assert!(enqueued(&db).await.is_empty());
 }

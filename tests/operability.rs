@@ -578,7 +578,7 @@ async fn flight_show_and_msg_show_explain_fixture_data() {
     assert_eq!(v["decoded"]["message"]["meta"]["styp"], "CTOT", "{v}");
     assert_eq!(v["flights"][0]["flid"], "9001");
     // Purged from the mailbox: the record stays, the raw text is gone.
-    mb.exec(&format!("DELETE FROM CMINMSGS WHERE CMINMSGS_ID = {ctot}"))
+    mb.exec(&format!("DELETE FROM cminmsgs WHERE CMINMSGS_ID = {ctot}"))
         .await;
     let out = msgx(cfg.path(), &["msg", "show", &ctot.to_string()]);
     assert_eq!(code(&out), 0, "{}", text(&out));
@@ -617,7 +617,7 @@ async fn holes_lists_the_open_and_released_holes_and_late_rows() {
     assert_eq!(v["released"][0]["first_id"], lost, "{v}");
     // A late commit inside the released hole.
     mb.exec(&format!(
-        "INSERT INTO CMINMSGS (CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES ({lost}, 'x', 'VALID')"
+        "INSERT INTO cminmsgs (CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES ({lost}, 'x', 'VALID')"
     ))
     .await;
     run(&r, "ingest-sweep").await;

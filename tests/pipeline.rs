@@ -165,7 +165,7 @@ async fn fifo_holds_across_a_10000_message_backlog() {
             })
             .collect();
         conn.exec_batch(
-            "INSERT INTO CMINMSGS (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES (?, NOW(), 'VALID')",
+            "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES (?, NOW(), 'VALID')",
             rows.iter().map(|x| (x.as_str(),)),
         )
         .await
@@ -239,7 +239,7 @@ async fn duplicates_malformed_and_missing_raw_rows_get_their_outcomes() {
     let (_clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     run(&r, "ingest-sweep").await;
-    mb.exec("DELETE FROM CMINMSGS WHERE CMINMSGS_ID = 5").await;
+    mb.exec("DELETE FROM cminmsgs WHERE CMINMSGS_ID = 5").await;
     run(&r, "pump-drain").await;
     let got = states(&db).await;
     let summary: Vec<(i64, &str, Option<&str>, Option<&str>)> = got
@@ -519,8 +519,10 @@ fn expected_for_real_sample(file: &str) -> (&'static str, Option<&'static str>, 
     }
 }
 
-#[tokio::test]
-async fn every_real_sample_reaches_the_terminal_state_the_design_gives_it() {
+/// Every real sample through ingest, pump and backfill against a mailbox
+/// whose tables are spelled `spelling`, with `tables` as the configured
+/// inbox/outbox names (`None` = the default config; issue 16, item 1).
+async fn real_samples_end_to_end(spelling: Spelling, tables: Option<(&str, &str)>) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/sis");
     if !dir.is_dir() {
         eprintln!("skipped: {} is absent", dir.display());
@@ -532,12 +534,20 @@ async fn every_real_sample_reaches_the_terminal_state_the_design_gives_it() {
         .filter(|p| p.extension().is_some_and(|x| x == "xml"))
         .collect();
     files.sort();
-    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (db, mb) = (
+        TestDb::migrated().await,
+        TestMailbox::with_spelling(spelling).await,
+    );
     for f in &files {
         mb.insert(&std::fs::read_to_string(f).unwrap()).await;
     }
     let (_clock, shared) = manual_clock();
-    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
+        if let Some((inbox, outbox)) = tables {
+            c.msgx.mailbox.inbox_table = inbox.into();
+            c.msgx.mailbox.outbox_table = outbox.into();
+        }
+    });
     drain(&r).await;
     let got = states(&db).await;
     assert_eq!(
@@ -565,6 +575,34 @@ async fn every_real_sample_reaches_the_terminal_state_the_design_gives_it() {
             .await
             .unwrap();
     assert_eq!(flights, vec![(15, 1), (16, 1)]);
+    // The write path too: every terminal row gets its processing mark (§6).
+    run(&r, "backfill-scan").await;
+    use mysql_async::prelude::Queryable;
+    let mut conn = mb.pool.get_conn().await.unwrap();
+    let marked: Option<i64> = conn
+        .query_first(format!(
+            "SELECT COUNT(*) FROM {} WHERE CMINMSGS_DATE_PROCESSED IS NOT NULL",
+            mb.inbox
+        ))
+        .await
+        .unwrap();
+    assert_eq!(marked, Some(files.len() as i64), "every row marked");
+}
+
+#[tokio::test]
+async fn every_real_sample_reaches_the_terminal_state_the_design_gives_it() {
+    // The predecessor's DDL (`cminmsgs`) and the default config.
+    real_samples_end_to_end(Spelling::Lower, None).await;
+}
+
+#[tokio::test]
+async fn upper_case_mailbox_tables_work_with_the_default_config() {
+    real_samples_end_to_end(Spelling::Upper, None).await;
+}
+
+#[tokio::test]
+async fn upper_case_table_names_in_the_config_find_the_predecessors_tables() {
+    real_samples_end_to_end(Spelling::Lower, Some(("CMINMSGS", "COUTMSGS"))).await;
 }
 
 /// Identity binding and attempts: (MSG_ID, IDENTITY_KEY, TYPE, STYP, attempts).
@@ -811,7 +849,7 @@ fn edge_backlog() -> Vec<String> {
 async fn group_commit_equivalence_covers_the_edge_cases() {
     let backlog = edge_backlog();
     let ignore = |c: &mut msgx::config::Config| c.msgx.ignore = vec!["FLOP-REMC".into()];
-    let gone = "DELETE FROM CMINMSGS WHERE CMINMSGS_ID = 20";
+    let gone = "DELETE FROM cminmsgs WHERE CMINMSGS_ID = 20";
     let (a, sa) = final_state(&backlog, 1, ignore, "", gone).await;
     assert_eq!(sa.items as usize, backlog.len(), "{sa:?}");
     let reason = |id: i64| {

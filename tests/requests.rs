@@ -62,7 +62,7 @@ async fn requests(db: &TestDb) -> Vec<ReqRow> {
 
 async fn coutmsgs_count(mb: &TestMailbox) -> i64 {
     let mut conn = mb.pool.get_conn().await.unwrap();
-    conn.query_first("SELECT COUNT(*) FROM COUTMSGS")
+    conn.query_first("SELECT COUNT(*) FROM coutmsgs")
         .await
         .unwrap()
         .unwrap_or(0)
@@ -193,7 +193,7 @@ async fn a_request_writes_a_coutmsgs_row_byte_compatible_with_the_predecessor() 
             "SELECT COUTMSGS_ID, COUTMSGS_CLOB_MSG, COUTMSGS_DATE_INSERTED, COUTMSGS_DATE_SENT, ROUTINGID, \
              COUTMSGS_TRUEFALS_GROUP, COUTMSGS_NO_MESSAGES, COUTMSGS_GROUP_ORDER, COUTMSGS_GROUP_ID, \
              COUTMSGS_FINAL_GROUP_IND, COUTMSGS_ACK_REQD, COUTMSGS_ACK_RESEND_TIMES, COUTMSGS_ACK_DATE_RECV, \
-             COUTMSGS_ENCRYPT, COUTMSGS_ERROR FROM COUTMSGS",
+             COUTMSGS_ENCRYPT, COUTMSGS_ERROR FROM coutmsgs",
         )
         .await
         .unwrap();
@@ -236,7 +236,7 @@ async fn a_request_writes_a_coutmsgs_row_byte_compatible_with_the_predecessor() 
     let want = r#"<?xml version="1.0" encoding="UTF-8"?><MSG xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:noNamespaceSchemaLocation="unisysaodbsis.xsd"><META><SNDR>VIEW</SNDR><SEQN>000043</SEQN><DTTM>20261201160000</DTTM><TYPE>RQFD</TYPE><STYP>NONE</STYP></META><RQFD><STDB>02DEC260000</STDB><STDE>03DEC260000</STDE></RQFD></MSG>"#;
     let (xml, routing): (String, String) = conn
         .exec_first(
-            "SELECT COUTMSGS_CLOB_MSG, ROUTINGID FROM COUTMSGS WHERE COUTMSGS_ID = ?",
+            "SELECT COUTMSGS_CLOB_MSG, ROUTINGID FROM coutmsgs WHERE COUTMSGS_ID = ?",
             (sent.request.coutmsgs_id,),
         )
         .await

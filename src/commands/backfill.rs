@@ -10,6 +10,8 @@ use crate::backfill::replay::{
 use crate::backfill::{Refusal, actor, gate};
 use crate::cli::exit;
 use crate::clock::SharedClock;
+use crate::commands::confirm;
+use crate::commands::target::{Needs, Target as WriteTarget};
 use crate::config::Config;
 use crate::store::pg::proc_state::ErrorClass;
 use clap::{Args, Subcommand};
@@ -33,12 +35,15 @@ pub enum BackfillAction {
             conflicts_with = "all"
         )]
         ids: Vec<i64>,
-        /// Every abandoned row (needs --reason).
+        /// Every abandoned row (needs --reason, and --yes or a typed confirmation).
         #[arg(long, requires = "reason")]
         all: bool,
         /// Why (recorded).
         #[arg(long)]
         reason: Option<String>,
+        /// Confirm a bulk reopen (--all) without being asked.
+        #[arg(long)]
+        yes: bool,
         /// Who (default: the OS user).
         #[arg(long)]
         actor: Option<String>,
@@ -70,9 +75,13 @@ pub struct ReplayArgs {
         conflicts_with = "error_class"
     )]
     pub ids: Vec<i64>,
-    /// Every FAILED/DEAD message of this error class.
+    /// Every FAILED/DEAD message of this error class (unless --dry-run:
+    /// needs --reason, and --yes or a typed confirmation).
     #[arg(long, value_name = "CLASS")]
     pub error_class: Option<String>,
+    /// Confirm a bulk replay (--error-class) without being asked.
+    #[arg(long)]
+    pub yes: bool,
     /// Show what would be replayed; change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -88,6 +97,11 @@ pub struct ReplayArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Where these commands write: msgx's PostgreSQL.
+fn writes_on(config: &Config) -> WriteTarget {
+    WriteTarget::of(config, Needs::POSTGRES)
 }
 
 fn print_refusals(what: &str, refused: &[Refusal]) {
@@ -155,8 +169,29 @@ pub async fn run(config: &Config, clock: SharedClock, action: BackfillAction) ->
             ids,
             all,
             reason,
+            yes,
             actor: who,
         } => {
+            if all {
+                let rows = match ops::abandoned(&pool).await {
+                    Ok(rows) => rows.len(),
+                    Err(e) => {
+                        eprintln!("msgx backfill reopen: {e}");
+                        return exit::FAILURE;
+                    }
+                };
+                let ask = confirm::Bulk {
+                    what: "reopen the abandoned backfill of",
+                    rows,
+                    reason: reason.as_deref(),
+                    yes,
+                    json: false,
+                };
+                if let Err(e) = confirm::bulk(ask, &writes_on(config)) {
+                    eprintln!("msgx backfill reopen: {e}");
+                    return exit::CONFIG;
+                }
+            }
             let target = if all { Target::All } else { Target::Ids(ids) };
             let who = actor(who.as_deref());
             report_ops(
@@ -255,10 +290,36 @@ pub async fn replay(config: &Config, clock: SharedClock, args: ReplayArgs) -> i3
         dry_run: args.dry_run,
     };
     eprintln!("{ORDERING_WARNING}");
+    if matches!(request.selection, Selection::Class(_)) && !request.dry_run {
+        // A bulk replay: count it first (a dry run changes nothing), then ask.
+        let plan = ReplayRequest {
+            dry_run: true,
+            ..request.clone()
+        };
+        let rows = match service.replay(&plan).await {
+            Ok(o) => o.rows.len(),
+            Err(e) => {
+                eprintln!("msgx replay: {e}");
+                return exit::FAILURE;
+            }
+        };
+        let ask = confirm::Bulk {
+            what: "replay",
+            rows,
+            reason: request.reason.as_deref(),
+            yes: args.yes,
+            json: args.json,
+        };
+        if let Err(e) = confirm::bulk(ask, &writes_on(config)) {
+            eprintln!("msgx replay: {e}");
+            return exit::CONFIG;
+        }
+    }
     match service.replay(&request).await {
         Ok(o) => {
             if args.json {
-                println!("{}", serde_json::to_string(&o).unwrap_or_default());
+                let out = writes_on(config).into_json(&o);
+                println!("{out}");
             } else if o.rows.is_empty() {
                 println!("nothing to replay");
             } else {

@@ -1,6 +1,7 @@
 //! Operator and developer commands behind the CLI (`src/cli.rs` wires them).
 
 pub mod backfill;
+pub mod confirm;
 pub mod decode;
 pub mod dev_kafka;
 pub mod events;
@@ -8,3 +9,4 @@ pub mod generate;
 pub mod inspect;
 pub mod request;
 pub mod tail;
+pub mod target;

@@ -127,7 +127,13 @@ pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> 
     let mut code = exit::OK;
     for kind in &kinds {
         match tracker.request(kind, clock.as_ref()).await {
-            Ok(sent) => print_sent(&sent, json, &mut out),
+            Ok(sent) => {
+                let on = crate::commands::target::Target::of(
+                    config,
+                    crate::commands::target::Needs::BOTH,
+                );
+                print_sent(&sent, json.then_some(&on), &mut out)
+            }
             Err(e) => {
                 eprintln!("msgx request: {}: {e}", kind.req_type());
                 code = match e {
@@ -142,10 +148,16 @@ pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> 
     code
 }
 
-fn print_sent(s: &SentRequest, json: bool, out: &mut impl Write) {
+/// One sent request; as JSON (with the target it was written to) when
+/// `json_target` is given.
+fn print_sent(
+    s: &SentRequest,
+    json_target: Option<&crate::commands::target::Target>,
+    out: &mut impl Write,
+) {
     let r = &s.request;
-    let written = if json {
-        writeln!(out, "{}", serde_json::to_string(s).unwrap_or_default())
+    let written = if let Some(on) = json_target {
+        writeln!(out, "{}", on.into_json(s))
     } else {
         writeln!(
             out,

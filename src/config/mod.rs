@@ -89,10 +89,11 @@ impl Default for Msgx {
 }
 
 /// `[msgx.postgres]`: msgx's own database (the state authority).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Postgres {
-    /// Connection URL; env `MSGX_DATABASE_URL` overrides it.
+    /// Connection URL; env `MSGX_DATABASE_URL` overrides it. No default:
+    /// a command that needs it refuses (exit 2) until it is set (issue 16, item 5).
     pub url: String,
     /// Pool size for jobs (the instance lock uses its own unpooled session).
     pub max_connections: u32,
@@ -103,7 +104,7 @@ pub struct Postgres {
 impl Default for Postgres {
     fn default() -> Self {
         Self {
-            url: "postgres://msgx:msgx@127.0.0.1:5432/msgx".into(),
+            url: String::new(),
             max_connections: 8,
             acquire_timeout: Dur::secs(5),
         }
@@ -111,14 +112,16 @@ impl Default for Postgres {
 }
 
 /// `[msgx.mailbox]`: the shared MySQL mailbox (CMINMSGS / COUTMSGS).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Mailbox {
-    /// Connection URL; env `MSGX_MAILBOX_URL` overrides it.
+    /// Connection URL; env `MSGX_MAILBOX_URL` overrides it. No default, like
+    /// `msgx.postgres.url`.
     pub url: String,
-    /// Inbound table.
+    /// Inbound table; matched case-insensitively against the server's
+    /// tables (`cminmsgs` in the predecessor's DDL; issue 16, item 1).
     pub inbox_table: String,
-    /// Outbound table.
+    /// Outbound table, matched the same way.
     pub outbox_table: String,
     /// The processing-mark column written by backfill (sis-format §6.1).
     pub processed_column: String,
@@ -134,9 +137,9 @@ pub struct Mailbox {
 impl Default for Mailbox {
     fn default() -> Self {
         Self {
-            url: "mysql://msgx:msgx@127.0.0.1:3306/msgx_mailbox".into(),
-            inbox_table: "CMINMSGS".into(),
-            outbox_table: "COUTMSGS".into(),
+            url: String::new(),
+            inbox_table: "cminmsgs".into(),
+            outbox_table: "coutmsgs".into(),
             processed_column: "CMINMSGS_DATE_PROCESSED".into(),
             raw_retention: Dur::days(7),
             shadow: false,
@@ -146,7 +149,7 @@ impl Default for Mailbox {
 }
 
 /// `[msgx.kafka]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Kafka {
     /// Bootstrap servers; env `MSGX_KAFKA_BROKERS` overrides it.
@@ -567,7 +570,7 @@ impl Config {
     pub fn from_toml(text: &str, origin: &str) -> Result<Config, ConfigError> {
         toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: origin.to_string(),
-            message: e.to_string(),
+            message: parse_error_without_values(&e, text),
         })
     }
 
@@ -613,40 +616,177 @@ impl Config {
         }
     }
 
-    /// The effective config as TOML with passwords masked (`config show`).
+    /// The effective config as TOML with every secret masked (`config show`;
+    /// issue 16, item 6): see [`mask_value`].
     pub fn to_masked_toml(&self) -> String {
-        let mut shown = self.clone();
-        shown.msgx.postgres.url = mask_url(&shown.msgx.postgres.url);
-        shown.msgx.mailbox.url = mask_url(&shown.msgx.mailbox.url);
-        for (k, v) in shown.msgx.kafka.properties.iter_mut() {
-            let k = k.to_ascii_lowercase();
-            if k.contains("password") || k.contains("secret") || k.contains("key") {
-                *v = "****".into();
+        match toml::Value::try_from(self) {
+            Ok(mut v) => {
+                mask_value("", &mut v);
+                toml::to_string_pretty(&v).unwrap_or_else(|e| format!("# cannot render: {e}\n"))
             }
+            Err(e) => format!("# cannot render: {e}\n"),
         }
-        toml::to_string_pretty(&shown).unwrap_or_else(|e| format!("# cannot render: {e}\n"))
     }
 }
 
-/// `scheme://user:secret@host` → `scheme://user:****@host`.
-pub fn mask_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
+/// A TOML error as `line L, column C (key K): message`, without the source
+/// line the toml crate quotes (issue 16, item 6): that line may be
+/// `url = "postgres://u:password@…` or `"sasl.password" = …`. The key name
+/// stays, so the error still says what to fix; the message's quoted values
+/// are hidden when the key holds a secret or a URL.
+fn parse_error_without_values(e: &toml::de::Error, text: &str) -> String {
+    let message = e.message().trim();
+    let Some(span) = e.span() else {
+        return hide_literals(message);
     };
-    let rest = &url[scheme_end + 3..];
-    let Some(at) = rest.find('@') else {
-        return url.to_string();
+    let before = &text[..span.start.min(text.len())];
+    let line_no = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before.len() - line_start + 1;
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let table = before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && l.ends_with(']'))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim().trim_matches('"').to_string())
+        .filter(|k| !k.is_empty() && !k.starts_with('['));
+    let sensitive = line.contains("://")
+        || key
+            .as_deref()
+            .is_some_and(|k| is_secret_key(k) || k == "url" || k.ends_with("-url"));
+    let message = if sensitive {
+        hide_literals(message)
+    } else {
+        message.to_string()
     };
-    let creds = &rest[..at];
-    match creds.find(':') {
-        Some(colon) => format!(
-            "{}://{}:****{}",
-            &url[..scheme_end],
-            &creds[..colon],
-            &rest[at..]
-        ),
-        None => url.to_string(),
+    let named = match (table, key) {
+        (Some(t), Some(k)) => format!(" (key {t}.{k})"),
+        (None, Some(k)) => format!(" (key {k})"),
+        _ => String::new(),
+    };
+    format!("line {line_no}, column {column}{named}: {message}")
+}
+
+/// Replaces every `"…"`, `'…'` and `` `…` `` literal in a message by `…`.
+fn hide_literals(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut open: Option<char> = None;
+    for c in message.chars() {
+        match open {
+            Some(q) if c == q => {
+                out.push(c);
+                open = None;
+            }
+            Some(_) => {}
+            None if matches!(c, '"' | '\'' | '`') => {
+                out.push(c);
+                out.push('…');
+                open = Some(c);
+            }
+            None => out.push(c),
+        }
     }
+    out
+}
+
+/// True for a key whose value is a secret: passwords, secrets, tokens, the
+/// OAUTHBEARER config and inline private keys (`sasl.password`,
+/// `ssl.key.password`, `sasl.oauthbearer.config`, `ssl.key.pem`, …). Paths
+/// to key files are not secrets and stay visible.
+pub fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    let path_like = k.ends_with(".location") || k.ends_with("-file") || k.ends_with("_file");
+    !path_like
+        && (k.contains("password")
+            || k.contains("secret")
+            || k.contains("token")
+            || k.contains("oauthbearer.config")
+            || k.ends_with("key.pem")
+            || k.ends_with("passphrase"))
+}
+
+/// Masks, in place, every secret in a config tree: values under
+/// [`is_secret_key`] keys become `****`, and URLs (`url`, `…-url`) lose
+/// their password ([`mask_url`]).
+pub fn mask_value(key: &str, v: &mut toml::Value) {
+    match v {
+        toml::Value::String(s) if is_secret_key(key) && !s.is_empty() => *s = "****".into(),
+        toml::Value::String(s) if key == "url" || key.ends_with("-url") => *s = mask_url(s),
+        toml::Value::Table(t) => t.iter_mut().for_each(|(k, v)| mask_value(k, v)),
+        toml::Value::Array(a) => a.iter_mut().for_each(|v| mask_value(key, v)),
+        toml::Value::String(_)
+        | toml::Value::Integer(_)
+        | toml::Value::Float(_)
+        | toml::Value::Boolean(_)
+        | toml::Value::Datetime(_) => {}
+    }
+}
+
+/// `Debug` for the connection sections through the same masking as
+/// `config show`, so a `{:?}` in a log line never prints a secret, whatever
+/// fields the section gains.
+macro_rules! masked_debug {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                match toml::Value::try_from(self) {
+                    Ok(mut v) => {
+                        mask_value("", &mut v);
+                        write!(f, "{} {}", stringify!($t), v)
+                    }
+                    Err(_) => f.write_str(concat!(stringify!($t), " { … }")),
+                }
+            }
+        }
+    )*};
+}
+masked_debug!(Postgres, Mailbox, Kafka);
+
+/// `scheme://user:secret@host/db?password=x` → `scheme://user:****@host/db?password=****`:
+/// the user-info password and every secret-like query parameter
+/// (`password`, `sslpassword`, `token`, …) are masked.
+pub fn mask_url(url: &str) -> String {
+    let (head, query) = match url.split_once('?') {
+        Some((h, q)) => (h, Some(q)),
+        None => (url, None),
+    };
+    let mut out = match head.find("://") {
+        Some(scheme_end) => {
+            let rest = &head[scheme_end + 3..];
+            match rest.rfind('@') {
+                Some(at) => {
+                    let creds = &rest[..at];
+                    match creds.find(':') {
+                        Some(colon) => format!(
+                            "{}://{}:****{}",
+                            &head[..scheme_end],
+                            &creds[..colon],
+                            &rest[at..]
+                        ),
+                        None => head.to_string(),
+                    }
+                }
+                None => head.to_string(),
+            }
+        }
+        None => head.to_string(),
+    };
+    if let Some(q) = query {
+        let masked: Vec<String> = q
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, _)) if is_secret_key(k) => format!("{k}=****"),
+                _ => pair.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&masked.join("&"));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -672,9 +812,30 @@ mod tests {
 
     #[test]
     fn documented_local_config_equals_the_defaults() {
-        let local = Config::from_toml(include_str!("../../config/msgx.toml"), "config/msgx.toml")
-            .expect("config/msgx.toml parses");
+        // config/msgx.toml is the local development config: it sets the
+        // connection URLs of scripts/services.sh, which have no built-in
+        // default (issue 16, item 5); every other key shows its default.
+        let mut local =
+            Config::from_toml(include_str!("../../config/msgx.toml"), "config/msgx.toml")
+                .expect("config/msgx.toml parses");
+        assert_eq!(
+            local.msgx.postgres.url,
+            "postgres://msgx:msgx@127.0.0.1:5432/msgx"
+        );
+        assert_eq!(
+            local.msgx.mailbox.url,
+            "mysql://msgx:msgx@127.0.0.1:3306/msgx_mailbox"
+        );
+        local.msgx.postgres.url.clear();
+        local.msgx.mailbox.url.clear();
         assert_eq!(local.to_masked_toml(), Config::default().to_masked_toml());
+    }
+
+    #[test]
+    fn no_connection_has_a_built_in_target() {
+        let c = Config::default();
+        assert_eq!(c.msgx.postgres.url, "");
+        assert_eq!(c.msgx.mailbox.url, "");
     }
 
     #[test]
@@ -694,9 +855,60 @@ mod tests {
     fn masks_passwords() {
         assert_eq!(mask_url("mysql://u:pw@h:1/db"), "mysql://u:****@h:1/db");
         assert_eq!(mask_url("postgres://u@h/db"), "postgres://u@h/db");
-        let shown = Config::default().to_masked_toml();
-        assert!(shown.contains("msgx:****@127.0.0.1:5432"), "{shown}");
-        assert!(!shown.contains("msgx:msgx@"));
+        assert_eq!(mask_url("postgres://u:p@ss@h/db"), "postgres://u:****@h/db");
+        assert_eq!(
+            mask_url("postgres://h/db?user=u&password=pw&sslmode=require"),
+            "postgres://h/db?user=u&password=****&sslmode=require"
+        );
+        assert_eq!(
+            mask_url("mysql://u@h/db?sslpassword=x&token=y"),
+            "mysql://u@h/db?sslpassword=****&token=****"
+        );
+    }
+
+    /// Every secret form of issue 16 item 6, in `config show` and in `Debug`.
+    #[test]
+    fn config_show_and_debug_mask_every_secret_form() {
+        let mut c = Config::default();
+        c.msgx.postgres.url = "postgres://msgx:pg-secret-1@db/msgx?password=pg-secret-2".into();
+        c.msgx.mailbox.url = "mysql://mb:mb-secret-3@mb/mailbox".into();
+        for (k, v) in [
+            ("sasl.password", "kafka-secret-4"),
+            (
+                "sasl.oauthbearer.config",
+                "principal=x secret=kafka-secret-5",
+            ),
+            ("ssl.key.password", "kafka-secret-6"),
+            ("ssl.key.location", "/etc/msgx/kafka.key"),
+        ] {
+            c.msgx.kafka.properties.insert(k.into(), v.into());
+        }
+        let shown = c.to_masked_toml();
+        let debug = format!("{c:?}");
+        for out in [&shown, &debug] {
+            for secret in 1..=6 {
+                assert!(
+                    !out.contains(&format!("secret-{secret}")),
+                    "secret {secret} in:\n{out}"
+                );
+            }
+            assert!(out.contains("msgx:****@db/msgx?password=****"), "{out}");
+            assert!(
+                out.contains("/etc/msgx/kafka.key"),
+                "paths stay visible: {out}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_toml_error_never_echoes_the_line() {
+        let text = "[msgx.postgres]\nurl = \"postgres://u:hunter2@h/db\nmax-connections = 1\n";
+        let err = Config::from_toml(text, "t").unwrap_err().to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(err.contains("line 2"), "{err}");
+        let text = "[msgx.kafka.properties]\n\"sasl.password\" = 123456789\n";
+        let err = Config::from_toml(text, "t").unwrap_err().to_string();
+        assert!(!err.contains("123456789"), "{err}");
     }
 
     #[test]

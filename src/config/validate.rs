@@ -170,7 +170,10 @@ impl Config {
                 );
             }
         }
-        if let Err(e) = mysql_async::Opts::from_url(&m.mailbox.url) {
+        // Unset is valid here: a command that needs the URL refuses then (issue 16, item 5).
+        if !m.mailbox.url.is_empty()
+            && let Err(e) = mysql_async::Opts::from_url(&m.mailbox.url)
+        {
             fail("msgx.mailbox.url", format!("not a valid mysql:// URL: {e}"));
         }
         if !matches!(m.log.format.as_str(), "text" | "json") {

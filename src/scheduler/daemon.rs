@@ -12,7 +12,7 @@ use crate::http::ops::{self, Heartbeat, LockSlot, OpsState};
 use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
 use crate::jobs::registry;
 use crate::jobs::runner::{RunError, RunOptions, Runner, Trigger};
-use crate::store::mailbox::Mailbox;
+use crate::store::mailbox::{Mailbox, MailboxError};
 use crate::store::pg;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -164,6 +164,17 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             return 2;
         }
     };
+    // A missing mailbox table or column is a site/configuration error that no
+    // retry fixes: refuse to start (issue 16, item 1). An unreachable mailbox
+    // is an outage: start, and let the jobs retry.
+    match mailbox.inbox().await {
+        Ok(t) => tracing::info!(table = %t, "Mailbox inbound table resolved"),
+        Err(e @ MailboxError::Schema(_)) => {
+            eprintln!("msgx daemon: {e}");
+            return 2;
+        }
+        Err(e) => tracing::warn!(error = %e, "Mailbox not reachable at start; the jobs will retry"),
+    }
     let instance = instance_name();
     let app = format!("msgx daemon {instance}");
     let (stop_tx, stop_rx) = watch::channel(false);

@@ -130,15 +130,32 @@ pub fn mysql_admin_url() -> String {
         .unwrap_or_else(|_| "mysql://msgx:msgx@127.0.0.1:3306".into())
 }
 
+/// How the mailbox tables are spelled: the predecessor's DDL (`cminmsgs`,
+/// the default) or upper case (`CMINMSGS`), as some sites have them. msgx
+/// must work with both (issue 16, item 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    Lower,
+    Upper,
+}
+
 /// A fresh MariaDB mailbox database with the predecessor's DDL, dropped on drop.
 pub struct TestMailbox {
     pub name: String,
     pub url: String,
     pub pool: mysql_async::Pool,
+    /// The inbound table's name as created (`cminmsgs` or `CMINMSGS`).
+    pub inbox: &'static str,
 }
 
 impl TestMailbox {
+    /// The predecessor's DDL as it is (`migrations/mailbox/`).
     pub async fn new() -> TestMailbox {
+        TestMailbox::with_spelling(Spelling::Lower).await
+    }
+
+    /// The predecessor's DDL with the table names spelled as `spelling` says.
+    pub async fn with_spelling(spelling: Spelling) -> TestMailbox {
         use mysql_async::prelude::Queryable;
         let name = unique_name("msgx_mb");
         let admin = mysql_async::Pool::from_url(mysql_admin_url()).expect("admin url");
@@ -150,16 +167,30 @@ impl TestMailbox {
         let _ = admin.disconnect().await;
         let url = format!("{}/{name}", mysql_admin_url().trim_end_matches('/'));
         let pool = mysql_async::Pool::from_url(&url).expect("url");
-        let ddl: String = include_str!("../../migrations/mailbox/0001_mailbox.sql")
+        let mut ddl: String = include_str!("../../migrations/mailbox/0001_mailbox.sql")
             .lines()
             .filter(|l| !l.trim_start().starts_with("--"))
             .collect::<Vec<_>>()
             .join("\n");
+        let inbox = match spelling {
+            Spelling::Lower => "cminmsgs",
+            Spelling::Upper => {
+                ddl = ddl
+                    .replace("`cminmsgs`", "`CMINMSGS`")
+                    .replace("`coutmsgs`", "`COUTMSGS`");
+                "CMINMSGS"
+            }
+        };
         let mut conn = pool.get_conn().await.expect("connect");
         for stmt in ddl.split(';').filter(|s| s.contains("CREATE TABLE")) {
             conn.query_drop(stmt).await.expect("mailbox DDL");
         }
-        TestMailbox { name, url, pool }
+        TestMailbox {
+            name,
+            url,
+            pool,
+            inbox,
+        }
     }
 
     /// Inserts a message and commits; returns its ID.
@@ -167,7 +198,10 @@ impl TestMailbox {
         use mysql_async::prelude::Queryable;
         let mut conn = self.pool.get_conn().await.expect("connect");
         conn.exec_drop(
-            "INSERT INTO CMINMSGS (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES (?, NOW(), 'VALID')",
+            format!(
+                "INSERT INTO {} (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES (?, NOW(), 'VALID')",
+                self.inbox
+            ),
             (xml,),
         )
         .await
@@ -185,7 +219,10 @@ impl TestMailbox {
             .await
             .expect("tx");
         tx.exec_drop(
-            "INSERT INTO CMINMSGS (CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES (?, 'VALID')",
+            format!(
+                "INSERT INTO {} (CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES (?, 'VALID')",
+                self.inbox
+            ),
             (xml,),
         )
         .await

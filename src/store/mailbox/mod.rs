@@ -3,10 +3,15 @@
 //! order, writes only the processing mark (backfill), and inserts requests
 //! into COUTMSGS. Every call is bounded by `msgx.mailbox.timeout`.
 
+pub mod schema;
+
 use crate::config::Mailbox as MailboxConfig;
 use chrono::NaiveDateTime;
 use mysql_async::prelude::Queryable;
+use schema::{ResolvedTable, SchemaError};
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::OnceCell;
 
 /// Mailbox failures. All are infrastructure failures: the caller retries and
 /// never takes them as "no new messages" (design §4.1 step 1).
@@ -20,6 +25,10 @@ pub enum MailboxError {
     Timeout(Duration),
     #[error("mailbox is in shadow mode (msgx.mailbox.shadow = true): msgx never writes to it")]
     Shadow,
+    /// The configured table or its columns do not exist: a configuration or
+    /// site problem that no retry fixes (issue 16, item 1).
+    #[error("{0}")]
+    Schema(#[from] SchemaError),
 }
 
 /// Row counts for `status` (watermark lag = max ID − W).
@@ -49,6 +58,10 @@ pub struct Mailbox {
     processed_column: String,
     shadow: bool,
     timeout: Duration,
+    /// The server's spelling of the inbound table, resolved on first use.
+    inbox_table: Arc<OnceCell<ResolvedTable>>,
+    /// The same for the outbound table.
+    outbox_table: Arc<OnceCell<ResolvedTable>>,
 }
 
 impl std::fmt::Debug for Mailbox {
@@ -72,7 +85,86 @@ impl Mailbox {
             processed_column: cfg.processed_column.clone(),
             shadow: cfg.shadow,
             timeout: cfg.timeout.std(),
+            inbox_table: Arc::default(),
+            outbox_table: Arc::default(),
         })
+    }
+
+    /// The inbound table as the server spells it, with its columns checked
+    /// (`msgx.mailbox.inbox-table`; resolved once per handle, retried after
+    /// a failure). A missing table or column is [`MailboxError::Schema`].
+    pub async fn inbox(&self) -> Result<&ResolvedTable, MailboxError> {
+        self.inbox_table
+            .get_or_try_init(|| {
+                let mut required: Vec<&str> = schema::INBOX_COLUMNS.to_vec();
+                required.push(&self.processed_column);
+                self.resolve_table(&self.inbox, "inbox-table", required)
+            })
+            .await
+    }
+
+    /// The outbound table (`msgx.mailbox.outbox-table`), like [`Mailbox::inbox`].
+    pub async fn outbox(&self) -> Result<&ResolvedTable, MailboxError> {
+        self.outbox_table
+            .get_or_try_init(|| {
+                self.resolve_table(
+                    &self.outbox,
+                    "outbox-table",
+                    schema::OUTBOX_COLUMNS.to_vec(),
+                )
+            })
+            .await
+    }
+
+    /// Looks `wanted` up in the URL's schema through `information_schema`
+    /// (case-insensitively) and checks `required` columns.
+    async fn resolve_table(
+        &self,
+        wanted: &str,
+        key: &'static str,
+        required: Vec<&str>,
+    ) -> Result<ResolvedTable, MailboxError> {
+        let found = self
+            .bounded(async {
+                let mut conn = self.pool.get_conn().await?;
+                let schema: Option<String> = conn.query_first("SELECT DATABASE()").await?.flatten();
+                let Some(schema) = schema else {
+                    return Ok(Err(SchemaError::NoDatabase));
+                };
+                let tables: Vec<String> = conn
+                    .exec(
+                        "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME",
+                        (&schema,),
+                    )
+                    .await?;
+                let name = match schema::pick_table(&schema, key, wanted, &tables) {
+                    Ok(name) => name,
+                    Err(e) => return Ok(Err(e)),
+                };
+                let columns: Vec<String> = conn
+                    .exec(
+                        "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION",
+                        (&schema, &name),
+                    )
+                    .await?;
+                Ok(Ok(ResolvedTable {
+                    schema,
+                    name,
+                    columns,
+                }))
+            })
+            .await??;
+        let missing = schema::missing_columns(&required, &found.columns);
+        if !missing.is_empty() {
+            return Err(SchemaError::MissingColumns {
+                schema: found.schema,
+                table: found.name,
+                missing,
+                found: found.columns,
+            }
+            .into());
+        }
+        Ok(found)
     }
 
     async fn bounded<T>(
@@ -87,7 +179,10 @@ impl Mailbox {
 
     /// Row count and highest ID of the inbound table.
     pub async fn stats(&self) -> Result<MailboxStats, MailboxError> {
-        let sql = format!("SELECT COUNT(*), MAX(CMINMSGS_ID) FROM {}", self.inbox);
+        let sql = format!(
+            "SELECT COUNT(*), MAX(CMINMSGS_ID) FROM {}",
+            self.inbox().await?.sql()
+        );
         let row: Option<(i64, Option<i64>)> = self
             .bounded(async {
                 let mut conn = self.pool.get_conn().await?;
@@ -110,7 +205,7 @@ impl Mailbox {
         }
         let sql = format!(
             "INSERT INTO {} (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES (?, ?, 'VALID')",
-            self.inbox
+            self.inbox().await?.sql()
         );
         self.bounded(async {
             let mut conn = self.pool.get_conn().await?;
@@ -148,10 +243,13 @@ impl Mailbox {
         }
         let update = format!(
             "UPDATE {t} SET {c} = ? WHERE CMINMSGS_ID = ? AND {c} IS NULL",
-            t = self.inbox,
+            t = self.inbox().await?.sql(),
             c = self.processed_column
         );
-        let exists = format!("SELECT 1 FROM {} WHERE CMINMSGS_ID = ?", self.inbox);
+        let exists = format!(
+            "SELECT 1 FROM {} WHERE CMINMSGS_ID = ?",
+            self.inbox().await?.sql()
+        );
         self.bounded(async {
             let mut conn = self.pool.get_conn().await?;
             conn.exec_drop(update, (mark, id)).await?;
@@ -189,7 +287,7 @@ impl Mailbox {
     pub async fn fetch_after(&self, after: i64, limit: u32) -> Result<Vec<InboxRow>, MailboxError> {
         let sql = format!(
             "SELECT CMINMSGS_ID, CMINMSGS_DATE_RECEIVED FROM {} WHERE CMINMSGS_ID > ? ORDER BY CMINMSGS_ID LIMIT ?",
-            self.inbox
+            self.inbox().await?.sql()
         );
         let rows: Vec<(i64, Option<NaiveDateTime>)> = self
             .bounded(async {
@@ -207,7 +305,7 @@ impl Mailbox {
     pub async fn rows_between(&self, first: i64, last: i64) -> Result<Vec<InboxRow>, MailboxError> {
         let sql = format!(
             "SELECT CMINMSGS_ID, CMINMSGS_DATE_RECEIVED FROM {} WHERE CMINMSGS_ID BETWEEN ? AND ? ORDER BY CMINMSGS_ID LIMIT 1000",
-            self.inbox
+            self.inbox().await?.sql()
         );
         let rows: Vec<(i64, Option<NaiveDateTime>)> = self
             .bounded(async {
@@ -225,7 +323,7 @@ impl Mailbox {
     pub async fn id_range(&self) -> Result<(Option<i64>, Option<i64>), MailboxError> {
         let sql = format!(
             "SELECT MIN(CMINMSGS_ID), MAX(CMINMSGS_ID) FROM {}",
-            self.inbox
+            self.inbox().await?.sql()
         );
         let row: Option<(Option<i64>, Option<i64>)> = self
             .bounded(async {
@@ -243,7 +341,7 @@ impl Mailbox {
     pub async fn read_raw(&self, id: i64) -> Result<Option<Vec<u8>>, MailboxError> {
         let sql = format!(
             "SELECT CMINMSGS_CLOB_MSG FROM {} WHERE CMINMSGS_ID = ?",
-            self.inbox
+            self.inbox().await?.sql()
         );
         self.bounded(async {
             let mut conn = self.pool.get_conn().await?;
@@ -277,7 +375,7 @@ impl Mailbox {
             "INSERT INTO {} (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_SUBSYSTEM_NAME, \
              CMINMSGS_SUBSYSTEM_SEQUENCE, CMINMSGS_SUBSYSTEM_DATE_SENT, CMINMSGS_SUBSYSTEM_TYPE, \
              CMINMSGS_SUBSYSTEM_SUBTYPE, CMINMSGS_STATUS) VALUES (?, ?, ?, ?, ?, ?, ?, 'VALID')",
-            self.inbox
+            self.inbox().await?.sql()
         );
         self.bounded(async {
             let mut conn = self.pool.get_conn().await?;
@@ -302,7 +400,7 @@ impl Mailbox {
         let values = vec!["(?, NOW(), 'VALID')"; xmls.len()].join(", ");
         let sql = format!(
             "INSERT INTO {} (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES {values}",
-            self.inbox
+            self.inbox().await?.sql()
         );
         let params: Vec<mysql_async::Value> = xmls
             .iter()
@@ -325,7 +423,7 @@ impl Mailbox {
         }
         let sql = format!(
             "INSERT INTO {} (CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES (?, 'VALID')",
-            self.inbox
+            self.inbox().await?.sql()
         );
         self.bounded(async {
             let mut conn = self.pool.get_conn().await?;
@@ -350,7 +448,7 @@ impl Mailbox {
     ) -> Result<Vec<(i64, Vec<u8>)>, MailboxError> {
         let sql = format!(
             "SELECT CMINMSGS_ID, CMINMSGS_CLOB_MSG FROM {} WHERE CMINMSGS_ID BETWEEN ? AND ? ORDER BY CMINMSGS_ID",
-            self.inbox
+            self.inbox().await?.sql()
         );
         self.bounded(async {
             let mut conn = self.pool.get_conn().await?;
@@ -380,7 +478,7 @@ impl Mailbox {
              COUTMSGS_TRUEFALS_GROUP, COUTMSGS_FINAL_GROUP_IND, COUTMSGS_ACK_REQD, \
              COUTMSGS_ACK_RESEND_TIMES, COUTMSGS_ENCRYPT, COUTMSGS_ERROR) \
              VALUES (?, ?, ?, 0, 0, 0, 0, 0, 0)",
-            self.outbox
+            self.outbox().await?.sql()
         );
         self.bounded(async {
             let mut conn = self.pool.get_conn().await?;
@@ -403,7 +501,7 @@ impl Mailbox {
         let sql = format!(
             "SELECT COUTMSGS_ID, COUTMSGS_CLOB_MSG FROM {} WHERE ROUTINGID = ? \
              AND COUTMSGS_CLOB_MSG LIKE ? ORDER BY COUTMSGS_ID DESC LIMIT 20",
-            self.outbox
+            self.outbox().await?.sql()
         );
         let pattern = format!("%<SEQN>{seqn6}</SEQN>%");
         let rows: Vec<(i64, Option<String>)> = self
