@@ -162,6 +162,14 @@ pub enum Command {
         #[command(subcommand)]
         action: MsgAction,
     },
+    /// Preflight: connect to PostgreSQL, the mailbox and Kafka and check
+    /// schema, tables, privileges, TLS and topics; one line per check, exit 1
+    /// on any failure (docs/operations.md "Connecting to production").
+    Doctor {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// The open hole, the released holes and the late rows (design §4.1).
     Holes {
         /// Show at most N released holes and N late rows (newest first).
@@ -322,6 +330,8 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
         Command::Flight { .. } => ("flight", Needs::POSTGRES, false),
         Command::Msg { .. } => ("msg", Needs::BOTH, false),
         Command::Holes { .. } => ("holes", Needs::POSTGRES, false),
+        // The doctor reports a missing URL as its first failed check.
+        Command::Doctor { .. } => ("doctor", Needs::NONE, false),
     }
 }
 
@@ -492,6 +502,10 @@ pub async fn run(cli: Cli) -> i32 {
             inspect::holes(&pool, clock.now(), limit, json, &mut std::io::stdout()).await
         }
         Command::Events { action } => events(&loaded.config, clock, action).await,
+        Command::Doctor { json } => {
+            let report = crate::commands::doctor::diagnose(&loaded.config).await;
+            crate::commands::doctor::print(&report, json, &mut std::io::stdout())
+        }
         Command::DevKafka {
             brokers,
             partitions,

@@ -20,25 +20,6 @@ use std::time::Duration;
 const MSG: &str = "msg";
 const SCHD: &str = "schd";
 
-/// A mock cluster with the two topics (3 partitions each).
-fn mock_kafka(brokers: i32) -> MockCluster<'static, DefaultProducerContext> {
-    let cluster = MockCluster::new(brokers).expect("mock cluster");
-    for t in [MSG, SCHD] {
-        cluster
-            .create_topic(t, 3, brokers.min(3))
-            .expect("create topic");
-    }
-    cluster
-}
-
-/// Fast-failing Kafka settings for tests (infra notes).
-fn fast_kafka(c: &mut Config, bootstrap: &str) {
-    c.msgx.kafka.brokers = bootstrap.to_string();
-    c.msgx.kafka.message_timeout = "2s".parse().expect("duration");
-    c.msgx.kafka.call_timeout = "5s".parse().expect("duration");
-    c.msgx.kafka.reconnect_backoff_max = "200ms".parse().expect("duration");
-}
-
 fn kafka_runner(
     db: &TestDb,
     cluster: &MockCluster<'static, DefaultProducerContext>,

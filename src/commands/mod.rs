@@ -4,6 +4,7 @@ pub mod backfill;
 pub mod confirm;
 pub mod decode;
 pub mod dev_kafka;
+pub mod doctor;
 pub mod events;
 pub mod generate;
 pub mod inspect;

@@ -445,3 +445,25 @@ pub async fn http(
     let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
     (status, body)
 }
+
+/// librdkafka's in-process mock cluster with the topics `msg` and `schd`
+/// (3 partitions each): a real Kafka-protocol broker (infra notes).
+pub fn mock_kafka(
+    brokers: i32,
+) -> rdkafka::mocking::MockCluster<'static, rdkafka::producer::DefaultProducerContext> {
+    let cluster = rdkafka::mocking::MockCluster::new(brokers).expect("mock cluster");
+    for t in ["msg", "schd"] {
+        cluster
+            .create_topic(t, 3, brokers.min(3))
+            .expect("create topic");
+    }
+    cluster
+}
+
+/// Fast-failing Kafka settings for tests (infra notes).
+pub fn fast_kafka(c: &mut Config, bootstrap: &str) {
+    c.msgx.kafka.brokers = bootstrap.to_string();
+    c.msgx.kafka.message_timeout = "2s".parse().expect("duration");
+    c.msgx.kafka.call_timeout = "5s".parse().expect("duration");
+    c.msgx.kafka.reconnect_backoff_max = "200ms".parse().expect("duration");
+}

@@ -3,6 +3,7 @@
 //! order, writes only the processing mark (backfill), and inserts requests
 //! into COUTMSGS. Every call is bounded by `msgx.mailbox.timeout`.
 
+pub mod grants;
 pub mod schema;
 
 use crate::config::Mailbox as MailboxConfig;

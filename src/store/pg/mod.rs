@@ -7,6 +7,7 @@ pub mod inbox;
 pub mod job_run;
 pub mod msg_event;
 pub mod operator_action;
+pub mod preflight;
 pub mod proc_state;
 pub mod ref_master;
 pub mod req_track;

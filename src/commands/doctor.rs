@@ -1,0 +1,337 @@
+//! `msgx doctor [--json]`: the preflight an operator (and the systemd unit,
+//! as `ExecStartPre`) runs before the daemon (issue 16, item 3). It connects
+//! to PostgreSQL, the mailbox and Kafka with the effective configuration and
+//! prints one line per check, `ok`, `warn` or `FAIL` with the reason; any
+//! FAIL exits 1. A check that depends on a failed one is not run (its line
+//! is not printed), so the first FAIL is the one to fix.
+//!
+//! | check | fails when |
+//! |---|---|
+//! | `config` | a connection URL is not set |
+//! | `postgres.connect` | PostgreSQL cannot be reached or refuses (TLS, auth) |
+//! | `postgres.tls` | never; says whether the session is encrypted |
+//! | `postgres.schema` | the schema is not at this binary's migration |
+//! | `postgres.role` | the role lacks SELECT/INSERT/UPDATE/DELETE on a msgx table (warn: SUPERUSER) |
+//! | `mailbox.connect`, `mailbox.tls` | as for PostgreSQL |
+//! | `mailbox.inbox`, `mailbox.outbox` | the table or a column msgx uses is missing |
+//! | `mailbox.privileges` | no SELECT on the inbox, no UPDATE of the mark column, no SELECT/INSERT on the outbox (warn: UPDATE of the whole inbox) |
+//! | `kafka.client` | a producer or consumer cannot be created with the settings (unsupported security option, missing file) |
+//! | `kafka.metadata` | no broker answers within `msgx.kafka.call-timeout` |
+//! | `kafka.topic.msg`, `kafka.topic.schd` | the topic does not exist |
+
+use crate::cli::exit;
+use crate::commands::target::{self, Needs, Target};
+use crate::config::Config;
+use crate::store::mailbox::Mailbox;
+use crate::store::pg;
+use rdkafka::producer::BaseProducer;
+use serde::Serialize;
+use std::io::Write;
+use std::time::Duration;
+
+/// One check's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+/// One line of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub status: Status,
+    pub detail: String,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub ok: bool,
+    pub target: Target,
+    pub checks: Vec<Check>,
+}
+
+#[derive(Default)]
+struct Checks(Vec<Check>);
+
+impl Checks {
+    fn add(&mut self, name: &str, status: Status, detail: impl Into<String>) -> bool {
+        self.0.push(Check {
+            name: name.into(),
+            status,
+            detail: detail.into(),
+        });
+        status != Status::Fail
+    }
+    fn ok(&mut self, name: &str, detail: impl Into<String>) -> bool {
+        self.add(name, Status::Ok, detail)
+    }
+    fn fail(&mut self, name: &str, detail: impl Into<String>) -> bool {
+        self.add(name, Status::Fail, detail)
+    }
+}
+
+/// Runs every check (see the module docs) and returns the report.
+pub async fn diagnose(config: &Config) -> Report {
+    let mut c = Checks::default();
+    let absent = target::missing(config, Needs::BOTH);
+    if absent.is_empty() {
+        c.ok("config", "connection URLs set");
+    } else {
+        c.fail("config", format!("not set: {}", absent.join("; ")));
+    }
+    if !config.msgx.postgres.url.trim().is_empty() {
+        postgres(config, &mut c).await;
+    }
+    if !config.msgx.mailbox.url.trim().is_empty() {
+        mailbox(config, &mut c).await;
+    }
+    kafka(config, &mut c).await;
+    Report {
+        ok: c.0.iter().all(|x| x.status != Status::Fail),
+        target: Target::of(config, Needs::BOTH),
+        checks: c.0,
+    }
+}
+
+async fn postgres(config: &Config, c: &mut Checks) {
+    let cfg = &config.msgx.postgres;
+    let bound = cfg.acquire_timeout.std() + Duration::from_secs(5);
+    let pool = match tokio::time::timeout(bound, pg::connect(cfg)).await {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => {
+            c.fail("postgres.connect", e.to_string());
+            return;
+        }
+        Err(_) => {
+            c.fail("postgres.connect", format!("no answer within {bound:?}"));
+            return;
+        }
+    };
+    c.ok("postgres.connect", target::location(&cfg.url));
+    match pg::preflight::tls_version(&pool).await {
+        Ok(Some(v)) => c.ok("postgres.tls", format!("encrypted ({v})")),
+        Ok(None) => c.ok("postgres.tls", "not encrypted (sslmode allows plaintext)"),
+        Err(e) => c.fail("postgres.tls", e.to_string()),
+    };
+    if !match pg::ensure_schema_current(&pool).await {
+        Ok(v) => c.ok("postgres.schema", format!("migration {v}, current")),
+        Err(e) => c.fail("postgres.schema", e.to_string()),
+    } {
+        pool.close().await;
+        return;
+    }
+    match pg::preflight::role_check(&pool).await {
+        Ok(r) if !r.missing.is_empty() => c.fail(
+            "postgres.role",
+            format!(
+                "role {} lacks SELECT, INSERT, UPDATE or DELETE on: {}",
+                r.role,
+                r.missing.join(", ")
+            ),
+        ),
+        Ok(r) if r.superuser => c.add(
+            "postgres.role",
+            Status::Warn,
+            format!(
+                "role {} is SUPERUSER: more than msgx needs (docs/operations.md gives the GRANTs)",
+                r.role
+            ),
+        ),
+        Ok(r) => c.ok(
+            "postgres.role",
+            format!("role {} holds what msgx needs", r.role),
+        ),
+        Err(e) => c.fail("postgres.role", e.to_string()),
+    };
+    pool.close().await;
+}
+
+async fn mailbox(config: &Config, c: &mut Checks) {
+    let cfg = &config.msgx.mailbox;
+    let mb = match Mailbox::new(cfg) {
+        Ok(m) => m,
+        Err(e) => {
+            c.fail("mailbox.connect", e.to_string());
+            return;
+        }
+    };
+    match mb.tls_version().await {
+        Ok(v) => {
+            c.ok("mailbox.connect", target::location(&cfg.url));
+            match v {
+                Some(v) => c.ok("mailbox.tls", format!("encrypted ({v})")),
+                None => c.ok("mailbox.tls", "not encrypted"),
+            };
+        }
+        Err(e) => {
+            c.fail("mailbox.connect", e.to_string());
+            mb.close().await;
+            return;
+        }
+    }
+    let inbox = match mb.inbox().await {
+        Ok(t) => c.ok(
+            "mailbox.inbox",
+            format!("{t} ({} columns)", t.columns.len()),
+        ),
+        Err(e) => c.fail("mailbox.inbox", e.to_string()),
+    };
+    let outbox = match mb.outbox().await {
+        Ok(t) => c.ok(
+            "mailbox.outbox",
+            format!("{t} ({} columns)", t.columns.len()),
+        ),
+        Err(e) => c.fail("mailbox.outbox", e.to_string()),
+    };
+    if inbox && outbox {
+        match mb.grants().await {
+            Ok(g) => {
+                let writes = !cfg.shadow;
+                let mut lacking = Vec::new();
+                if !g.inbox_select {
+                    lacking.push("SELECT on the inbox".to_string());
+                }
+                if writes && !g.mark_update {
+                    lacking.push(format!("UPDATE ({}) on the inbox", cfg.processed_column));
+                }
+                if !g.outbox_select {
+                    lacking.push("SELECT on the outbox".to_string());
+                }
+                if writes && !g.outbox_insert {
+                    lacking.push("INSERT on the outbox".to_string());
+                }
+                if writes && config.msgx.http.compat_listen.is_some() && !g.inbox_insert {
+                    lacking.push("INSERT on the inbox (msgx.http.compat-listen is set)".into());
+                }
+                if !lacking.is_empty() {
+                    c.fail(
+                        "mailbox.privileges",
+                        format!("{} lacks {}", g.user, lacking.join(", ")),
+                    );
+                } else if g.inbox_update_all {
+                    c.add(
+                        "mailbox.privileges",
+                        Status::Warn,
+                        format!(
+                            "{} may UPDATE every inbox column; msgx needs only {} (docs/operations.md)",
+                            g.user, cfg.processed_column
+                        ),
+                    );
+                } else {
+                    c.ok(
+                        "mailbox.privileges",
+                        format!("{} holds what msgx needs", g.user),
+                    );
+                }
+            }
+            Err(e) => {
+                c.fail("mailbox.privileges", e.to_string());
+            }
+        }
+    }
+    mb.close().await;
+}
+
+async fn kafka(config: &Config, c: &mut Checks) {
+    let cfg = config.msgx.kafka.clone();
+    let security = cfg
+        .properties
+        .get("security.protocol")
+        .map(String::as_str)
+        .unwrap_or("plaintext")
+        .to_string();
+    let cc = match crate::delivery::producer::client_config(&cfg) {
+        Ok(cc) => cc,
+        Err(e) => {
+            c.fail("kafka.client", e.to_string());
+            return;
+        }
+    };
+    let producer: BaseProducer = match cc.create() {
+        Ok(p) => p,
+        Err(e) => {
+            c.fail("kafka.client", format!("cannot create the producer: {e}"));
+            return;
+        }
+    };
+    c.ok(
+        "kafka.client",
+        format!("producer created (security.protocol {security})"),
+    );
+    let timeout = cfg.call_timeout.std();
+    let topics = [cfg.topic_msg.clone(), cfg.topic_schd.clone()];
+    let fetched = tokio::task::spawn_blocking(move || {
+        use rdkafka::producer::Producer;
+        let meta = producer.client().fetch_metadata(None, timeout)?;
+        Ok::<_, rdkafka::error::KafkaError>((
+            meta.brokers().len(),
+            topics.map(|t| {
+                meta.topics()
+                    .iter()
+                    .find(|m| m.name() == t)
+                    .map(|m| (m.partitions().len(), m.error().is_some()))
+            }),
+        ))
+    })
+    .await;
+    let (brokers, [msg, schd]) = match fetched {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => {
+            c.fail(
+                "kafka.metadata",
+                format!("no metadata from {} within {timeout:?}: {e}", cfg.brokers),
+            );
+            return;
+        }
+        Err(e) => {
+            c.fail("kafka.metadata", e.to_string());
+            return;
+        }
+    };
+    c.ok(
+        "kafka.metadata",
+        format!("{brokers} broker(s) at {}", cfg.brokers),
+    );
+    for (name, topic, found) in [
+        ("kafka.topic.msg", &cfg.topic_msg, msg),
+        ("kafka.topic.schd", &cfg.topic_schd, schd),
+    ] {
+        match found {
+            Some((partitions, false)) if partitions > 0 => {
+                c.ok(name, format!("{topic}: {partitions} partition(s)"))
+            }
+            _ => c.fail(
+                name,
+                format!("topic {topic} does not exist (or is not visible)"),
+            ),
+        };
+    }
+}
+
+/// Prints the report; returns the exit code (1 on any FAIL).
+pub fn print(report: &Report, json: bool, out: &mut impl Write) -> i32 {
+    let written = if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string(report).unwrap_or_else(|_| "{}".into())
+        )
+    } else {
+        report.checks.iter().try_for_each(|c| {
+            let status = match c.status {
+                Status::Ok => "ok",
+                Status::Warn => "warn",
+                Status::Fail => "FAIL",
+            };
+            writeln!(out, "{status:<4}  {:<20}  {}", c.name, c.detail)
+        })
+    };
+    if written.is_err() {
+        return exit::FAILURE;
+    }
+    if report.ok { exit::OK } else { exit::FAILURE }
+}
