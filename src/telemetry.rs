@@ -1,6 +1,9 @@
 //! Logging (issue 2, item 7): tracing to stdout (daemon) or stderr (one-shot
 //! commands, so `--json` output stays clean), plus daily rolling files under
-//! `msgx.log.dir` for the daemon.
+//! `msgx.log.dir` for the daemon. The files may hold message contents and
+//! host names, so they are created 0640 (the daemon's umask becomes 0027),
+//! and rotated files beyond `msgx.log.retention` days are deleted (issue 16,
+//! item 7).
 
 use crate::config::Log;
 use tracing_appender::non_blocking::WorkerGuard;
@@ -39,9 +42,8 @@ pub fn init(cfg: &Log, target: LogTarget) -> Option<WorkerGuard> {
         (LogTarget::Command, true) => fmt::layer().json().with_writer(std::io::stderr).boxed(),
     };
     let (file_layer, guard) = if target == LogTarget::Daemon && !cfg.dir.is_empty() {
-        match std::fs::create_dir_all(&cfg.dir) {
-            Ok(()) => {
-                let appender = tracing_appender::rolling::daily(&cfg.dir, "msgx.log");
+        match open_log_files(cfg) {
+            Ok(appender) => {
                 let (writer, guard) = tracing_appender::non_blocking(appender);
                 (
                     Some(
@@ -55,7 +57,7 @@ pub fn init(cfg: &Log, target: LogTarget) -> Option<WorkerGuard> {
             }
             Err(e) => {
                 eprintln!(
-                    "msgx: cannot create log dir {}: {e}; logging to stdout only",
+                    "msgx: cannot open log files in {}: {e}; logging to stdout only",
                     cfg.dir
                 );
                 (None, None)
@@ -70,3 +72,31 @@ pub fn init(cfg: &Log, target: LogTarget) -> Option<WorkerGuard> {
         .try_init();
     guard
 }
+
+/// The daily rolling files: umask 0027 first (so the files and any later
+/// rotation are 0640), existing files narrowed to 0640, and only the newest
+/// `retention` days kept (pruned now and at every rotation).
+fn open_log_files(
+    cfg: &Log,
+) -> Result<tracing_appender::rolling::RollingFileAppender, Box<dyn std::error::Error>> {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: umask only sets the process file-mode creation mask; it cannot fail.
+    unsafe {
+        libc::umask(0o027);
+    }
+    std::fs::create_dir_all(&cfg.dir)?;
+    for entry in std::fs::read_dir(&cfg.dir)?.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(LOG_PREFIX) {
+            let _ = std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o640));
+        }
+    }
+    let days = (cfg.retention.std().as_secs() / 86_400).max(1);
+    Ok(tracing_appender::rolling::Builder::new()
+        .rotation(tracing_appender::rolling::Rotation::DAILY)
+        .filename_prefix(LOG_PREFIX)
+        .max_log_files(usize::try_from(days).unwrap_or(usize::MAX))
+        .build(&cfg.dir)?)
+}
+
+/// Daily files are `msgx.log.YYYY-MM-DD`.
+const LOG_PREFIX: &str = "msgx.log";

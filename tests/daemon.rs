@@ -235,3 +235,60 @@ async fn a_then_chain_starts_the_next_job_when_the_first_handled_items() {
         "one chained pump-drain run handled the message"
     );
 }
+
+/// Issue 16, item 7: the daemon's log files are 0640 and rotated files
+/// beyond `msgx.log.retention` days are deleted.
+#[tokio::test]
+async fn log_files_are_private_and_old_ones_are_pruned() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = TestDb::migrated().await;
+    let logs = tempfile::tempdir().unwrap();
+    for day in 1..=9 {
+        let old = logs.path().join(format!("msgx.log.2026-01-0{day}"));
+        std::fs::write(&old, "old\n").unwrap();
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    std::fs::write(logs.path().join("unrelated.txt"), "keep").unwrap();
+    let (_, profile) = daemon_config(&db);
+    let dir = logs.path().display().to_string();
+    let path = profile.path().display().to_string();
+    let cfg = db.config_file_with(|c| {
+        c.msgx.daemon.schedule = path;
+        c.msgx.log.dir = dir;
+        c.msgx.log.retention = "3d".parse().unwrap();
+    });
+    let d = Daemon::spawn(cfg.path(), &[]);
+    let today = logs.path().join(format!(
+        "msgx.log.{}",
+        chrono::Utc::now().format("%Y-%m-%d")
+    ));
+    wait_until(
+        "today's log file has lines",
+        Duration::from_secs(20),
+        || async { std::fs::metadata(&today).is_ok_and(|m| m.len() > 0) },
+    )
+    .await;
+    drop(d);
+    let mut names: Vec<String> = std::fs::read_dir(logs.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    let kept: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("msgx.log."))
+        .collect();
+    assert_eq!(
+        kept.len(),
+        3,
+        "today's and the two newest old files: {names:?}"
+    );
+    assert!(names.contains(&"unrelated.txt".to_string()), "{names:?}");
+    for n in kept {
+        let mode = std::fs::metadata(logs.path().join(n))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o640, "{n}");
+    }
+}

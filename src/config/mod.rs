@@ -510,6 +510,9 @@ pub struct Log {
     pub dir: String,
     /// `text` or `json` for the stdout format.
     pub format: String,
+    /// Rotated daily files older than this are deleted (issue 16, item 7);
+    /// whole days, at least 1.
+    pub retention: Dur,
 }
 
 impl Default for Log {
@@ -518,6 +521,7 @@ impl Default for Log {
             level: "info".into(),
             dir: "var/log".into(),
             format: "text".into(),
+            retention: Dur::days(14),
         }
     }
 }

@@ -176,6 +176,12 @@ impl Config {
         {
             fail("msgx.mailbox.url", format!("not a valid mysql:// URL: {e}"));
         }
+        if m.log.retention < Dur::days(1) {
+            fail(
+                "msgx.log.retention",
+                format!("must be at least 1d (daily files), is {}", m.log.retention),
+            );
+        }
         if !matches!(m.log.format.as_str(), "text" | "json") {
             fail(
                 "msgx.log.format",
