@@ -1,44 +1,172 @@
-//! The compat HTTP entry `POST /cminmsgs/send` (design §4.4; issue 5 item 6)
-//! against a real MariaDB mailbox and PostgreSQL, over a real TCP socket.
+//! The compat HTTP entry `POST /cminmsgs/send` (design §4.4; issue 5 item 6;
+//! issue 16 item 4) against a real MariaDB mailbox and PostgreSQL, over real
+//! sockets: authentication (bearer token, mutual TLS with certificates made
+//! here), the SNDR allow-list, 400 for every decode error, error bodies
+//! without internals, and the listener limits on both the compat entry and
+//! the metrics listener (slow clients, concurrency, rate, connections).
 
 mod common;
 
 use common::*;
-use msgx::http::compat::{CompatState, router};
+use msgx::config::{Config, Http};
+use msgx::http::compat::{self, CompatError, CompatState};
+use msgx::http::ops::{Heartbeat, LockSlot, OpsState};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
 
 const MSG: &str = "<MSG><META><SNDR>AODB</SNDR><SEQN>77</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
                    <STYP>APPT</STYP></META><FLOP><FLID>1</FLID><APPT>01DEC260830</APPT></FLOP></MSG>";
 
-async fn serve(db: &TestDb, mailbox_url: &str, max_body: usize) -> std::net::SocketAddr {
-    let mut cfg = db.config();
-    cfg.msgx.mailbox.url = mailbox_url.to_string();
+const TOKEN: &str = "s3cret-compat-token-0123456789";
+
+/// A body that decodes to MALFORMED at once (no META): cheap requests that
+/// never write, for the limit tests.
+const NO_META: &str = "<MSG/>";
+
+/// A running compat entry; dropping it stops the server.
+struct Entry {
+    addr: SocketAddr,
+    _stop: watch::Sender<bool>,
+}
+
+fn state(db: &TestDb, cfg: &Config) -> CompatState {
     let (_clock, shared) = manual_clock();
-    let state = CompatState {
+    CompatState {
         pg: db.pool.clone(),
         mailbox: msgx::store::mailbox::Mailbox::new(&cfg.msgx.mailbox).unwrap(),
         clock: shared,
         tz: cfg.msgx.airport.tz(),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router(state, max_body)).await;
-    });
-    addr
+    }
 }
 
-/// POST /cminmsgs/send; returns (status, body).
-async fn post(addr: std::net::SocketAddr, body: &str) -> (u16, String) {
-    http(addr, "POST", "/cminmsgs/send", body).await
+/// Binds the entry on `listen` with `http` adjusted by `tweak` and `env` as
+/// the environment, and serves it in the background.
+async fn try_start(
+    db: &TestDb,
+    mailbox_url: &str,
+    listen: &str,
+    env: Option<&str>,
+    tweak: impl FnOnce(&mut Http),
+) -> Result<Entry, CompatError> {
+    let mut cfg = db.config();
+    cfg.msgx.mailbox.url = mailbox_url.to_string();
+    tweak(&mut cfg.msgx.http);
+    let env = env.map(str::to_string);
+    let server = compat::bind(listen, &cfg.msgx.http, state(db, &cfg), move |k| {
+        (k == compat::TOKEN_ENV).then(|| env.clone()).flatten()
+    })
+    .await?;
+    let addr = server.local_addr();
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(server.serve(rx));
+    Ok(Entry { addr, _stop: tx })
+}
+
+async fn start(db: &TestDb, mailbox_url: &str, tweak: impl FnOnce(&mut Http)) -> Entry {
+    try_start(db, mailbox_url, "127.0.0.1:0", None, tweak)
+        .await
+        .expect("the compat entry starts")
+}
+
+/// One HTTP answer.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+/// Sends `req` on `s` and reads the answer until the server closes.
+async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
+    s: &mut S,
+    req: &[u8],
+) -> std::io::Result<Answer> {
+    s.write_all(req).await?;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            // A TLS peer that closes without close_notify, after a full answer.
+            Err(e) if !out.is_empty() && e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(e) => return Err(e),
+        }
+    }
+    let text = String::from_utf8_lossy(&out).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    Ok(Answer {
+        status,
+        head: head.to_string(),
+        body: body.to_string(),
+    })
+}
+
+fn request(headers: &[(&str, &str)], body: &str) -> Vec<u8> {
+    let mut req = format!(
+        "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    req.into_bytes()
+}
+
+/// POST /cminmsgs/send with extra headers, over plain TCP.
+async fn post_with(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> Answer {
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    exchange(&mut s, &request(headers, body))
+        .await
+        .expect("an HTTP answer")
+}
+
+async fn post(addr: SocketAddr, body: &str) -> Answer {
+    post_with(addr, &[], body).await
+}
+
+/// Nothing reached the mailbox or PROC_STATE.
+async fn assert_nothing_written(db: &TestDb, mb: &TestMailbox) {
+    let mut cfg = db.config();
+    cfg.msgx.mailbox.url = mb.url.clone();
+    let mailbox = msgx::store::mailbox::Mailbox::new(&cfg.msgx.mailbox).unwrap();
+    assert_eq!(
+        mailbox.id_range().await.unwrap(),
+        (None, None),
+        "the mailbox is empty"
+    );
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(n, 0, "nothing enqueued");
+}
+
+fn token_file(token: &str) -> tempfile::NamedTempFile {
+    let f = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(f.path(), format!("{token}\n")).unwrap();
+    f
 }
 
 #[tokio::test]
 async fn a_message_is_written_to_the_mailbox_and_enqueued_beyond_w() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    let addr = serve(&db, &mb.url, 1 << 20).await;
-    let (status, body) = post(addr, MSG).await;
-    assert_eq!(status, 200, "{body}");
-    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let entry = start(&db, &mb.url, |_| {}).await;
+    let a = post(entry.addr, MSG).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let v: serde_json::Value = serde_json::from_str(&a.body).unwrap();
     let id = v["id"].as_i64().unwrap();
     assert_eq!(v["enqueued"], true);
     let row: (String, String) =
@@ -61,38 +189,116 @@ async fn a_message_is_written_to_the_mailbox_and_enqueued_beyond_w() {
 }
 
 #[tokio::test]
-async fn a_malformed_body_is_400_and_writes_nothing() {
+async fn deterministic_decode_errors_are_400_and_write_nothing() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    let addr = serve(&db, &mb.url, 1 << 20).await;
-    let (status, body) = post(addr, "<MSG><META>").await;
-    assert_eq!(status, 400, "{body}");
-    assert!(body.contains("MALFORMED"), "{body}");
-    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state")
-        .fetch_one(&db.pool)
-        .await
-        .unwrap();
-    assert_eq!(n, 0);
+    let entry = start(&db, &mb.url, |_| {}).await;
+    let doctype = format!("<!DOCTYPE MSG>{MSG}");
+    let gbk = format!("<?xml version=\"1.0\" encoding=\"GBK\"?>{MSG}");
+    let control = MSG.replace("<FLID>1</FLID>", "<FLID>1</FLID><X>\u{1}</X>");
+    let cases: [(&str, &str, &str); 5] = [
+        ("not well-formed", "<MSG><META>", "MALFORMED"),
+        ("no META", NO_META, "MALFORMED"),
+        ("DOCTYPE", &doctype, "CODEC_ERROR"),
+        ("declared GBK", &gbk, "CODEC_ERROR"),
+        ("a control character", &control, "MALFORMED"),
+    ];
+    for (what, body, class) in cases {
+        let a = post(entry.addr, body).await;
+        assert_eq!(a.status, 400, "{what}: {a:?}");
+        let v: serde_json::Value = serde_json::from_str(&a.body).unwrap();
+        assert_eq!(v["class"], class, "{what}: {a:?}");
+        assert!(
+            v["error"].as_str().unwrap().starts_with(class),
+            "{what}: {a:?}"
+        );
+    }
+    // Bytes that are not UTF-8 at all (a GBK body sent as is).
+    let mut s = TcpStream::connect(entry.addr).await.unwrap();
+    let mut raw = MSG.as_bytes().to_vec();
+    raw.splice(0..0, [0xB2, 0xE2, 0xCA, 0xD4]);
+    let mut req = format!(
+        "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        raw.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(&raw);
+    let a = exchange(&mut s, &req).await.unwrap();
+    assert_eq!(a.status, 400, "{a:?}");
+    assert!(a.body.contains("not UTF-8"), "{a:?}");
+    assert_nothing_written(&db, &mb).await;
 }
 
 #[tokio::test]
-async fn an_oversized_body_is_413() {
+async fn a_well_formed_message_of_a_type_msgx_does_not_handle_is_accepted() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    let addr = serve(&db, &mb.url, 64).await;
-    let (status, _) = post(addr, MSG).await;
-    assert_eq!(status, 413);
+    let entry = start(&db, &mb.url, |_| {}).await;
+    let schs = "<MSG><META><SNDR>AODB</SNDR><SEQN>5</SEQN><TYPE>SCHS</TYPE><STYP>DNLD</STYP></META><SCHS/></MSG>";
+    let a = post(entry.addr, schs).await;
+    assert_eq!(a.status, 200, "left to the pipeline (UNSUPPORTED): {a:?}");
 }
 
 #[tokio::test]
-async fn an_unreachable_mailbox_is_503() {
+async fn an_oversized_body_is_413_and_writes_nothing() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let entry = start(&db, &mb.url, |h| h.compat_max_body = 64).await;
+    let a = post(entry.addr, MSG).await;
+    assert_eq!(a.status, 413, "{a:?}");
+    assert!(a.body.contains("msgx.http.compat-max-body"), "{a:?}");
+    // Chunked, so no Content-Length tells it in advance.
+    let mut s = TcpStream::connect(entry.addr).await.unwrap();
+    let req = format!(
+        "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{:x}\r\n{MSG}\r\n0\r\n\r\n",
+        MSG.len()
+    );
+    let a = exchange(&mut s, req.as_bytes()).await.unwrap();
+    assert_eq!(a.status, 413, "{a:?}");
+    assert_nothing_written(&db, &mb).await;
+}
+
+/// The body of a failed write names nothing of the database.
+fn assert_opaque(a: &Answer, secrets: &[&str]) {
+    assert_eq!(a.status, 503, "{a:?}");
+    assert_eq!(
+        a.body, r#"{"error":"mailbox unavailable"}"#,
+        "a fixed text, nothing from the driver"
+    );
+    for s in secrets {
+        assert!(
+            !a.head.contains(s) && !a.body.contains(s),
+            "{s} leaked: {a:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_mailbox_is_503_without_the_url_or_password() {
     let db = TestDb::migrated().await;
-    let addr = serve(&db, "mysql://msgx:msgx@127.0.0.1:1/none", 1 << 20).await;
-    let (status, body) = post(addr, MSG).await;
-    assert_eq!(status, 503, "{body}");
+    let url = "mysql://mbuser:Pw-s3cret-42@127.0.0.1:1/none_db";
+    let entry = start(&db, url, |_| {}).await;
+    let a = post(entry.addr, MSG).await;
+    assert_opaque(
+        &a,
+        &["Pw-s3cret-42", "mbuser", "127.0.0.1:1", "none_db", "mysql"],
+    );
     let n: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state")
         .fetch_one(&db.pool)
         .await
         .unwrap();
     assert_eq!(n, 0);
+}
+
+#[tokio::test]
+async fn a_mailbox_without_its_table_is_503_without_the_sql_error() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.exec("DROP TABLE IF EXISTS CMINMSGS, cminmsgs").await;
+    let entry = start(&db, &mb.url, |_| {}).await;
+    let a = post(entry.addr, MSG).await;
+    assert_opaque(
+        &a,
+        &[
+            &mb.name, "CMINMSGS", "cminmsgs", "exist", "1146", "SQL", "msgx:", "3306",
+        ],
+    );
 }
 
 #[tokio::test]
@@ -105,13 +311,626 @@ async fn a_failed_enqueue_after_the_mailbox_write_is_202() {
     .execute(&db.pool)
     .await
     .unwrap();
-    let addr = serve(&db, &mb.url, 1 << 20).await;
-    let (status, body) = post(addr, MSG).await;
-    assert_eq!(status, 202, "{body}");
-    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let entry = start(&db, &mb.url, |_| {}).await;
+    let a = post(entry.addr, MSG).await;
+    assert_eq!(a.status, 202, "{a:?}");
+    assert!(!a.body.contains("pg down"), "{a:?}");
+    let v: serde_json::Value = serde_json::from_str(&a.body).unwrap();
     assert_eq!(v["enqueued"], false);
     assert!(
         v["id"].as_i64().unwrap() > 0,
         "the mailbox row exists for the poller"
+    );
+}
+
+#[tokio::test]
+async fn a_configured_token_is_required_even_on_loopback() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let file = token_file(TOKEN);
+    let path = file.path().to_path_buf();
+    let entry = start(&db, &mb.url, |h| h.compat_token_file = Some(path)).await;
+
+    let a = post(entry.addr, MSG).await;
+    assert_eq!(a.status, 401, "no token: {a:?}");
+    assert!(
+        a.head.contains("www-authenticate: Bearer realm=\"msgx\""),
+        "{a:?}"
+    );
+    assert!(a.body.contains("missing bearer token"), "{a:?}");
+    for wrong in [
+        "Bearer s3cret-compat-token-012345678",
+        "Bearer s3cret-compat-token-01234567890",
+        "Bearer S3cret-compat-token-0123456789",
+        "Basic czNjcmV0LWNvbXBhdC10b2tlbi0wMTIzNDU2Nzg5",
+        "s3cret-compat-token-0123456789",
+    ] {
+        let a = post_with(entry.addr, &[("Authorization", wrong)], MSG).await;
+        assert_eq!(a.status, 401, "{wrong}: {a:?}");
+        assert!(a.head.contains("www-authenticate: Bearer"), "{a:?}");
+    }
+    let a = post_with(
+        entry.addr,
+        &[("Authorization", "Bearer invalid-token-000000000")],
+        MSG,
+    )
+    .await;
+    assert!(a.head.contains("error=\"invalid_token\""), "{a:?}");
+    assert_nothing_written(&db, &mb).await;
+
+    let right = format!("Bearer {TOKEN}");
+    let a = post_with(entry.addr, &[("Authorization", &right)], MSG).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    // The scheme is case-insensitive (RFC 7235).
+    let lower = format!("bearer {TOKEN}");
+    let a = post_with(entry.addr, &[("Authorization", &lower)], MSG).await;
+    assert_eq!(a.status, 200, "{a:?}");
+}
+
+#[tokio::test]
+async fn the_environment_token_wins_over_the_file() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let file = token_file("file-token-0123456789abcdef");
+    let path = file.path().to_path_buf();
+    let env_token = "env-token-0123456789abcdef";
+    let entry = try_start(&db, &mb.url, "127.0.0.1:0", Some(env_token), |h| {
+        h.compat_token_file = Some(path)
+    })
+    .await
+    .unwrap();
+    let file_auth = "Bearer file-token-0123456789abcdef";
+    assert_eq!(
+        post_with(entry.addr, &[("Authorization", file_auth)], MSG)
+            .await
+            .status,
+        401
+    );
+    let env_auth = format!("Bearer {env_token}");
+    assert_eq!(
+        post_with(entry.addr, &[("Authorization", &env_auth)], MSG)
+            .await
+            .status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn a_sender_outside_the_allow_list_is_403_and_writes_nothing() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let entry = start(&db, &mb.url, |_| {}).await;
+    for sndr in ["VIEW", "aodb", "AODBX"] {
+        let body = MSG.replace("<SNDR>AODB</SNDR>", &format!("<SNDR>{sndr}</SNDR>"));
+        let a = post(entry.addr, &body).await;
+        assert_eq!(a.status, 403, "{sndr}: {a:?}");
+        assert!(a.body.contains("msgx.http.compat-allowed-senders"), "{a:?}");
+    }
+    assert_nothing_written(&db, &mb).await;
+
+    let entry = start(&db, &mb.url, |h| {
+        h.compat_allowed_senders = vec!["AODB".into(), "TEST".into()]
+    })
+    .await;
+    let body = MSG.replace("<SNDR>AODB</SNDR>", "<SNDR>TEST</SNDR>");
+    assert_eq!(post(entry.addr, &body).await.status, 200);
+}
+
+#[tokio::test]
+async fn a_non_loopback_address_without_authentication_is_refused_at_start() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    for listen in ["0.0.0.0:0", "[::]:0"] {
+        let err = try_start(&db, &mb.url, listen, None, |_| {})
+            .await
+            .err()
+            .expect("refused");
+        assert!(matches!(err, CompatError::Unauthenticated(_)), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("msgx.http.compat-listen") && text.contains("compat-token-file"),
+            "{text}"
+        );
+    }
+    // With a token it starts, and the token is required.
+    let entry = try_start(&db, &mb.url, "0.0.0.0:0", Some(TOKEN), |_| {})
+        .await
+        .expect("starts with a token");
+    let local = SocketAddr::from(([127, 0, 0, 1], entry.addr.port()));
+    assert_eq!(post(local, MSG).await.status, 401);
+    // An unreadable token file stops the start too (the file is read there).
+    let err = try_start(&db, &mb.url, "127.0.0.1:0", None, |h| {
+        h.compat_token_file = Some("/nonexistent/compat.token".into())
+    })
+    .await
+    .err()
+    .expect("refused");
+    assert!(
+        err.to_string().contains("/nonexistent/compat.token"),
+        "{err}"
+    );
+}
+
+/// `msgx config check` on `toml_text`, with `env` as MSGX_COMPAT_TOKEN.
+fn config_check(toml_text: &str, env: Option<&str>) -> std::process::Output {
+    let f = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    let urls = "[msgx.postgres]\nurl = \"postgres://u:p@127.0.0.1:5432/x\"\n\
+                [msgx.mailbox]\nurl = \"mysql://u:p@127.0.0.1:3306/x\"\n";
+    std::fs::write(f.path(), format!("{urls}{toml_text}")).unwrap();
+    let mut cmd = std::process::Command::new(msgx_bin());
+    cmd.arg("--config")
+        .arg(f.path())
+        .args(["config", "check"])
+        .env_remove("MSGX_CONFIG")
+        .env_remove("MSGX_DATABASE_URL")
+        .env_remove("MSGX_MAILBOX_URL")
+        .env_remove("MSGX_KAFKA_BROKERS")
+        .env_remove(compat::TOKEN_ENV);
+    if let Some(v) = env {
+        cmd.env(compat::TOKEN_ENV, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn config_check_refuses_a_non_loopback_entry_without_authentication() {
+    let open = "[msgx.http]\ncompat-listen = \"0.0.0.0:8088\"\n";
+    let out = config_check(open, None);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("msgx.http.compat-listen") && err.contains("no authentication"),
+        "{err}"
+    );
+    let out = config_check(open, Some(TOKEN));
+    assert_eq!(code(&out), 0, "MSGX_COMPAT_TOKEN counts: {}", text(&out));
+    let with_file = format!("{open}compat-token-file = \"/etc/msgx/compat.token\"\n");
+    assert_eq!(code(&config_check(&with_file, None)), 0);
+    let mtls = format!(
+        "{open}compat-tls-cert = \"/c.pem\"\ncompat-tls-key = \"/k.pem\"\ncompat-tls-client-ca = \"/ca.pem\"\n"
+    );
+    assert_eq!(code(&config_check(&mtls, None)), 0);
+    // TLS without client certificates is encryption, not authentication.
+    let tls_only = format!("{open}compat-tls-cert = \"/c.pem\"\ncompat-tls-key = \"/k.pem\"\n");
+    assert_eq!(code(&config_check(&tls_only, None)), 2);
+    let out = config_check(
+        "[msgx.http]\ncompat-tls-client-ca = \"/ca.pem\"\ncompat-allowed-senders = []\n",
+        None,
+    );
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("msgx.http.compat-tls-client-ca")
+            && err.contains("msgx.http.compat-allowed-senders"),
+        "{err}"
+    );
+}
+
+/// A CA, a server certificate for localhost, and client certificates from
+/// the CA and from a stranger CA, as PEM files in a temp dir.
+struct Pki {
+    dir: tempfile::TempDir,
+    ca_der: rustls_pki_types::CertificateDer<'static>,
+    client: (Vec<rustls_pki_types::CertificateDer<'static>>, Vec<u8>),
+    stranger: (Vec<rustls_pki_types::CertificateDer<'static>>, Vec<u8>),
+}
+
+impl Pki {
+    fn new() -> Pki {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+            KeyPair, KeyUsagePurpose,
+        };
+        fn ca(name: &str) -> (rcgen::Certificate, Issuer<'static, KeyPair>) {
+            let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+            p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            p.distinguished_name.push(DnType::CommonName, name);
+            p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+            let key = KeyPair::generate().unwrap();
+            let cert = p.self_signed(&key).unwrap();
+            (cert, Issuer::new(p, key))
+        }
+        fn leaf(
+            issuer: &Issuer<'static, KeyPair>,
+            names: &[&str],
+            usage: ExtendedKeyUsagePurpose,
+        ) -> (rcgen::Certificate, KeyPair) {
+            let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+            let mut p = CertificateParams::new(names.clone()).unwrap();
+            p.distinguished_name
+                .push(DnType::CommonName, names[0].clone());
+            p.extended_key_usages = vec![usage];
+            let key = KeyPair::generate().unwrap();
+            (p.signed_by(&key, issuer).unwrap(), key)
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (ca_cert, issuer) = ca("msgx test compat CA");
+        let (server, server_key) = leaf(
+            &issuer,
+            &["localhost", "127.0.0.1"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+        );
+        let (client, client_key) = leaf(
+            &issuer,
+            &["aodb-client"],
+            ExtendedKeyUsagePurpose::ClientAuth,
+        );
+        let (_, other) = ca("a stranger CA");
+        let (stranger, stranger_key) = leaf(
+            &other,
+            &["aodb-client"],
+            ExtendedKeyUsagePurpose::ClientAuth,
+        );
+        std::fs::write(dir.path().join("ca.pem"), ca_cert.pem()).unwrap();
+        std::fs::write(dir.path().join("server.pem"), server.pem()).unwrap();
+        std::fs::write(dir.path().join("server.key"), server_key.serialize_pem()).unwrap();
+        Pki {
+            dir,
+            ca_der: ca_cert.der().clone(),
+            client: (vec![client.der().clone()], client_key.serialize_der()),
+            stranger: (vec![stranger.der().clone()], stranger_key.serialize_der()),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn mtls(&self, h: &mut Http) {
+        h.compat_tls_cert = Some(self.path("server.pem"));
+        h.compat_tls_key = Some(self.path("server.key"));
+        h.compat_tls_client_ca = Some(self.path("ca.pem"));
+    }
+
+    /// A TLS client trusting the CA, presenting `cert` when given.
+    fn connector(
+        &self,
+        cert: Option<&(Vec<rustls_pki_types::CertificateDer<'static>>, Vec<u8>)>,
+    ) -> tokio_rustls::TlsConnector {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(self.ca_der.clone()).unwrap();
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots);
+        let config = match cert {
+            Some((chain, key)) => builder
+                .with_client_auth_cert(
+                    chain.clone(),
+                    rustls_pki_types::PrivatePkcs8KeyDer::from(key.clone()).into(),
+                )
+                .unwrap(),
+            None => builder.with_no_client_auth(),
+        };
+        tokio_rustls::TlsConnector::from(Arc::new(config))
+    }
+}
+
+/// POST MSG over TLS; the error text when the TLS session fails.
+async fn post_tls(
+    addr: SocketAddr,
+    connector: &tokio_rustls::TlsConnector,
+) -> Result<Answer, String> {
+    let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = connector
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("handshake: {e}"))?;
+    // TLS 1.3: the client's handshake ends before the server has judged
+    // its certificate; a refusal arrives as an alert on the first read.
+    exchange(&mut tls, &request(&[], MSG))
+        .await
+        .map_err(|e| format!("after handshake: {e}"))
+}
+
+#[tokio::test]
+async fn mutual_tls_admits_clients_with_a_certificate_from_the_configured_ca_only() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let pki = Pki::new();
+    // Non-loopback: mutual TLS alone is enough authentication.
+    let entry = try_start(&db, &mb.url, "0.0.0.0:0", None, |h| pki.mtls(h))
+        .await
+        .expect("starts with a client CA");
+    let addr = SocketAddr::from(([127, 0, 0, 1], entry.addr.port()));
+
+    let a = post_tls(addr, &pki.connector(Some(&pki.client)))
+        .await
+        .expect("a client certificate from the CA is admitted");
+    assert_eq!(a.status, 200, "{a:?}");
+
+    let e = post_tls(addr, &pki.connector(None))
+        .await
+        .expect_err("no client certificate: refused");
+    assert!(e.contains("CertificateRequired"), "{e}");
+    let e = post_tls(addr, &pki.connector(Some(&pki.stranger)))
+        .await
+        .expect_err("a certificate from another CA: refused");
+    assert!(
+        e.contains("UnknownCA") || e.contains("BadCertificate"),
+        "{e}"
+    );
+    // Plain HTTP on the TLS port gets no HTTP answer.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let plain = exchange(&mut s, &request(&[], MSG)).await;
+    assert!(plain.map(|a| a.status).unwrap_or(0) == 0);
+
+    let mut cfg = db.config();
+    cfg.msgx.mailbox.url = mb.url.clone();
+    let mailbox = msgx::store::mailbox::Mailbox::new(&cfg.msgx.mailbox).unwrap();
+    let (min, max) = mailbox.id_range().await.unwrap();
+    assert_eq!(min, max, "only the admitted client's message was written");
+}
+
+#[tokio::test]
+async fn tls_with_a_token_needs_both_and_bad_tls_files_stop_the_start() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let pki = Pki::new();
+    let entry = try_start(&db, &mb.url, "127.0.0.1:0", Some(TOKEN), |h| pki.mtls(h))
+        .await
+        .unwrap();
+    let tcp = TcpStream::connect(entry.addr).await.unwrap();
+    let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = pki
+        .connector(Some(&pki.client))
+        .connect(name, tcp)
+        .await
+        .unwrap();
+    let a = exchange(&mut tls, &request(&[], MSG)).await.unwrap();
+    assert_eq!(
+        a.status, 401,
+        "a certificate does not replace the token: {a:?}"
+    );
+
+    let err = try_start(&db, &mb.url, "127.0.0.1:0", None, |h| {
+        pki.mtls(h);
+        h.compat_tls_key = Some(pki.path("ca.pem"));
+    })
+    .await
+    .err()
+    .expect("a certificate file as the key is refused");
+    assert!(
+        err.to_string().contains("msgx.http.compat-tls-key"),
+        "{err}"
+    );
+}
+
+/// Serves the ops endpoints for `db` with `http` adjusted by `tweak`; the
+/// heartbeat is fresh, so `/healthz` answers 200.
+async fn start_ops(
+    db: &TestDb,
+    mailbox_url: &str,
+    tweak: impl FnOnce(&mut Http),
+) -> (SocketAddr, watch::Sender<bool>) {
+    let mut cfg = db.config();
+    cfg.msgx.mailbox.url = mailbox_url.to_string();
+    cfg.msgx.http.probe_timeout = "3s".parse().unwrap();
+    tweak(&mut cfg.msgx.http);
+    let (_clock, clock) = manual_clock();
+    let heartbeat = Arc::new(Heartbeat::default());
+    heartbeat.beat(clock.now());
+    let state = OpsState {
+        pg: db.pool.clone(),
+        mailbox: msgx::store::mailbox::Mailbox::new(&cfg.msgx.mailbox).unwrap(),
+        clock,
+        config: Arc::new(cfg),
+        heartbeat,
+        lock: LockSlot::default(),
+        metrics: msgx::prometheus::install().expect("recorder installs"),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(msgx::http::ops::serve(listener, state, rx));
+    (addr, tx)
+}
+
+/// Opens a connection that sends part of a request head and then holds.
+async fn slow_client(addr: SocketAddr) -> TcpStream {
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .await
+        .expect("partial head");
+    s
+}
+
+/// Waits (bounded) until the server closes `s`; false if it stays open.
+async fn closed_within(s: &mut TcpStream, limit: Duration) -> bool {
+    let mut buf = [0u8; 512];
+    let until = Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(until.into(), s.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue, // an error answer before the close
+        }
+    }
+}
+
+#[tokio::test]
+async fn slow_clients_do_not_stop_healthz_or_the_compat_entry_and_are_cut_off() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let header_timeout = Duration::from_secs(2);
+    let (ops, _ops_stop) = start_ops(&db, &mb.url, |h| {
+        h.header_read_timeout = "2s".parse().unwrap()
+    })
+    .await;
+    let entry = start(&db, &mb.url, |h| {
+        h.header_read_timeout = "2s".parse().unwrap()
+    })
+    .await;
+    let opened = Instant::now();
+    let mut slow = Vec::new();
+    for _ in 0..200 {
+        slow.push(slow_client(ops).await);
+        slow.push(slow_client(entry.addr).await);
+    }
+
+    let asked = Instant::now();
+    let (status, body) =
+        tokio::time::timeout(Duration::from_secs(1), http(ops, "GET", "/healthz", ""))
+            .await
+            .expect("/healthz answers within 1 s despite 200 slow connections");
+    assert_eq!(status, 200, "{body}");
+    assert!(asked.elapsed() < Duration::from_secs(1));
+    let a = tokio::time::timeout(Duration::from_secs(2), post(entry.addr, MSG))
+        .await
+        .expect("the compat entry answers despite 200 slow connections");
+    assert_eq!(a.status, 200, "{a:?}");
+
+    // Still open while within the header timeout…
+    assert!(opened.elapsed() < header_timeout);
+    assert!(!closed_within(&mut slow[0], Duration::from_millis(50)).await);
+    // …and cut off once it has passed, on both listeners.
+    for s in &mut slow {
+        assert!(
+            closed_within(s, header_timeout + Duration::from_secs(3)).await,
+            "a slow connection outlived the header timeout"
+        );
+    }
+    assert!(opened.elapsed() >= header_timeout);
+}
+
+#[tokio::test]
+async fn a_stalled_body_holds_the_only_slot_until_its_body_timeout() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let entry = start(&db, &mb.url, |h| {
+        h.max_concurrent_requests = 1;
+        h.body_timeout = "3s".parse().unwrap();
+    })
+    .await;
+    let mut stalled = TcpStream::connect(entry.addr).await.unwrap();
+    stalled
+        .write_all(
+            b"POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nConnection: close\r\n\r\n<MSG>",
+        )
+        .await
+        .unwrap();
+    let stalled_at = Instant::now();
+    // NO_META answers 400 when the slot is free, 503 while the stalled
+    // request holds it.
+    wait_until(
+        "the stalled request to hold the slot",
+        Duration::from_secs(2),
+        || async { post(entry.addr, NO_META).await.status == 503 },
+    )
+    .await;
+    let a = post(entry.addr, NO_META).await;
+    assert_eq!(a.status, 503, "{a:?}");
+    assert!(
+        a.body.contains("msgx.http.max-concurrent-requests"),
+        "{a:?}"
+    );
+
+    let a = exchange(&mut stalled, b"").await.unwrap();
+    assert_eq!(a.status, 408, "{a:?}");
+    assert!(a.body.contains("msgx.http.body-timeout"), "{a:?}");
+    assert!(stalled_at.elapsed() >= Duration::from_millis(2900));
+    assert_eq!(
+        post(entry.addr, NO_META).await.status,
+        400,
+        "the slot is free again"
+    );
+    assert_nothing_written(&db, &mb).await;
+}
+
+#[tokio::test]
+async fn requests_beyond_the_rate_are_429_on_both_listeners() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let entry = start(&db, &mb.url, |h| h.requests_per_second = 3).await;
+    let (ops, _stop) = start_ops(&db, &mb.url, |h| h.requests_per_second = 3).await;
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        statuses.push(post(entry.addr, NO_META).await.status);
+    }
+    assert_eq!(statuses, [400, 400, 400, 429], "three per second, then 429");
+    let a = post(entry.addr, NO_META).await;
+    assert_eq!(a.status, 429);
+    assert!(a.body.contains("msgx.http.requests-per-second"), "{a:?}");
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        statuses.push(http(ops, "GET", "/healthz", "").await.0);
+    }
+    assert_eq!(statuses, [200, 200, 200, 429]);
+    // The next second admits requests again.
+    wait_until("the next rate window", Duration::from_secs(3), || async {
+        post(entry.addr, NO_META).await.status == 400
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_connection_limit_makes_new_clients_wait_for_a_free_slot() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (ops, _stop) = start_ops(&db, &mb.url, |h| {
+        h.max_connections = 1;
+        h.header_read_timeout = "1s".parse().unwrap();
+    })
+    .await;
+    let mut hog = slow_client(ops).await;
+    let started = Instant::now();
+    let waiting =
+        tokio::spawn(async move { (http(ops, "GET", "/healthz", "").await, Instant::now()) });
+    assert!(closed_within(&mut hog, Duration::from_secs(4)).await);
+    let hog_closed = Instant::now();
+    let ((status, _), answered) = waiting.await.unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        answered >= hog_closed - Duration::from_millis(50)
+            && started.elapsed() >= Duration::from_millis(900),
+        "the second client was served only after the first was cut off"
+    );
+}
+
+#[tokio::test]
+async fn the_daemon_serves_the_entry_with_its_token_and_refuses_to_start_without_its_file() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let file = token_file(TOKEN);
+    let profile = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    std::fs::write(
+        profile.path(),
+        "description = \"test\"\n[jobs]\ningest-sweep = \"* * * * * *\"\n",
+    )
+    .unwrap();
+    let cfg = db.config_file_with(|c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        c.msgx.daemon.schedule = profile.path().display().to_string();
+        c.msgx.http.compat_listen = Some("127.0.0.1:0".into());
+        c.msgx.http.compat_token_file = Some(file.path().to_path_buf());
+    });
+    let daemon = Daemon::spawn(cfg.path(), &[]);
+    let limit = Duration::from_secs(30);
+    let address = |d: &Daemon| -> Option<SocketAddr> {
+        let log = d.output();
+        let line = log.lines().find(|l| l.contains("Compat entry POST"))?;
+        let at = line.find("listen=")? + "listen=".len();
+        line[at..].split_whitespace().next()?.parse().ok()
+    };
+    wait_until("the compat address in the log", limit, || async {
+        address(&daemon).is_some()
+    })
+    .await;
+    let addr = address(&daemon).unwrap();
+    assert_eq!(post(addr, MSG).await.status, 401);
+    let auth = format!("Bearer {TOKEN}");
+    assert_eq!(
+        post_with(addr, &[("Authorization", &auth)], MSG)
+            .await
+            .status,
+        200
+    );
+    drop(daemon);
+
+    let missing = db.config_file_with(|c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        c.msgx.daemon.schedule = profile.path().display().to_string();
+        c.msgx.http.compat_listen = Some("127.0.0.1:0".into());
+        c.msgx.http.compat_token_file = Some(Path::new("/nonexistent/compat.token").into());
+    });
+    let mut daemon = Daemon::spawn(missing.path(), &[]);
+    assert_eq!(daemon.wait_exit(limit).await, 1, "{}", daemon.output());
+    assert!(
+        daemon
+            .output()
+            .contains("msgx.http.compat-token-file /nonexistent/compat.token"),
+        "{}",
+        daemon.output()
     );
 }

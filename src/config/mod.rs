@@ -526,14 +526,28 @@ impl Default for Log {
     }
 }
 
-/// `[msgx.http]`: optional listeners, off by default.
+/// `[msgx.http]`: optional listeners, off by default (docs/production/http.md).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Http {
-    /// Compat entry `POST /cminmsgs/send` (§4.4); unset = off.
+    /// Compat entry `POST /cminmsgs/send` (§4.4); unset = off. A non-loopback
+    /// address needs a token or a client CA (it writes the shared mailbox).
     pub compat_listen: Option<String>,
     /// Compat entry body limit in bytes.
     pub compat_max_body: usize,
+    /// File holding the compat entry's bearer token (one line, at least 16
+    /// visible ASCII characters); env `MSGX_COMPAT_TOKEN` wins over it. Set =
+    /// every request needs `Authorization: Bearer …`, also on loopback.
+    pub compat_token_file: Option<PathBuf>,
+    /// PEM certificate chain: set with `compat-tls-key`, the entry speaks HTTPS.
+    pub compat_tls_cert: Option<PathBuf>,
+    /// PEM private key of `compat-tls-cert`.
+    pub compat_tls_key: Option<PathBuf>,
+    /// PEM CA certificates: set, every client must present a certificate
+    /// issued by one of them (mutual TLS). Needs `compat-tls-cert` and `-key`.
+    pub compat_tls_client_ca: Option<PathBuf>,
+    /// META/SNDR values the compat entry accepts (exact match); others get 403.
+    pub compat_allowed_senders: Vec<String>,
     /// Prometheus `/metrics`, `/healthz`, `/readyz` served by the daemon;
     /// unset = off. Loopback addresses only (the endpoints are not
     /// authenticated; docs/operations.md). Port 0 = any free port (logged).
@@ -546,6 +560,18 @@ pub struct Http {
     /// moved for this long (longer than `msgx.pipeline.max-commit-delay`, so
     /// waiting out a hole is not a stall).
     pub watermark_stall: Dur,
+    /// Both listeners: a connection closes when a request head (or the TLS
+    /// handshake) has not fully arrived within this (slow-header clients).
+    pub header_read_timeout: Dur,
+    /// Both listeners: a request body must arrive within this (408 otherwise).
+    pub body_timeout: Dur,
+    /// Per listener: requests handled at once; beyond it, 503 at once.
+    pub max_concurrent_requests: usize,
+    /// Per listener: requests accepted per second; beyond it, 429.
+    pub requests_per_second: u64,
+    /// Per listener: open connections; beyond it, new ones wait in the
+    /// kernel backlog (keeps file descriptors for the database pools).
+    pub max_connections: usize,
 }
 
 impl Default for Http {
@@ -553,10 +579,20 @@ impl Default for Http {
         Self {
             compat_listen: None,
             compat_max_body: 1 << 20,
+            compat_token_file: None,
+            compat_tls_cert: None,
+            compat_tls_key: None,
+            compat_tls_client_ca: None,
+            compat_allowed_senders: vec!["AODB".into()],
             metrics_listen: None,
             health_max_age: Dur::secs(15),
             probe_timeout: Dur::secs(5),
             watermark_stall: Dur::mins(2),
+            header_read_timeout: Dur::secs(10),
+            body_timeout: Dur::secs(30),
+            max_concurrent_requests: 64,
+            requests_per_second: 100,
+            max_connections: 512,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! Each issue names the TOML key and the rule it breaks.
 
 use super::{Config, CutoverWatermark, Dur};
+use crate::http::compat::TOKEN_ENV;
 use crate::scheduler::profile::Profile;
 use std::fmt;
 
@@ -189,24 +190,33 @@ impl Config {
             );
         }
         // Issue 10: listeners parse; the ops endpoints are unauthenticated, so loopback only.
-        for (key, listen) in [
-            ("msgx.http.compat-listen", &m.http.compat_listen),
-            ("msgx.http.metrics-listen", &m.http.metrics_listen),
-        ] {
-            if let Some(addr) = listen {
-                match addr.parse::<std::net::SocketAddr>() {
-                    Err(_) => fail(key, format!("{addr:?} is not an IP:PORT address")),
-                    Ok(a) if key == "msgx.http.metrics-listen" && !a.ip().is_loopback() => fail(
-                        key,
-                        format!(
-                            "{addr:?} is not a loopback address: the endpoints are not authenticated; \
-                             bind 127.0.0.1 or ::1 and put a reverse proxy in front (docs/operations.md)"
-                        ),
+        if let Some(addr) = &m.http.metrics_listen {
+            match addr.parse::<std::net::SocketAddr>() {
+                Err(_) => fail(
+                    "msgx.http.metrics-listen",
+                    format!("{addr:?} is not an IP:PORT address"),
+                ),
+                Ok(a) if !a.ip().is_loopback() => fail(
+                    "msgx.http.metrics-listen",
+                    format!(
+                        "{addr:?} is not a loopback address: the endpoints are not authenticated; \
+                         bind 127.0.0.1 or ::1 and put a reverse proxy in front (docs/operations.md)"
                     ),
-                    Ok(_) => {}
-                }
+                ),
+                Ok(_) => {}
             }
         }
+        // Issue 16: the compat entry writes the shared mailbox.
+        let env_token = std::env::var_os(TOKEN_ENV).is_some_and(|v| !v.is_empty());
+        for issue in compat_issues(&m.http, env_token) {
+            issues.push(issue);
+        }
+        let mut fail = |key: &str, rule: String| {
+            issues.push(ConfigIssue {
+                key: key.to_string(),
+                rule,
+            });
+        };
         if m.http.health_max_age <= m.daemon.standby_poll_interval {
             fail(
                 "msgx.http.health-max-age",
@@ -315,6 +325,11 @@ impl Config {
             ("msgx.http.health-max-age".into(), m.http.health_max_age),
             ("msgx.http.probe-timeout".into(), m.http.probe_timeout),
             ("msgx.http.watermark-stall".into(), m.http.watermark_stall),
+            (
+                "msgx.http.header-read-timeout".into(),
+                m.http.header_read_timeout,
+            ),
+            ("msgx.http.body-timeout".into(), m.http.body_timeout),
         ];
         for (i, d) in m.pipeline.retry_backoff.iter().enumerate() {
             all.push((format!("msgx.pipeline.retry-backoff[{i}]"), *d));
@@ -324,6 +339,98 @@ impl Config {
         }
         all
     }
+}
+
+/// The compat entry's rules (issue 16 item 4): its address parses; TLS files
+/// come in the pairs that make sense; a non-loopback address has a token
+/// (`env_token`: `MSGX_COMPAT_TOKEN` is set) or a client CA; the SNDR
+/// allow-list names plausible senders; the listener limits are > 0. Files
+/// are not read here: every command validates, and most need not read them.
+pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue> {
+    let mut issues = Vec::new();
+    let mut fail = |key: &str, rule: String| {
+        issues.push(ConfigIssue {
+            key: key.to_string(),
+            rule,
+        });
+    };
+    let token = env_token || h.compat_token_file.is_some();
+    let mtls = h.compat_tls_client_ca.is_some();
+    if let Some(addr) = &h.compat_listen {
+        match addr.parse::<std::net::SocketAddr>() {
+            Err(_) => fail(
+                "msgx.http.compat-listen",
+                format!("{addr:?} is not an IP:PORT address"),
+            ),
+            Ok(a) if !a.ip().is_loopback() && !token && !mtls => fail(
+                "msgx.http.compat-listen",
+                format!(
+                    "{addr:?} is not a loopback address and the entry has no authentication: \
+                     set msgx.http.compat-token-file (or {TOKEN_ENV}) or \
+                     msgx.http.compat-tls-client-ca (docs/production/http.md)"
+                ),
+            ),
+            Ok(_) => {}
+        }
+    }
+    for (key, path) in [
+        ("msgx.http.compat-token-file", &h.compat_token_file),
+        ("msgx.http.compat-tls-cert", &h.compat_tls_cert),
+        ("msgx.http.compat-tls-key", &h.compat_tls_key),
+        ("msgx.http.compat-tls-client-ca", &h.compat_tls_client_ca),
+    ] {
+        if path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+            fail(
+                key,
+                "must be a file path (omit the key to leave it unset)".into(),
+            );
+        }
+    }
+    match (&h.compat_tls_cert, &h.compat_tls_key) {
+        (Some(_), None) => fail(
+            "msgx.http.compat-tls-key",
+            "must be set with msgx.http.compat-tls-cert".into(),
+        ),
+        (None, Some(_)) => fail(
+            "msgx.http.compat-tls-cert",
+            "must be set with msgx.http.compat-tls-key".into(),
+        ),
+        _ => {}
+    }
+    if mtls && h.compat_tls_cert.is_none() && h.compat_tls_key.is_none() {
+        fail(
+            "msgx.http.compat-tls-client-ca",
+            "needs msgx.http.compat-tls-cert and compat-tls-key (mutual TLS is TLS first)".into(),
+        );
+    }
+    if h.compat_allowed_senders.is_empty() {
+        fail(
+            "msgx.http.compat-allowed-senders",
+            "must name at least one SNDR (e.g. [\"AODB\"])".into(),
+        );
+    }
+    for (i, s) in h.compat_allowed_senders.iter().enumerate() {
+        if s.is_empty() || s.len() > 4 || !s.chars().all(|c| c.is_ascii_alphanumeric()) {
+            fail(
+                &format!("msgx.http.compat-allowed-senders[{i}]"),
+                format!("{s:?} must be 1–4 letters or digits (SIS SNDR)"),
+            );
+        }
+    }
+    for (key, n) in [
+        ("msgx.http.compat-max-body", h.compat_max_body as u64),
+        (
+            "msgx.http.max-concurrent-requests",
+            h.max_concurrent_requests as u64,
+        ),
+        ("msgx.http.requests-per-second", h.requests_per_second),
+        ("msgx.http.max-connections", h.max_connections as u64),
+    ] {
+        if n == 0 {
+            fail(key, "must be > 0".into());
+        }
+    }
+    issues
 }
 
 /// `TYPE`, `TYPE-STYP` or `TYPE-*` (design §2 ignore rules).
@@ -405,6 +512,80 @@ mod tests {
         assert_eq!(
             issue_keys("[msgx.http]\ncompat-listen = \"localhost\"\n"),
             vec!["msgx.http.compat-listen"]
+        );
+    }
+
+    #[test]
+    fn a_non_loopback_compat_entry_needs_authentication() {
+        let keys = |h: &super::super::Http, env: bool| -> Vec<String> {
+            compat_issues(h, env).into_iter().map(|i| i.key).collect()
+        };
+        let open = super::super::Http {
+            compat_listen: Some("0.0.0.0:8088".into()),
+            ..Default::default()
+        };
+        assert_eq!(keys(&open, false), vec!["msgx.http.compat-listen"]);
+        assert!(keys(&open, true).is_empty(), "MSGX_COMPAT_TOKEN counts");
+        let token = super::super::Http {
+            compat_token_file: Some("/etc/msgx/compat.token".into()),
+            ..open.clone()
+        };
+        assert!(keys(&token, false).is_empty());
+        let tls_only = super::super::Http {
+            compat_tls_cert: Some("/c.pem".into()),
+            compat_tls_key: Some("/k.pem".into()),
+            ..open.clone()
+        };
+        assert_eq!(keys(&tls_only, false), vec!["msgx.http.compat-listen"]);
+        let mtls = super::super::Http {
+            compat_tls_client_ca: Some("/ca.pem".into()),
+            ..tls_only.clone()
+        };
+        assert!(keys(&mtls, false).is_empty());
+        let loopback = super::super::Http {
+            compat_listen: Some("[::1]:8088".into()),
+            ..Default::default()
+        };
+        assert!(keys(&loopback, false).is_empty());
+    }
+
+    #[test]
+    fn compat_tls_files_pair_and_senders_and_limits_are_checked() {
+        assert_eq!(
+            issue_keys("[msgx.http]\ncompat-tls-cert = \"/c.pem\"\n"),
+            vec!["msgx.http.compat-tls-key"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.http]\ncompat-tls-client-ca = \"/ca.pem\"\n"),
+            vec!["msgx.http.compat-tls-client-ca"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.http]\ncompat-token-file = \"\"\n"),
+            vec!["msgx.http.compat-token-file"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.http]\ncompat-allowed-senders = [\"AODB\", \"A B\", \"LONGER\"]\n"),
+            vec![
+                "msgx.http.compat-allowed-senders[1]",
+                "msgx.http.compat-allowed-senders[2]"
+            ]
+        );
+        assert_eq!(
+            issue_keys("[msgx.http]\ncompat-allowed-senders = []\n"),
+            vec!["msgx.http.compat-allowed-senders"]
+        );
+        assert_eq!(
+            issue_keys(
+                "[msgx.http]\nmax-concurrent-requests = 0\nrequests-per-second = 0\n\
+                 max-connections = 0\nheader-read-timeout = \"0s\"\nbody-timeout = \"0s\"\n"
+            ),
+            vec![
+                "msgx.http.header-read-timeout",
+                "msgx.http.body-timeout",
+                "msgx.http.max-concurrent-requests",
+                "msgx.http.requests-per-second",
+                "msgx.http.max-connections"
+            ]
         );
     }
 

@@ -1,33 +1,82 @@
-//! Compat HTTP entry `POST /cminmsgs/send` (design §4.4, C-28).
+//! Compat HTTP entry `POST /cminmsgs/send` (design §4.4, C-28; issue 16
+//! item 4; docs/production/http.md).
 //!
 //! Writes the mailbox row first, then registers it in PROC_STATE — two steps,
 //! not one transaction. The registered row is beyond W, so the pump takes it
 //! only once ingest has caught up: order is kept, at the cost of waiting for
-//! the poller. Responses:
+//! the poller.
+//!
+//! Anyone who can post here writes into the airport's shared mailbox (and
+//! could pre-empt a genuine AODB message with the same identity), so:
+//! - **Authentication.** A bearer token (`msgx.http.compat-token-file` or env
+//!   `MSGX_COMPAT_TOKEN`, compared in constant time) and/or mutual TLS
+//!   (`msgx.http.compat-tls-client-ca`: the TLS handshake refuses a client
+//!   without a certificate from that CA). A configured token is required
+//!   even on loopback; without either, [`bind`] refuses a non-loopback address.
+//! - **Only what the pipeline would take.** The body is decoded before
+//!   anything is written. Every [`DecodeError`] answers 400: decoding is a
+//!   pure function of the bytes, so a body that fails here would fail the same
+//!   way in processing — MALFORMED ends DEAD, CODEC_ERROR (DOCTYPE, an
+//!   encoding other than UTF-8, a valid time in a layout this version does not
+//!   read, two FLOP blocks…) ends FAILED and retries until EXHAUSTED. Storing
+//!   it would only put a dead row into the shared mailbox; the sender learns at
+//!   once instead. A well-formed message of a type msgx does not handle
+//!   (LDM, SCHS, an unknown FLOP subtype…) decodes as *Unsupported*, is
+//!   accepted and left to the pipeline (it records UNSUPPORTED or the ignore
+//!   rule), exactly as if it had arrived through the mailbox.
+//! - **Only known senders.** META/SNDR must be in
+//!   `msgx.http.compat-allowed-senders` (exact match).
+//! - **No internals in answers.** A failed write answers a fixed text; the
+//!   database's error (which can name tables, hosts or users) is only logged.
+//!
+//! Responses, in the order they are decided (the listener's own 429 and 503
+//! for the rate and concurrency limits come first, see [`super::listener`]):
 //!
 //! | status | when | body |
 //! |---|---|---|
+//! | 401 | a token is configured and the request has none or another (`WWW-Authenticate: Bearer`) | `{"error": "missing bearer token" / "invalid bearer token"}` |
+//! | 413 | the body exceeds `msgx.http.compat-max-body` | `{"error": …}` |
+//! | 408 | the body did not arrive within `msgx.http.body-timeout` | `{"error": …}` |
+//! | 400 | the body does not decode (MALFORMED or CODEC_ERROR, see above) | `{"error": "MALFORMED at …", "class": "MALFORMED"}` |
+//! | 403 | SNDR is not in `msgx.http.compat-allowed-senders` | `{"error": …}` |
 //! | 200 | mailbox row written and enqueued | `{"id": N, "enqueued": true}` |
 //! | 202 | mailbox row written, PostgreSQL enqueue failed (the poller picks it up) | `{"id": N, "enqueued": false, "warning": …}` |
-//! | 400 | the body is not a well-formed SIS message | `{"error": "MALFORMED at …"}` |
-//! | 413 | the body exceeds `msgx.http.compat-max-body` | — |
-//! | 503 | the mailbox write failed, or shadow mode | `{"error": …}` |
+//! | 503 | the mailbox write failed, or shadow mode | `{"error": "mailbox unavailable"}` / the shadow-mode text |
 //!
+//! Nothing is written for any answer but 200 and 202.
 //! A client that retries after an error may write the mailbox twice; the
 //! business identity makes the second copy a `duplicate-of` skip (§4.4).
 
+use super::listener::{self, Limits, Peer, TlsError, TlsFiles};
 use crate::clock::SharedClock;
-use crate::codec::{self, DecodeError};
-use crate::store::mailbox::Mailbox;
+use crate::codec;
+use crate::config::Http;
+use crate::store::mailbox::{Mailbox, MailboxError};
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::StatusCode;
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::json;
 use sqlx::PgPool;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+use subtle::ConstantTimeEq;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
-/// What the handler needs.
+/// The environment variable holding the bearer token (wins over the file).
+pub const TOKEN_ENV: &str = "MSGX_COMPAT_TOKEN";
+
+/// Shortest token accepted: a guessable token is no authentication.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// What the handler needs from the rest of msgx.
 #[derive(Clone)]
 pub struct CompatState {
     pub pg: PgPool,
@@ -36,49 +85,369 @@ pub struct CompatState {
     pub tz: chrono_tz::Tz,
 }
 
-/// The router, with the body limit.
-pub fn router(state: CompatState, max_body: usize) -> Router {
-    Router::new()
-        .route("/cminmsgs/send", post(send))
-        .layer(DefaultBodyLimit::max(max_body))
-        .with_state(state)
+/// Why the compat entry does not start.
+#[derive(Debug, thiserror::Error)]
+pub enum CompatError {
+    #[error("msgx.http.compat-listen {0:?} is not an IP:PORT address")]
+    Address(String),
+    #[error(
+        "msgx.http.compat-listen {0} is not a loopback address and the entry has no \
+         authentication: set msgx.http.compat-token-file (or {TOKEN_ENV}) or \
+         msgx.http.compat-tls-client-ca (docs/production/http.md)"
+    )]
+    Unauthenticated(SocketAddr),
+    #[error("msgx.http.compat-token-file {path}: {source}")]
+    TokenFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the compat token from {origin} {problem}")]
+    BadToken {
+        origin: String,
+        problem: &'static str,
+    },
+    #[error(
+        "msgx.http.compat-tls-cert, compat-tls-key: set both or neither; \
+         compat-tls-client-ca needs both"
+    )]
+    TlsIncomplete,
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    #[error("cannot listen on msgx.http.compat-listen {listen}: {source}")]
+    Bind {
+        listen: SocketAddr,
+        source: std::io::Error,
+    },
 }
 
-async fn send(State(s): State<CompatState>, body: axum::body::Bytes) -> Response {
+/// The bearer token, kept out of `Debug`.
+struct Token(Vec<u8>);
+
+impl Token {
+    /// Constant time in the presented value: every byte of the token is
+    /// compared whatever the presented length, so timing tells an attacker
+    /// neither how many leading bytes matched nor the token's length.
+    fn matches(&self, presented: &[u8]) -> bool {
+        let mut same = presented.len().ct_eq(&self.0.len());
+        for (i, b) in self.0.iter().enumerate() {
+            same &= b.ct_eq(presented.get(i).unwrap_or(&0));
+        }
+        same.into()
+    }
+}
+
+/// Reads the token: `MSGX_COMPAT_TOKEN` (via `env`) when set and non-empty,
+/// else the file; `None` when neither is configured.
+fn load_token(
+    h: &Http,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Token>, CompatError> {
+    let (text, origin) = match env(TOKEN_ENV).filter(|v| !v.is_empty()) {
+        Some(v) => (v, TOKEN_ENV.to_string()),
+        None => match &h.compat_token_file {
+            None => return Ok(None),
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(path).map_err(|source| CompatError::TokenFile {
+                        path: path.clone(),
+                        source,
+                    })?;
+                warn_if_world_accessible(path);
+                (
+                    text,
+                    format!("msgx.http.compat-token-file {}", path.display()),
+                )
+            }
+        },
+    };
+    let token = text.trim();
+    let bad = |problem| CompatError::BadToken {
+        origin: origin.clone(),
+        problem,
+    };
+    if token.len() < MIN_TOKEN_LEN {
+        return Err(bad("is shorter than 16 characters"));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(bad(
+            "must be one line of visible ASCII characters (it travels in an HTTP header)",
+        ));
+    }
+    Ok(Some(Token(token.as_bytes().to_vec())))
+}
+
+/// Group access is the usual `root:msgx 0640`; access for everyone is a leak.
+#[cfg(unix)]
+fn warn_if_world_accessible(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(m) = std::fs::metadata(path)
+        && m.permissions().mode() & 0o007 != 0
+    {
+        tracing::warn!(path = %path.display(), "The compat token file is accessible to every user; chmod o= it");
+    }
+}
+
+#[cfg(not(unix))]
+fn warn_if_world_accessible(_: &std::path::Path) {}
+
+/// The handler's settings and resources.
+struct Compat {
+    state: CompatState,
+    allowed: Vec<String>,
+    max_body: usize,
+    body_timeout: Duration,
+}
+
+/// A bound compat entry, ready to [`CompatServer::serve`].
+pub struct CompatServer {
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    router: Router,
+    limits: Limits,
+    addr: SocketAddr,
+}
+
+/// Checks the authentication rules, reads the token and TLS files, and
+/// binds `listen`. `env` looks up environment variables (`MSGX_COMPAT_TOKEN`).
+/// Fails, without listening, on a non-loopback address with neither a token
+/// nor a client CA, and on any unreadable secret.
+pub async fn bind(
+    listen: &str,
+    http: &Http,
+    state: CompatState,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<CompatServer, CompatError> {
+    let addr: SocketAddr = listen
+        .parse()
+        .map_err(|_| CompatError::Address(listen.to_string()))?;
+    let token = load_token(http, &env)?;
+    let tls = match (
+        &http.compat_tls_cert,
+        &http.compat_tls_key,
+        &http.compat_tls_client_ca,
+    ) {
+        (None, None, None) => None,
+        (Some(cert), Some(key), client_ca) => Some(listener::tls_acceptor(TlsFiles {
+            cert,
+            key,
+            client_ca: client_ca.as_deref(),
+        })?),
+        _ => return Err(CompatError::TlsIncomplete),
+    };
+    let mtls = http.compat_tls_client_ca.is_some();
+    if !addr.ip().is_loopback() && token.is_none() && !mtls {
+        return Err(CompatError::Unauthenticated(addr));
+    }
+    if !addr.ip().is_loopback() && tls.is_none() {
+        tracing::warn!(%addr, "Compat entry: bearer token over plain HTTP on a non-loopback address; \
+                       set msgx.http.compat-tls-cert and -key so the token cannot be read off the network");
+    }
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| CompatError::Bind {
+            listen: addr,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| CompatError::Bind {
+        listen: addr,
+        source,
+    })?;
+    let compat = Arc::new(Compat {
+        state,
+        allowed: http.compat_allowed_senders.clone(),
+        max_body: http.compat_max_body,
+        body_timeout: http.body_timeout.std(),
+    });
+    let mut router = Router::new().route("/cminmsgs/send", post(send));
+    if let Some(token) = token {
+        router = router.route_layer(middleware::from_fn_with_state(Arc::new(token), authorize));
+    }
+    tracing::info!(
+        listen = %addr,
+        tls = tls.is_some(),
+        client_certificates = mtls,
+        bearer_token = http.compat_token_file.is_some() || env(TOKEN_ENV).is_some_and(|v| !v.is_empty()),
+        "Compat entry POST /cminmsgs/send listening"
+    );
+    Ok(CompatServer {
+        listener,
+        tls,
+        router: router.with_state(compat),
+        limits: Limits::from_config(http),
+        addr,
+    })
+}
+
+impl CompatServer {
+    /// The bound address (port 0 resolved).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves until `stop` turns true.
+    pub async fn serve(self, stop: tokio::sync::watch::Receiver<bool>) -> std::io::Result<()> {
+        listener::serve(
+            "compat",
+            self.listener,
+            self.tls,
+            self.router,
+            self.limits,
+            stop,
+        )
+        .await
+    }
+}
+
+fn error(status: StatusCode, text: impl Into<String>) -> Response {
+    (status, axum::Json(json!({ "error": text.into() }))).into_response()
+}
+
+fn peer(req: &Request) -> Option<SocketAddr> {
+    req.extensions().get::<Peer>().map(|p| p.0)
+}
+
+/// 401 unless `Authorization: Bearer <token>` carries the token. Runs before
+/// the body is read, so an unauthenticated client costs no body buffering.
+async fn authorize(State(token): State<Arc<Token>>, req: Request, next: Next) -> Response {
+    let verdict = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.as_bytes())
+        .and_then(|v| {
+            let (scheme, rest) = v.split_at_checked(7)?;
+            scheme
+                .eq_ignore_ascii_case(b"bearer ")
+                .then(|| rest.trim_ascii())
+        })
+        .map(|presented| token.matches(presented));
+    let (problem, challenge) = match verdict {
+        Some(true) => return next.run(req).await,
+        Some(false) => (
+            "invalid bearer token",
+            "Bearer realm=\"msgx\", error=\"invalid_token\"",
+        ),
+        None => ("missing bearer token", "Bearer realm=\"msgx\""),
+    };
+    tracing::warn!(peer = ?peer(&req), problem, "Compat entry: request refused (401)");
+    let mut resp = error(StatusCode::UNAUTHORIZED, problem);
+    resp.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    resp
+}
+
+/// Why the body could not be read.
+enum BodyProblem {
+    TooLarge,
+    TimedOut,
+    Broken(String),
+}
+
+/// Reads at most `max` bytes of `body`.
+async fn read_body(mut body: Body, max: usize) -> Result<Bytes, BodyProblem> {
+    let mut buf = Vec::new();
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        let frame = frame.map_err(|e| {
+            // The listener's idle body timeout, deep in the error chain.
+            let mut source: Option<&dyn std::error::Error> = Some(&e);
+            while let Some(s) = source {
+                if s.is::<tower_http::timeout::TimeoutError>() {
+                    return BodyProblem::TimedOut;
+                }
+                source = s.source();
+            }
+            BodyProblem::Broken(e.to_string())
+        })?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > max {
+                return Err(BodyProblem::TooLarge);
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(Bytes::from(buf))
+}
+
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+async fn send(State(s): State<Arc<Compat>>, req: Request) -> Response {
+    let peer = peer(&req);
+    let too_large = || {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "body larger than {} bytes (msgx.http.compat-max-body)",
+                s.max_body
+            ),
+        )
+    };
+    if declared_length(req.headers()).is_some_and(|n| n > s.max_body as u64) {
+        return too_large();
+    }
+    let read = tokio::time::timeout(s.body_timeout, read_body(req.into_body(), s.max_body));
+    let body = match read.await {
+        Ok(Ok(b)) => b,
+        Ok(Err(BodyProblem::TooLarge)) => return too_large(),
+        Err(_) | Ok(Err(BodyProblem::TimedOut)) => {
+            return error(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "request body not received within {:?} (msgx.http.body-timeout)",
+                    s.body_timeout
+                ),
+            );
+        }
+        Ok(Err(BodyProblem::Broken(e))) => {
+            tracing::debug!(?peer, error = %e, "Compat entry: request body could not be read");
+            return error(StatusCode::BAD_REQUEST, "request body could not be read");
+        }
+    };
     let meta = match codec::decode(&body) {
-        Ok(m) => Some(m.meta),
-        Err(e @ DecodeError::Malformed { .. }) => {
+        Ok(m) => m.meta,
+        Err(e) => {
+            tracing::info!(?peer, error = %e, "Compat entry: body refused (400), nothing written");
             return (
                 StatusCode::BAD_REQUEST,
-                axum::Json(json!({"error": e.to_string()})),
+                axum::Json(json!({"error": e.to_string(), "class": e.class()})),
             )
                 .into_response();
         }
-        // Well-formed but not representable yet: accepted; processing records CODEC_ERROR.
-        Err(DecodeError::Codec { .. }) => None,
     };
+    if !s.allowed.contains(&meta.sndr) {
+        let sndr: String = meta.sndr.chars().take(16).collect();
+        tracing::warn!(
+            ?peer,
+            sndr,
+            "Compat entry: SNDR not allowed (403), nothing written"
+        );
+        return error(
+            StatusCode::FORBIDDEN,
+            "SNDR is not allowed on this entry (msgx.http.compat-allowed-senders)",
+        );
+    }
+    // decode() accepted the bytes, so they are UTF-8.
     let Ok(text) = std::str::from_utf8(&body) else {
-        return (
-            StatusCode::BAD_REQUEST,
-            axum::Json(json!({"error": "body is not UTF-8"})),
-        )
-            .into_response();
+        return error(StatusCode::BAD_REQUEST, "body is not UTF-8");
     };
-    let now = s.clock.now();
-    let received = now.with_timezone(&s.tz).naive_local();
-    let id = match s
-        .mailbox
-        .insert_message(text, received, meta.as_ref())
-        .await
-    {
+    let st = &s.state;
+    let now = st.clock.now();
+    let received = now.with_timezone(&st.tz).naive_local();
+    let id = match st.mailbox.insert_message(text, received, Some(&meta)).await {
         Ok(id) => id,
+        Err(e @ MailboxError::Shadow) => {
+            return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string());
+        }
         Err(e) => {
-            tracing::error!(error = %e, "Compat entry: mailbox write failed");
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                axum::Json(json!({"error": e.to_string()})),
-            )
-                .into_response();
+            tracing::error!(?peer, error = %e, "Compat entry: mailbox write failed (503)");
+            return error(StatusCode::SERVICE_UNAVAILABLE, "mailbox unavailable");
         }
     };
     let enqueue = sqlx::query(
@@ -87,7 +456,7 @@ async fn send(State(s): State<CompatState>, body: axum::body::Bytes) -> Response
     )
     .bind(id)
     .bind(now)
-    .execute(&s.pg)
+    .execute(&st.pg)
     .await;
     match enqueue {
         Ok(_) => (
@@ -106,18 +475,39 @@ async fn send(State(s): State<CompatState>, body: axum::body::Bytes) -> Response
     }
 }
 
-/// Serves the compat entry on `listen` until `stop` turns true.
-pub async fn serve(
-    listen: &str,
-    state: CompatState,
-    max_body: usize,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(listen).await?;
-    tracing::info!(%listen, "Compat entry POST /cminmsgs/send listening");
-    axum::serve(listener, router(state, max_body))
-        .with_graceful_shutdown(async move {
-            let _ = stop.wait_for(|v| *v).await;
-        })
-        .await
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_comparison_needs_every_byte_and_the_length() {
+        let t = Token(b"0123456789abcdef".to_vec());
+        assert!(t.matches(b"0123456789abcdef"));
+        assert!(!t.matches(b"0123456789abcdeF"));
+        assert!(!t.matches(b"0123456789abcde"));
+        assert!(!t.matches(b"0123456789abcdef0"));
+        assert!(!t.matches(b""));
+    }
+
+    #[test]
+    fn the_environment_wins_and_short_or_spaced_tokens_are_refused() {
+        let h = Http {
+            compat_token_file: Some("/nonexistent/token".into()),
+            ..Http::default()
+        };
+        let env = |v: &'static str| move |k: &str| (k == TOKEN_ENV).then(|| v.to_string());
+        let t = load_token(&h, &env("  0123456789abcdef\n"))
+            .unwrap()
+            .unwrap();
+        assert!(t.matches(b"0123456789abcdef"));
+        let e = load_token(&h, &env("short")).err().unwrap().to_string();
+        assert!(
+            e.contains("MSGX_COMPAT_TOKEN") && e.contains("shorter"),
+            "{e}"
+        );
+        assert!(load_token(&h, &env("0123456789 abcdef")).is_err());
+        let e = load_token(&h, &|_| None).err().unwrap().to_string();
+        assert!(e.contains("/nonexistent/token"), "{e}");
+        assert!(load_token(&Http::default(), &|_| None).unwrap().is_none());
+    }
 }

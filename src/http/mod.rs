@@ -1,5 +1,7 @@
 //! HTTP listeners (off by default): the compat entry (§4.4) and the
-//! operator endpoints `/metrics`, `/healthz`, `/readyz` (issue 10).
+//! operator endpoints `/metrics`, `/healthz`, `/readyz` (issue 10), both
+//! served through [`listener`] (timeouts, limits, TLS; issue 16).
 
 pub mod compat;
+pub mod listener;
 pub mod ops;

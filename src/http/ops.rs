@@ -72,17 +72,16 @@ pub fn router(state: OpsState) -> Router {
         .with_state(state)
 }
 
-/// Serves on an already bound listener until `stop` turns true.
+/// Serves on an already bound listener until `stop` turns true, with the
+/// listener limits of `msgx.http` (timeouts, concurrency, rate;
+/// [`super::listener`]), so slow or flooding clients cannot starve the probes.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: OpsState,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    stop: tokio::sync::watch::Receiver<bool>,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move {
-            let _ = stop.wait_for(|v| *v).await;
-        })
-        .await
+    let limits = super::listener::Limits::from_config(&state.config.msgx.http);
+    super::listener::serve("ops", listener, None, router(state), limits, stop).await
 }
 
 /// Runs `f` within `limit`; a timeout is an error naming the bound.

@@ -248,6 +248,8 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         heartbeat: heartbeat.clone(),
     });
 
+    // The compat entry fails the start like the ops endpoints: an operator
+    // who configured it (and its authentication) must not run without it.
     if let Some(listen) = config.msgx.http.compat_listen.clone() {
         let state = crate::http::compat::CompatState {
             pg: pool.clone(),
@@ -255,13 +257,22 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             clock: inner.runner.clock.clone(),
             tz: config.msgx.airport.tz(),
         };
-        let max_body = config.msgx.http.compat_max_body;
-        let stop = stop_rx.clone();
-        tokio::spawn(async move {
-            if let Err(e) = crate::http::compat::serve(&listen, state, max_body, stop).await {
-                tracing::error!(%listen, error = %e, "Compat entry could not serve");
+        let env = |k: &str| std::env::var(k).ok();
+        match crate::http::compat::bind(&listen, &config.msgx.http, state, env).await {
+            Ok(server) => {
+                let stop = stop_rx.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = server.serve(stop).await {
+                        tracing::error!(%listen, error = %e, "Compat entry stopped serving");
+                    }
+                });
             }
-        });
+            Err(e) => {
+                eprintln!("msgx daemon: {e}");
+                lock.release().await;
+                return exit::FAILURE;
+            }
+        }
     }
     let mut sched = match build_scheduler(&profile, &inner).await {
         Ok(s) => s,
