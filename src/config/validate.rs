@@ -173,6 +173,9 @@ impl Config {
         if let Err(e) = mysql_async::Opts::from_url(&m.mailbox.url) {
             fail("msgx.mailbox.url", format!("not a valid mysql:// URL: {e}"));
         }
+        for (key, rule) in crate::store::mailbox::tls::config_issues(&m.mailbox) {
+            fail(key, rule);
+        }
         if !matches!(m.log.format.as_str(), "text" | "json") {
             fail(
                 "msgx.log.format",

@@ -3,6 +3,8 @@
 //! order, writes only the processing mark (backfill), and inserts requests
 //! into COUTMSGS. Every call is bounded by `msgx.mailbox.timeout`.
 
+pub mod tls;
+
 use crate::config::Mailbox as MailboxConfig;
 use chrono::NaiveDateTime;
 use mysql_async::prelude::Queryable;
@@ -14,8 +16,10 @@ use std::time::Duration;
 pub enum MailboxError {
     #[error("mailbox URL is invalid: {0}")]
     Url(String),
-    #[error("mailbox: {0}")]
+    #[error("mailbox: {}", tls::explain(.0))]
     Db(#[from] mysql_async::Error),
+    #[error("mailbox TLS: {0}")]
+    Tls(#[from] crate::tls::FileError),
     #[error("mailbox call timed out after {0:?}")]
     Timeout(Duration),
     #[error("mailbox is in shadow mode (msgx.mailbox.shadow = true): msgx never writes to it")]
@@ -65,6 +69,7 @@ impl Mailbox {
     pub fn new(cfg: &MailboxConfig) -> Result<Mailbox, MailboxError> {
         let opts =
             mysql_async::Opts::from_url(&cfg.url).map_err(|e| MailboxError::Url(e.to_string()))?;
+        let opts = tls::apply(opts, cfg)?;
         Ok(Mailbox {
             pool: mysql_async::Pool::new(opts),
             inbox: cfg.inbox_table.clone(),
