@@ -63,8 +63,8 @@ impl LockKey {
 /// Errors of the lock session.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    #[error("cannot open the lock session to PostgreSQL: {0}")]
-    Connect(sqlx::Error),
+    #[error("cannot open the lock session: {0}")]
+    Connect(crate::store::pg::StoreError),
     #[error("lock session query failed: {0}")]
     Query(#[from] sqlx::Error),
 }
@@ -144,7 +144,8 @@ impl AdvisoryLock {
         key: LockKey,
         application_name: &str,
     ) -> Result<Option<AdvisoryLock>, LockError> {
-        let mut conn = PgConnection::connect(url)
+        // The pool's options (TLS included): one place builds them.
+        let mut conn = crate::store::pg::connect_session(url)
             .await
             .map_err(LockError::Connect)?;
         sqlx::query("SELECT set_config('application_name', $1, false)")

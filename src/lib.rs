@@ -37,3 +37,4 @@ pub mod scheduler;
 pub mod status;
 pub mod store;
 pub mod telemetry;
+pub mod tls;

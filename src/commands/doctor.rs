@@ -112,7 +112,7 @@ async fn postgres(config: &Config, c: &mut Checks) {
         }
     };
     c.ok("postgres.connect", target::location(&cfg.url));
-    match pg::preflight::tls_version(&pool).await {
+    match pg::tls_in_use(&pool).await {
         Ok(Some(v)) => c.ok("postgres.tls", format!("encrypted ({v})")),
         Ok(None) => c.ok("postgres.tls", "not encrypted (sslmode allows plaintext)"),
         Err(e) => c.fail("postgres.tls", e.to_string()),
@@ -159,7 +159,7 @@ async fn mailbox(config: &Config, c: &mut Checks) {
             return;
         }
     };
-    match mb.tls_version().await {
+    match mb.tls_in_use().await {
         Ok(v) => {
             c.ok("mailbox.connect", target::location(&cfg.url));
             match v {

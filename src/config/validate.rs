@@ -183,6 +183,9 @@ impl Config {
                 format!("must be at least 1d (daily files), is {}", m.log.retention),
             );
         }
+        for (key, rule) in crate::store::mailbox::tls::config_issues(&m.mailbox) {
+            fail(key, rule);
+        }
         if !matches!(m.log.format.as_str(), "text" | "json") {
             fail(
                 "msgx.log.format",

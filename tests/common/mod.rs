@@ -6,6 +6,8 @@
 //! (defaults match `scripts/services.sh`).
 #![allow(dead_code)]
 
+pub mod servers;
+
 use msgx::clock::{ManualClock, SharedClock};
 use msgx::config::Config;
 use sqlx::{Connection, PgConnection, PgPool};

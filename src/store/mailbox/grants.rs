@@ -1,6 +1,6 @@
-//! What `msgx doctor` asks the mailbox server (issue 16, item 3): whether
-//! the session is encrypted and which privileges the mailbox user holds on
-//! the two tables. msgx needs SELECT on the inbox, UPDATE of the processing
+//! What `msgx doctor` asks the mailbox server (issue 16, item 3): which
+//! privileges the mailbox user holds on the two tables (whether the session
+//! is encrypted: `Mailbox::tls_in_use`). msgx needs SELECT on the inbox, UPDATE of the processing
 //! mark column only, SELECT and INSERT on the outbox (docs/operations.md
 //! gives the GRANTs).
 //!
@@ -43,19 +43,6 @@ const HOLDS: &str = "SELECT \
             AND PRIVILEGE_TYPE = ? AND TABLE_SCHEMA = ? AND TABLE_NAME = ? AND UPPER(COLUMN_NAME) = UPPER(?)))";
 
 impl Mailbox {
-    /// The TLS protocol of a mailbox session (`Ssl_version`), `None` when
-    /// the session is not encrypted.
-    pub async fn tls_version(&self) -> Result<Option<String>, MailboxError> {
-        let row: Option<(String, String)> = self
-            .bounded(async {
-                let mut conn = self.pool.get_conn().await?;
-                conn.query_first("SHOW SESSION STATUS LIKE 'Ssl_version'")
-                    .await
-            })
-            .await?;
-        Ok(row.map(|(_, v)| v).filter(|v| !v.trim().is_empty()))
-    }
-
     /// The privileges of the mailbox user on the resolved tables.
     pub async fn grants(&self) -> Result<MailboxGrants, MailboxError> {
         let inbox = self.inbox().await?.clone();

@@ -5,6 +5,7 @@
 
 pub mod grants;
 pub mod schema;
+pub mod tls;
 
 use crate::config::Mailbox as MailboxConfig;
 use chrono::NaiveDateTime;
@@ -20,8 +21,10 @@ use tokio::sync::OnceCell;
 pub enum MailboxError {
     #[error("mailbox URL is invalid: {0}")]
     Url(String),
-    #[error("mailbox: {0}")]
+    #[error("mailbox: {}", tls::explain(.0))]
     Db(#[from] mysql_async::Error),
+    #[error("mailbox TLS: {0}")]
+    Tls(#[from] crate::tls::FileError),
     #[error("mailbox call timed out after {0:?}")]
     Timeout(Duration),
     #[error("mailbox is in shadow mode (msgx.mailbox.shadow = true): msgx never writes to it")]
@@ -79,6 +82,7 @@ impl Mailbox {
     pub fn new(cfg: &MailboxConfig) -> Result<Mailbox, MailboxError> {
         let opts =
             mysql_async::Opts::from_url(&cfg.url).map_err(|e| MailboxError::Url(e.to_string()))?;
+        let opts = tls::apply(opts, cfg)?;
         Ok(Mailbox {
             pool: mysql_async::Pool::new(opts),
             inbox: cfg.inbox_table.clone(),

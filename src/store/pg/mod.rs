@@ -13,9 +13,10 @@ pub mod ref_master;
 pub mod req_track;
 pub mod snap_log;
 
-use sqlx::PgPool;
 use sqlx::migrate::Migrator;
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgSslMode};
+use sqlx::{ConnectOptions, PgConnection, PgPool};
+use std::path::PathBuf;
 
 /// The embedded migration chain (`migrations/pg`).
 pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/pg");
@@ -25,6 +26,10 @@ pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/pg");
 pub enum StoreError {
     #[error("PostgreSQL: {0}")]
     Db(#[from] sqlx::Error),
+    #[error("PostgreSQL TLS: {0}")]
+    TlsFile(#[from] crate::tls::FileError),
+    #[error("PostgreSQL TLS (sslmode={mode}): {detail}")]
+    Tls { mode: &'static str, detail: String },
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error(
@@ -37,13 +42,134 @@ pub enum StoreError {
     },
 }
 
+/// The connect options of every msgx session to PostgreSQL (the job pool and
+/// the instance-lock session alike), from the URL as libpq reads it:
+/// `sslmode`, `sslrootcert`, `sslcert`, `sslkey` parameters, else the
+/// `PGSSLMODE`/`PGSSLROOTCERT`/… environment (docs/production/databases.md).
+///
+/// Two things are added to what sqlx does by itself: `require` with a root
+/// certificate verifies the CA, as libpq does ("verify-ca"), instead of
+/// trusting any certificate; and the named files are read up front, so a
+/// missing one is an error naming the parameter and the path.
+pub fn connect_options(url: &str) -> Result<PgConnectOptions, StoreError> {
+    crate::tls::init();
+    let mut opts: PgConnectOptions = url.parse()?;
+    let files = tls_files(&opts);
+    let mode = opts.get_ssl_mode();
+    if matches!(mode, PgSslMode::Require) && files.root_cert.is_some() {
+        opts = opts.ssl_mode(PgSslMode::VerifyCa);
+    }
+    let verifies = matches!(
+        opts.get_ssl_mode(),
+        PgSslMode::VerifyCa | PgSslMode::VerifyFull
+    );
+    if let (true, Some(path)) = (verifies, &files.root_cert) {
+        crate::tls::read_certs("sslrootcert", path)?;
+    }
+    if !matches!(mode, PgSslMode::Disable | PgSslMode::Allow) {
+        if let Some(path) = &files.cert {
+            crate::tls::read_certs("sslcert", path)?;
+        }
+        if let Some(path) = &files.key {
+            crate::tls::read_key("sslkey", path)?;
+        }
+    }
+    Ok(opts)
+}
+
+/// The certificate files the options name (only file inputs; sqlx takes
+/// URL parameters and the environment as paths).
+#[derive(Debug, Default, PartialEq)]
+struct TlsFiles {
+    root_cert: Option<PathBuf>,
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+}
+
+/// Read back through `to_url_lossy`, the one public view of the effective
+/// options: it renders a file input as `file: <path>`, inline PEM as text.
+fn tls_files(opts: &PgConnectOptions) -> TlsFiles {
+    let mut files = TlsFiles::default();
+    for (k, v) in opts.to_url_lossy().query_pairs() {
+        if v.trim_start().starts_with("-----BEGIN") {
+            continue;
+        }
+        let path = Some(PathBuf::from(v.strip_prefix("file: ").unwrap_or(&v)));
+        match &*k {
+            "sslrootcert" => files.root_cert = path,
+            "sslcert" => files.cert = path,
+            "sslkey" => files.key = path,
+            _ => {}
+        }
+    }
+    files
+}
+
+fn mode_name(mode: PgSslMode) -> &'static str {
+    match mode {
+        PgSslMode::Disable => "disable",
+        PgSslMode::Allow => "allow",
+        PgSslMode::Prefer => "prefer",
+        PgSslMode::Require => "require",
+        PgSslMode::VerifyCa => "verify-ca",
+        PgSslMode::VerifyFull => "verify-full",
+    }
+}
+
+/// A connect error in words: a TLS failure says what failed and under which
+/// sslmode (certificate verification, a plaintext-only server under
+/// require/verify-*, a refused client certificate).
+fn connect_error(e: sqlx::Error, opts: &PgConnectOptions) -> StoreError {
+    let mode = mode_name(opts.get_ssl_mode());
+    if let Some(detail) = crate::tls::describe_failure(&e) {
+        return StoreError::Tls { mode, detail };
+    }
+    match e {
+        sqlx::Error::Tls(inner) => StoreError::Tls {
+            mode,
+            detail: if inner.to_string().contains("does not support TLS") {
+                "the server does not offer TLS; msgx never falls back to plaintext under \
+                 require/verify-ca/verify-full"
+                    .into()
+            } else {
+                inner.to_string()
+            },
+        },
+        other => StoreError::Db(other),
+    }
+}
+
 /// Opens the job pool.
 pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError> {
-    Ok(PgPoolOptions::new()
+    let opts = connect_options(&cfg.url)?;
+    PgPoolOptions::new()
         .max_connections(cfg.max_connections)
         .acquire_timeout(cfg.acquire_timeout.std())
-        .connect(&cfg.url)
-        .await?)
+        .connect_with(opts.clone())
+        .await
+        .map_err(|e| connect_error(e, &opts))
+}
+
+/// Opens one unpooled session with the same options as [`connect`] (the
+/// instance lock holds its advisory lock on such a session).
+pub async fn connect_session(url: &str) -> Result<PgConnection, StoreError> {
+    let opts = connect_options(url)?;
+    opts.connect().await.map_err(|e| connect_error(e, &opts))
+}
+
+/// The TLS protocol version of the session that runs the query (e.g.
+/// `TLSv1.3`), `None` when it is not encrypted (`pg_stat_ssl`; for `msgx
+/// doctor`). On a pool this is one pooled session; all share the options.
+pub async fn tls_in_use<'e, E>(executor: E) -> Result<Option<String>, StoreError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Postgres>,
+{
+    Ok(sqlx::query_scalar(
+        "SELECT CASE WHEN ssl THEN version END FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+    )
+    .fetch_optional(executor)
+    .await?
+    .flatten())
 }
 
 /// Applies pending migrations; idempotent.
@@ -92,5 +218,73 @@ pub async fn ensure_schema_current(pool: &PgPool) -> Result<i64, StoreError> {
             expected,
             hint: "Run `msgx migrate` first.",
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ca_file(dir: &std::path::Path) -> PathBuf {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["ca.test".into()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let path = dir.join("ca.pem");
+        std::fs::write(&path, cert.pem()).unwrap();
+        path
+    }
+
+    #[test]
+    fn certificate_files_are_read_back_from_the_effective_options() {
+        let opts: PgConnectOptions =
+            "postgres://u@h/db?sslmode=verify-full&sslrootcert=/a/ca.pem&sslcert=/a/c.pem&sslkey=/a/c.key"
+                .parse()
+                .unwrap();
+        assert_eq!(
+            tls_files(&opts),
+            TlsFiles {
+                root_cert: Some("/a/ca.pem".into()),
+                cert: Some("/a/c.pem".into()),
+                key: Some("/a/c.key".into()),
+            }
+        );
+    }
+
+    #[test]
+    fn require_with_a_root_certificate_verifies_the_ca_as_libpq_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = ca_file(dir.path());
+        let url = format!(
+            "postgres://u@h/db?sslmode=require&sslrootcert={}",
+            ca.display()
+        );
+        let opts = connect_options(&url).unwrap();
+        assert!(matches!(opts.get_ssl_mode(), PgSslMode::VerifyCa));
+        let opts = connect_options("postgres://u@h/db?sslmode=require").unwrap();
+        assert!(matches!(opts.get_ssl_mode(), PgSslMode::Require));
+    }
+
+    #[test]
+    fn a_missing_certificate_file_names_the_parameter() {
+        let e = connect_options(
+            "postgres://u@h/db?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("PostgreSQL TLS: sslrootcert = /nonexistent/ca.pem: cannot read it"),
+            "{e}"
+        );
+        let e = connect_options("postgres://u@h/db?sslmode=require&sslkey=/nonexistent/k.pem")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sslkey = /nonexistent/k.pem"), "{e}");
+        // Without TLS the files are not used, so not read.
+        assert!(
+            connect_options("postgres://u@h/db?sslmode=disable&sslrootcert=/nonexistent/ca.pem")
+                .is_ok()
+        );
     }
 }

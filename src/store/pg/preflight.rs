@@ -1,19 +1,9 @@
 //! What `msgx doctor` asks msgx's PostgreSQL (issue 16, item 3): whether
-//! the session is encrypted, and whether the role has what msgx needs and no
-//! more than it should (docs/operations.md "Connecting to production" gives
+//! the role has what msgx needs and no more than it should (whether the
+//! session is encrypted: `pg::tls_in_use`) (docs/operations.md "Connecting to production" gives
 //! the GRANTs).
 
 use sqlx::PgPool;
-
-/// The TLS protocol of this session (`pg_stat_ssl`), `None` when the session
-/// is not encrypted.
-pub async fn tls_version(pool: &PgPool) -> Result<Option<String>, sqlx::Error> {
-    let row: Option<(bool, Option<String>)> =
-        sqlx::query_as("SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
-            .fetch_optional(pool)
-            .await?;
-    Ok(row.and_then(|(ssl, version)| ssl.then(|| version.unwrap_or_else(|| "TLS".into()))))
-}
 
 /// The role's standing: its name, whether it is a superuser, and the msgx
 /// tables on which it lacks one of SELECT, INSERT, UPDATE, DELETE.
