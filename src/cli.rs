@@ -733,6 +733,25 @@ fn config_check(loaded: &Loaded) -> i32 {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "built-in defaults".into());
+    // Build (without connecting) every client the config describes, so an
+    // unusable TLS file or option is refused here too (issue 16, item 3).
+    let m = &loaded.config.msgx;
+    let mut unusable = Vec::new();
+    if !m.postgres.url.is_empty()
+        && let Err(e) = pg::connect_options(&m.postgres.url)
+    {
+        unusable.push(format!("msgx.postgres.url: {e}"));
+    }
+    if let Err(e) = crate::store::mailbox::tls::ssl_opts(&m.mailbox.tls) {
+        unusable.push(format!("msgx.mailbox.tls: {e}"));
+    }
+    if !unusable.is_empty() {
+        eprintln!("msgx: config is invalid:");
+        for u in &unusable {
+            eprintln!("  - {u}");
+        }
+        return exit::CONFIG;
+    }
     println!("config OK ({source})");
     for unset in target::missing(&loaded.config, Needs::BOTH) {
         eprintln!("note: {unset} is not set; commands that need it refuse until it is");

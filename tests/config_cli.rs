@@ -136,3 +136,17 @@ fn show_masks_secrets_and_env_overrides_urls() {
     );
     assert!(!shown.contains("topsecret") && !shown.contains("hidden"));
 }
+
+/// `config check` builds every client without connecting (issue 16, item 3):
+/// a CA file that does not exist is refused there, naming the key.
+#[test]
+fn config_check_refuses_an_unusable_tls_file() {
+    assert_rejected(
+        "[msgx.postgres]\nurl = \"postgres://msgx@127.0.0.1/msgx?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem\"\n",
+        "msgx.postgres.url",
+    );
+    assert_rejected(
+        "[msgx.mailbox.tls]\nmode = \"verify-identity\"\nca-file = \"/nonexistent/ca.pem\"\n",
+        "msgx.mailbox.tls",
+    );
+}
