@@ -26,6 +26,12 @@ apt_install() {
 if ! command -v cc >/dev/null || ! command -v make >/dev/null; then
   log "installing build tools"; apt_install build-essential pkg-config
 fi
+# librdkafka's TLS (OpenSSL), SASL/GSSAPI (Cyrus SASL) and OAUTHBEARER/OIDC
+# (libcurl) link the system libraries (docs/production/kafka.md).
+for h in /usr/include/openssl/ssl.h /usr/include/sasl/sasl.h /usr/include/*/curl/curl.h; do
+  [ -e "$h" ] || { log "installing the Kafka TLS/SASL build libraries"
+                   apt_install libssl-dev libsasl2-dev libcurl4-openssl-dev; break; }
+done
 if ! command -v cargo >/dev/null; then
   log "ERROR: no Rust toolchain (cargo) on PATH; install Rust 1.94+ first"; exit 1
 fi

@@ -645,6 +645,13 @@ fn config_check(loaded: &Loaded) -> i32 {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "built-in defaults".into());
+    // Every Kafka client the config describes, built without connecting.
+    if let Err(issues) = crate::kafka::check_clients(&loaded.config.msgx.kafka) {
+        for i in issues {
+            eprintln!("msgx: {i}");
+        }
+        return exit::CONFIG;
+    }
     println!("config OK ({source})");
     exit::OK
 }

@@ -7,11 +7,11 @@
 //! every partition is at its end, or after `--idle` without any message.
 
 use crate::config;
-use rdkafka::ClientContext;
-use rdkafka::consumer::{Consumer, ConsumerContext, StreamConsumer};
+use crate::kafka::{self, KafkaClientError, KafkaContext, Role};
+use rdkafka::consumer::{Consumer, StreamConsumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Headers, Message};
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use rdkafka::{Offset, TopicPartitionList};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -68,28 +68,13 @@ impl TailRecord {
 /// Why tailing failed.
 #[derive(Debug, thiserror::Error)]
 pub enum TailError {
+    #[error(transparent)]
+    Client(#[from] KafkaClientError),
     #[error("Kafka: {0}")]
     Kafka(#[from] KafkaError),
     #[error("topic {0:?} has no partitions (does it exist?)")]
     NoPartitions(String),
 }
-
-/// Keeps librdkafka's end-of-partition notices (expected here) out of the
-/// error log; other client errors are logged as warnings.
-struct TailContext;
-
-impl ClientContext for TailContext {
-    fn error(&self, error: KafkaError, reason: &str) {
-        // librdkafka reports it as a global PARTITION_EOF error here.
-        if error.rdkafka_error_code() == Some(rdkafka::error::RDKafkaErrorCode::PartitionEOF) {
-            tracing::debug!(reason, "End of partition");
-        } else {
-            tracing::warn!(error = %error, reason, "Kafka client error");
-        }
-    }
-}
-
-impl ConsumerContext for TailContext {}
 
 /// Reads `topic` by `opts`, calling `each` per record; returns the count.
 pub async fn tail(
@@ -98,25 +83,13 @@ pub async fn tail(
     opts: &TailOptions,
     mut each: impl FnMut(&TailRecord),
 ) -> Result<u64, TailError> {
-    let mut cc = ClientConfig::new();
-    for (k, v) in &cfg.properties {
-        cc.set(k, v);
-    }
-    let consumer: StreamConsumer<TailContext> = cc
-        .set("bootstrap.servers", &cfg.brokers)
-        .set("group.id", "msgx-tail")
-        .set("enable.auto.commit", "false")
-        .set("enable.partition.eof", "true")
-        .set(
-            "reconnect.backoff.max.ms",
-            cfg.reconnect_backoff_max
-                .std()
-                .as_millis()
-                .max(1)
-                .to_string(),
-        )
-        .create_with_context(TailContext)?;
-    let metadata = consumer.fetch_metadata(Some(topic), cfg.call_timeout.std())?;
+    let context = KafkaContext::new(Role::Tail);
+    let consumer: StreamConsumer<KafkaContext> = kafka::client_config(cfg, Role::Tail)?
+        .create_with_context(context.clone())
+        .map_err(|e| kafka::create_error(Role::Tail, &e))?;
+    let metadata = kafka::fetch_metadata(&context, &cfg.brokers, cfg.call_timeout.std(), |t| {
+        consumer.fetch_metadata(Some(topic), t)
+    })?;
     let partitions: Vec<i32> = metadata
         .topics()
         .iter()
