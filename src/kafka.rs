@@ -21,7 +21,7 @@ use rdkafka::ClientConfig;
 use rdkafka::client::ClientContext;
 use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, ConsumerContext};
-use rdkafka::error::{KafkaError, KafkaResult, RDKafkaErrorCode};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::metadata::Metadata;
 use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext};
 use std::sync::{Arc, Mutex};
@@ -403,13 +403,18 @@ fn build_offline(cfg: &config::Kafka, role: Role) -> Result<(), String> {
         check: true,
         ..KafkaContext::new(role)
     };
+    // One poll hands librdkafka's configuration warnings to the log.
     let created = match role {
         Role::Producer | Role::Metadata => cc
             .create_with_context::<_, BaseProducer<KafkaContext>>(ctx)
-            .map(drop),
+            .map(|p| {
+                p.poll(Duration::ZERO);
+            }),
         Role::Tail => cc
             .create_with_context::<_, BaseConsumer<KafkaContext>>(ctx)
-            .map(drop),
+            .map(|c| {
+                let _ = c.poll(Duration::ZERO);
+            }),
     };
     created.map_err(|e| creation_reason(&e))
 }
@@ -436,43 +441,88 @@ pub fn create_error(role: Role, e: &KafkaError) -> KafkaClientError {
 /// client reported meanwhile: a TLS/SASL failure ends the wait at once.
 const METADATA_SLICE: Duration = Duration::from_millis(500);
 
-/// Fetches metadata with `fetch` (the client's `fetch_metadata`) within
-/// `timeout`. Blocking. A TLS/SASL failure that `ctx` saw is returned as
-/// [`KafkaClientError::Security`] as soon as it happens; no answer at all is
-/// [`KafkaClientError::Unreachable`] with the last broker failure.
-pub fn fetch_metadata(
-    ctx: &KafkaContext,
-    brokers: &str,
-    timeout: Duration,
-    mut fetch: impl FnMut(Duration) -> KafkaResult<Metadata>,
-) -> Result<Metadata, KafkaClientError> {
-    let slices = timeout
-        .as_millis()
-        .div_ceil(METADATA_SLICE.as_millis())
-        .max(1);
-    for _ in 0..slices {
-        match fetch(METADATA_SLICE.min(timeout)) {
-            Ok(m) => return Ok(m),
-            Err(KafkaError::MetadataFetch(
-                RDKafkaErrorCode::OperationTimedOut
-                | RDKafkaErrorCode::RequestTimedOut
-                | RDKafkaErrorCode::BrokerTransportFailure
-                | RDKafkaErrorCode::AllBrokersDown
-                | RDKafkaErrorCode::SSL
-                | RDKafkaErrorCode::Authentication,
-            )) => {
-                if let Some(failure) = ctx.security_failure() {
-                    return Err(KafkaClientError::Security(failure));
-                }
-            }
-            Err(e) => return Err(e.into()),
-        }
+/// A metadata-only client (`msgx doctor`, `msgx tail`'s partition lookup):
+/// the same settings as every other client, polled between requests so that
+/// librdkafka's broker failures reach its [`KafkaContext`] (rdkafka queues
+/// logs until the client is polled).
+pub struct MetadataClient {
+    client: BaseProducer<KafkaContext>,
+    context: KafkaContext,
+    brokers: String,
+}
+
+impl MetadataClient {
+    /// Builds the client (connects on the first request).
+    pub fn create(cfg: &config::Kafka) -> Result<Self, KafkaClientError> {
+        let context = KafkaContext::new(Role::Metadata);
+        let client = client_config(cfg, Role::Metadata)?
+            .create_with_context(context.clone())
+            .map_err(|e| create_error(Role::Metadata, &e))?;
+        Ok(Self {
+            client,
+            context,
+            brokers: cfg.brokers.clone(),
+        })
     }
-    Err(KafkaClientError::Unreachable {
-        brokers: brokers.to_string(),
-        waited: timeout,
-        last: ctx.last_failure(),
-    })
+
+    /// Metadata of `topic` (all topics: `None`) within `timeout`. Blocking.
+    /// A TLS/SASL failure is [`KafkaClientError::Security`] as soon as the
+    /// client reports it; no answer at all is [`KafkaClientError::Unreachable`]
+    /// with the last broker failure.
+    pub fn fetch(
+        &self,
+        topic: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Metadata, KafkaClientError> {
+        let slices = timeout
+            .as_millis()
+            .div_ceil(METADATA_SLICE.as_millis())
+            .max(1);
+        for _ in 0..slices {
+            match self
+                .client
+                .client()
+                .fetch_metadata(topic, METADATA_SLICE.min(timeout))
+            {
+                Ok(m) => return Ok(m),
+                Err(KafkaError::MetadataFetch(
+                    RDKafkaErrorCode::OperationTimedOut
+                    | RDKafkaErrorCode::RequestTimedOut
+                    | RDKafkaErrorCode::BrokerTransportFailure
+                    | RDKafkaErrorCode::AllBrokersDown
+                    | RDKafkaErrorCode::SSL
+                    | RDKafkaErrorCode::Authentication,
+                )) => {
+                    self.client.poll(Duration::ZERO);
+                    if let Some(failure) = self.context.security_failure() {
+                        return Err(KafkaClientError::Security(failure));
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.client.poll(Duration::ZERO);
+        Err(KafkaClientError::Unreachable {
+            brokers: self.brokers.clone(),
+            waited: timeout,
+            last: self.context.last_failure(),
+        })
+    }
+
+    /// The partition IDs of `topic`; `None` when the cluster does not know it.
+    pub fn partitions(
+        &self,
+        topic: &str,
+        timeout: Duration,
+    ) -> Result<Option<Vec<i32>>, KafkaClientError> {
+        let md = self.fetch(Some(topic), timeout)?;
+        Ok(md
+            .topics()
+            .iter()
+            .find(|t| t.name() == topic)
+            .filter(|t| t.error().is_none() && !t.partitions().is_empty())
+            .map(|t| t.partitions().iter().map(|p| p.id()).collect()))
+    }
 }
 
 /// Partitions of one configured topic as the cluster reports them.
@@ -487,24 +537,13 @@ pub struct TopicPartitions {
 /// `topic-schd` (for `msgx doctor`). Blocking: call it from
 /// `spawn_blocking` in async code.
 pub fn configured_topics(cfg: &config::Kafka) -> Result<Vec<TopicPartitions>, KafkaClientError> {
-    let ctx = KafkaContext::new(Role::Metadata);
-    let client: BaseProducer<KafkaContext> = client_config(cfg, Role::Metadata)?
-        .create_with_context(ctx.clone())
-        .map_err(|e| create_error(Role::Metadata, &e))?;
+    let client = MetadataClient::create(cfg)?;
     let mut out = Vec::new();
     for topic in [&cfg.topic_msg, &cfg.topic_schd] {
-        let md = fetch_metadata(&ctx, &cfg.brokers, cfg.call_timeout.std(), |t| {
-            client.client().fetch_metadata(Some(topic), t)
-        })?;
-        let partitions = md
-            .topics()
-            .iter()
-            .find(|t| t.name() == topic.as_str())
-            .filter(|t| t.error().is_none() && !t.partitions().is_empty())
-            .map(|t| t.partitions().len());
+        let partitions = client.partitions(topic, cfg.call_timeout.std())?;
         out.push(TopicPartitions {
             topic: topic.clone(),
-            partitions,
+            partitions: partitions.map(|p| p.len()),
         });
     }
     Ok(out)

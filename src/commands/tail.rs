@@ -74,6 +74,8 @@ pub enum TailError {
     Kafka(#[from] KafkaError),
     #[error("topic {0:?} has no partitions (does it exist?)")]
     NoPartitions(String),
+    #[error("the partition lookup did not finish: {0}")]
+    Lookup(String),
 }
 
 /// Reads `topic` by `opts`, calling `each` per record; returns the count.
@@ -83,22 +85,18 @@ pub async fn tail(
     opts: &TailOptions,
     mut each: impl FnMut(&TailRecord),
 ) -> Result<u64, TailError> {
-    let context = KafkaContext::new(Role::Tail);
+    // Partitions through the metadata client (same settings), which reports
+    // a TLS/SASL failure as such; then the consumer.
+    let (lookup, name) = (cfg.clone(), topic.to_string());
+    let partitions = tokio::task::spawn_blocking(move || {
+        kafka::MetadataClient::create(&lookup)?.partitions(&name, lookup.call_timeout.std())
+    })
+    .await
+    .map_err(|e| TailError::Lookup(e.to_string()))??
+    .ok_or_else(|| TailError::NoPartitions(topic.to_string()))?;
     let consumer: StreamConsumer<KafkaContext> = kafka::client_config(cfg, Role::Tail)?
-        .create_with_context(context.clone())
+        .create_with_context(KafkaContext::new(Role::Tail))
         .map_err(|e| kafka::create_error(Role::Tail, &e))?;
-    let metadata = kafka::fetch_metadata(&context, &cfg.brokers, cfg.call_timeout.std(), |t| {
-        consumer.fetch_metadata(Some(topic), t)
-    })?;
-    let partitions: Vec<i32> = metadata
-        .topics()
-        .iter()
-        .filter(|t| t.name() == topic)
-        .flat_map(|t| t.partitions().iter().map(|p| p.id()))
-        .collect();
-    if partitions.is_empty() {
-        return Err(TailError::NoPartitions(topic.to_string()));
-    }
     let start = if opts.from_beginning {
         Offset::Beginning
     } else {
