@@ -15,6 +15,10 @@ the `mariadb` client, Kafka through `msgx tail`.
   harness.py latency   --msgx BIN --feed-log FILE --out FILE
                                                        consume the msg topic (until killed)
   harness.py latency-report --feed-log FILE --recv-log FILE [--skip-first-s S]
+  harness.py broker-verify --pg URL --mailbox URL --msgx BIN
+                                                       the topics on an independent broker → exit 1
+  harness.py tls-proxy --listen PORT --upstream PORT --cert FILE --key FILE
+                                                       TLS in front of a plaintext broker (until killed)
 
 "Done" (drained): no PENDING/FAILED message, W at the mailbox's last ID, one
 PROC_STATE row per mailbox row, every outbox event SENT (or DEAD), every
@@ -452,6 +456,121 @@ def cmd_latency_report(a):
     return 0
 
 
+# ------------------------------------------------ independent broker (TLS) --
+
+
+def cmd_broker_verify(a):
+    """scripts/real-broker.sh: after a drain, the topics hold exactly the
+    outbox. msg: every KAFKA:msg event with its payload, per FLID one
+    partition and strictly increasing STATE_VERSION (no faults were injected:
+    not even a duplicate is expected). schd: per FLID the last record is the
+    outbox row's version and payload (null for a tombstone); every FLID seen
+    on msg has one."""
+    pg, failures = a.pg, []
+    failures += [f"not drained: {p}" for p in drained_problems(pg, a.mailbox)]
+    failures += fatal_problems(pg)
+
+    expected = {(r["partition_key"], int(r["state_version"])): json.loads(r["payload"])
+                for r in psql_json(pg, """SELECT partition_key, state_version,
+                                                  convert_from(payload, 'UTF8') AS payload
+                                           FROM msg_event WHERE target = 'KAFKA:msg'""")}
+    msg = tail(a.msgx, "msg")
+    seen, last, partitions, order = {}, {}, {}, []
+    for r in sorted(msg, key=lambda r: (r["partition"], r["offset"])):
+        flid, v = r["key"], int(r["headers"].get("state-version", -1))
+        partitions.setdefault(flid, set()).add(r["partition"])
+        if flid in last and v <= last[flid]:
+            order.append(f"FLID {flid}: version {v} after {last[flid]} "
+                         f"(partition {r['partition']} offset {r['offset']})")
+        last[flid] = v
+        seen[(flid, v)] = json.loads(r["value"]) if r["value"] is not None else None
+    failures += order[:5] + ([f"… {len(order) - 5} more order violations"] if len(order) > 5 else [])
+    split = [f for f, ps in partitions.items() if len(ps) > 1]
+    if split:
+        failures.append(f"{len(split)} FLIDs on more than one partition, e.g. {split[:3]}")
+    missing = [k for k in expected if k not in seen]
+    different = [k for k in expected if k in seen and seen[k] != expected[k]]
+    extra = [k for k in seen if k not in expected]
+    for name, keys in (("missing from the msg topic", missing), ("with a different payload", different),
+                       ("on the msg topic but not in the outbox", extra)):
+        if keys:
+            failures.append(f"{len(keys)} msg events {name}, e.g. {keys[:3]}")
+
+    schd_rows = psql_json(pg, """SELECT partition_key, state_version, event_type,
+                                        convert_from(payload, 'UTF8') AS payload
+                                   FROM msg_event WHERE target = 'KAFKA:schd'""")
+    schd_last = {}
+    for r in sorted(tail(a.msgx, "schd"), key=lambda r: (r["partition"], r["offset"])):
+        schd_last[r["key"]] = r
+    wrong = []
+    for row in schd_rows:
+        rec = schd_last.get(row["partition_key"])
+        want = json.loads(row["payload"]) if row["payload"] is not None else None
+        got = None if rec is None or rec["value"] is None else json.loads(rec["value"])
+        if rec is None or int(rec["headers"].get("state-version", -1)) != int(row["state_version"]) \
+                or got != want:
+            wrong.append(row["partition_key"])
+    if wrong:
+        failures.append(f"{len(wrong)} of {len(schd_rows)} flights without their latest schd record, "
+                        f"e.g. {wrong[:3]}")
+    no_schd = sorted({f for f, _ in expected} - {r["partition_key"] for r in schd_rows})
+    if no_schd:
+        failures.append(f"{len(no_schd)} FLIDs on msg without a schd outbox row, e.g. {no_schd[:3]}")
+
+    tombstones = sum(1 for r in schd_rows if r["payload"] is None)
+    summary = {"msg_events": len(expected), "msg_records": len(msg), "flids": len(last),
+               "schd_flights": len(schd_rows), "schd_tombstones": tombstones,
+               "schd_records": len(schd_last), "failures": len(failures)}
+    for f_ in failures:
+        print("FAIL " + f_)
+    print("broker-verify: " + json.dumps(summary))
+    return 1 if failures else 0
+
+
+def cmd_tls_proxy(a):
+    """TLS-terminating TCP proxy (Python's ssl: the system OpenSSL) to a
+    plaintext upstream on 127.0.0.1; one line per handshake on stdout."""
+    import asyncio
+    import ssl
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(a.cert, a.key)
+
+    async def pipe(reader, writer):
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except (ConnectionError, ssl.SSLError):
+            pass
+        finally:
+            writer.close()
+
+    async def handle(reader, writer):
+        tls = writer.get_extra_info("ssl_object")
+        print(f"tls {tls.version() if tls else '?'} {writer.get_extra_info('peername')}", flush=True)
+        try:
+            up_r, up_w = await asyncio.open_connection("127.0.0.1", a.upstream)
+        except OSError:
+            writer.close()
+            return
+        await asyncio.gather(pipe(reader, up_w), pipe(up_r, writer))
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _loop, c: print(f"tls-fail {c.get('exception', c.get('message'))}",
+                                                          flush=True))
+        server = await asyncio.start_server(handle, "127.0.0.1", a.listen, ssl=ctx)
+        print(f"listening 127.0.0.1:{a.listen} → 127.0.0.1:{a.upstream}", flush=True)
+        async with server:
+            await server.serve_forever()
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    asyncio.run(main())
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -486,10 +605,20 @@ def main():
     s.add_argument("--feed-log", required=True)
     s.add_argument("--recv-log", required=True)
     s.add_argument("--skip-first-s", type=float, default=0.0)
+    s = sub.add_parser("broker-verify")
+    s.add_argument("--pg", required=True)
+    s.add_argument("--mailbox", required=True)
+    s.add_argument("--msgx", required=True)
+    s = sub.add_parser("tls-proxy")
+    s.add_argument("--listen", type=int, required=True)
+    s.add_argument("--upstream", type=int, required=True)
+    s.add_argument("--cert", required=True)
+    s.add_argument("--key", required=True)
     a = p.parse_args()
     return {"drained": cmd_drained, "snapshot": cmd_snapshot, "compare": cmd_compare,
             "verify": cmd_verify, "caught-up": cmd_caught_up, "watch-w": cmd_watch_w, "latency": cmd_latency,
-            "latency-report": cmd_latency_report}[a.cmd](a)
+            "latency-report": cmd_latency_report, "broker-verify": cmd_broker_verify,
+            "tls-proxy": cmd_tls_proxy}[a.cmd](a)
 
 
 if __name__ == "__main__":

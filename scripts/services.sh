@@ -26,10 +26,11 @@ apt_install() {
 if ! command -v cc >/dev/null || ! command -v make >/dev/null; then
   log "installing build tools"; apt_install build-essential pkg-config
 fi
-# librdkafka links the system OpenSSL (SSL, SASL SCRAM/OAUTHBEARER) and Cyrus
-# SASL (GSSAPI); docs/production/kafka.md. pkg-config finds both.
-if ! pkg-config --exists openssl libsasl2 2>/dev/null; then
-  log "installing libssl-dev and libsasl2-dev"; apt_install pkg-config libssl-dev libsasl2-dev
+# librdkafka links the system OpenSSL (SSL, SASL SCRAM), Cyrus SASL (GSSAPI)
+# and libcurl (OAUTHBEARER/OIDC); docs/production/kafka.md. pkg-config finds them.
+if ! pkg-config --exists openssl libsasl2 libcurl 2>/dev/null; then
+  log "installing the Kafka TLS/SASL build libraries"
+  apt_install pkg-config libssl-dev libsasl2-dev libcurl4-openssl-dev
 fi
 if ! command -v cargo >/dev/null; then
   log "ERROR: no Rust toolchain (cargo) on PATH; install Rust 1.94+ first"; exit 1

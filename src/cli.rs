@@ -745,6 +745,9 @@ fn config_check(loaded: &Loaded) -> i32 {
     if let Err(e) = crate::store::mailbox::tls::ssl_opts(&m.mailbox.tls) {
         unusable.push(format!("msgx.mailbox.tls: {e}"));
     }
+    if let Err(issues) = crate::kafka::check_clients(&m.kafka) {
+        unusable.extend(issues.iter().map(ToString::to_string));
+    }
     if !unusable.is_empty() {
         eprintln!("msgx: config is invalid:");
         for u in &unusable {

@@ -29,6 +29,7 @@ pub mod domain;
 pub mod http;
 pub mod instance_lock;
 pub mod jobs;
+pub mod kafka;
 pub mod maintenance;
 pub mod pipeline;
 pub mod prometheus;

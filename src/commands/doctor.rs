@@ -24,7 +24,6 @@ use crate::commands::target::{self, Needs, Target};
 use crate::config::Config;
 use crate::store::mailbox::Mailbox;
 use crate::store::pg;
-use rdkafka::producer::BaseProducer;
 use serde::Serialize;
 use std::io::Write;
 use std::time::Duration;
@@ -244,69 +243,38 @@ async fn kafka(config: &Config, c: &mut Checks) {
         .map(String::as_str)
         .unwrap_or("plaintext")
         .to_string();
-    let cc = match crate::delivery::producer::client_config(&cfg) {
-        Ok(cc) => cc,
-        Err(e) => {
-            c.fail("kafka.client", e.to_string());
-            return;
-        }
-    };
-    let producer: BaseProducer = match cc.create() {
-        Ok(p) => p,
-        Err(e) => {
-            c.fail("kafka.client", format!("cannot create the producer: {e}"));
-            return;
-        }
-    };
+    if let Err(issues) = crate::kafka::check_clients(&cfg) {
+        let text: Vec<String> = issues.iter().map(ToString::to_string).collect();
+        c.fail("kafka.client", text.join("; "));
+        return;
+    }
     c.ok(
         "kafka.client",
-        format!("producer created (security.protocol {security})"),
+        format!("every client created (security.protocol {security})"),
     );
-    let timeout = cfg.call_timeout.std();
-    let topics = [cfg.topic_msg.clone(), cfg.topic_schd.clone()];
-    let fetched = tokio::task::spawn_blocking(move || {
-        use rdkafka::producer::Producer;
-        let meta = producer.client().fetch_metadata(None, timeout)?;
-        Ok::<_, rdkafka::error::KafkaError>((
-            meta.brokers().len(),
-            topics.map(|t| {
-                meta.topics()
-                    .iter()
-                    .find(|m| m.name() == t)
-                    .map(|m| (m.partitions().len(), m.error().is_some()))
-            }),
-        ))
-    })
-    .await;
-    let (brokers, [msg, schd]) = match fetched {
-        Ok(Ok(found)) => found,
-        Ok(Err(e)) => {
-            c.fail(
-                "kafka.metadata",
-                format!("no metadata from {} within {timeout:?}: {e}", cfg.brokers),
-            );
-            return;
-        }
-        Err(e) => {
-            c.fail("kafka.metadata", e.to_string());
-            return;
-        }
-    };
-    c.ok(
-        "kafka.metadata",
-        format!("{brokers} broker(s) at {}", cfg.brokers),
-    );
-    for (name, topic, found) in [
-        ("kafka.topic.msg", &cfg.topic_msg, msg),
-        ("kafka.topic.schd", &cfg.topic_schd, schd),
-    ] {
-        match found {
-            Some((partitions, false)) if partitions > 0 => {
-                c.ok(name, format!("{topic}: {partitions} partition(s)"))
+    let probe = cfg.clone();
+    let topics =
+        match tokio::task::spawn_blocking(move || crate::kafka::configured_topics(&probe)).await {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => {
+                c.fail("kafka.metadata", e.to_string());
+                return;
             }
-            _ => c.fail(
+            Err(e) => {
+                c.fail("kafka.metadata", e.to_string());
+                return;
+            }
+        };
+    c.ok("kafka.metadata", format!("brokers {} answer", cfg.brokers));
+    for (name, t) in ["kafka.topic.msg", "kafka.topic.schd"]
+        .into_iter()
+        .zip(topics)
+    {
+        match t.partitions {
+            Some(n) => c.ok(name, format!("{}: {n} partition(s)", t.topic)),
+            None => c.fail(
                 name,
-                format!("topic {topic} does not exist (or is not visible)"),
+                format!("topic {} does not exist (or is not visible)", t.topic),
             ),
         };
     }

@@ -7,11 +7,11 @@
 //! every partition is at its end, or after `--idle` without any message.
 
 use crate::config;
-use rdkafka::ClientContext;
-use rdkafka::consumer::{Consumer, ConsumerContext, StreamConsumer};
+use crate::kafka::{self, KafkaClientError, KafkaContext, Role};
+use rdkafka::consumer::{Consumer, StreamConsumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Headers, Message};
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use rdkafka::{Offset, TopicPartitionList};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -68,28 +68,15 @@ impl TailRecord {
 /// Why tailing failed.
 #[derive(Debug, thiserror::Error)]
 pub enum TailError {
+    #[error(transparent)]
+    Client(#[from] KafkaClientError),
     #[error("Kafka: {0}")]
     Kafka(#[from] KafkaError),
     #[error("topic {0:?} has no partitions (does it exist?)")]
     NoPartitions(String),
+    #[error("the partition lookup did not finish: {0}")]
+    Lookup(String),
 }
-
-/// Keeps librdkafka's end-of-partition notices (expected here) out of the
-/// error log; other client errors are logged as warnings.
-struct TailContext;
-
-impl ClientContext for TailContext {
-    fn error(&self, error: KafkaError, reason: &str) {
-        // librdkafka reports it as a global PARTITION_EOF error here.
-        if error.rdkafka_error_code() == Some(rdkafka::error::RDKafkaErrorCode::PartitionEOF) {
-            tracing::debug!(reason, "End of partition");
-        } else {
-            tracing::warn!(error = %error, reason, "Kafka client error");
-        }
-    }
-}
-
-impl ConsumerContext for TailContext {}
 
 /// Reads `topic` by `opts`, calling `each` per record; returns the count.
 pub async fn tail(
@@ -98,34 +85,18 @@ pub async fn tail(
     opts: &TailOptions,
     mut each: impl FnMut(&TailRecord),
 ) -> Result<u64, TailError> {
-    let mut cc = ClientConfig::new();
-    for (k, v) in &cfg.properties {
-        cc.set(k, v);
-    }
-    let consumer: StreamConsumer<TailContext> = cc
-        .set("bootstrap.servers", &cfg.brokers)
-        .set("group.id", "msgx-tail")
-        .set("enable.auto.commit", "false")
-        .set("enable.partition.eof", "true")
-        .set(
-            "reconnect.backoff.max.ms",
-            cfg.reconnect_backoff_max
-                .std()
-                .as_millis()
-                .max(1)
-                .to_string(),
-        )
-        .create_with_context(TailContext)?;
-    let metadata = consumer.fetch_metadata(Some(topic), cfg.call_timeout.std())?;
-    let partitions: Vec<i32> = metadata
-        .topics()
-        .iter()
-        .filter(|t| t.name() == topic)
-        .flat_map(|t| t.partitions().iter().map(|p| p.id()))
-        .collect();
-    if partitions.is_empty() {
-        return Err(TailError::NoPartitions(topic.to_string()));
-    }
+    // Partitions through the metadata client (same settings), which reports
+    // a TLS/SASL failure as such; then the consumer.
+    let (lookup, name) = (cfg.clone(), topic.to_string());
+    let partitions = tokio::task::spawn_blocking(move || {
+        kafka::MetadataClient::create(&lookup)?.partitions(&name, lookup.call_timeout.std())
+    })
+    .await
+    .map_err(|e| TailError::Lookup(e.to_string()))??
+    .ok_or_else(|| TailError::NoPartitions(topic.to_string()))?;
+    let consumer: StreamConsumer<KafkaContext> = kafka::client_config(cfg, Role::Tail)?
+        .create_with_context(KafkaContext::new(Role::Tail))
+        .map_err(|e| kafka::create_error(Role::Tail, &e))?;
     let start = if opts.from_beginning {
         Offset::Beginning
     } else {

@@ -232,6 +232,29 @@ impl Default for Kafka {
     }
 }
 
+impl Kafka {
+    /// Environment variables that set a secret librdkafka property, so the
+    /// secret can live in the unit's env file instead of the TOML
+    /// (docs/production/kafka.md).
+    pub const SECRET_ENV: &[(&str, &str)] = &[
+        ("MSGX_KAFKA_SASL_PASSWORD", "sasl.password"),
+        ("MSGX_KAFKA_SSL_KEY_PASSWORD", "ssl.key.password"),
+        (
+            "MSGX_KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET",
+            "sasl.oauthbearer.client.secret",
+        ),
+    ];
+
+    /// Applies [`Kafka::SECRET_ENV`]: a non-empty variable replaces the property.
+    pub fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) {
+        for (var, property) in Self::SECRET_ENV {
+            if let Some(v) = get(var).filter(|v| !v.is_empty()) {
+                self.properties.insert(property.to_string(), v);
+            }
+        }
+    }
+}
+
 /// Where the pipeline starts on a fresh instance (design §4.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CutoverWatermark {
@@ -703,6 +726,7 @@ impl Config {
         if let Some(v) = get("MSGX_KAFKA_BROKERS").filter(|v| !v.is_empty()) {
             self.msgx.kafka.brokers = v;
         }
+        self.msgx.kafka.apply_env(&get);
     }
 
     /// The effective config as TOML with every secret masked (`config show`;

@@ -75,7 +75,7 @@ impl Config {
         }
         // Issue 6: the delivery guarantees come from msgx's own keys.
         for k in m.kafka.properties.keys() {
-            if crate::delivery::producer::RESERVED_PROPERTIES.contains(&k.as_str()) {
+            if crate::kafka::RESERVED_PROPERTIES.contains(&k.as_str()) {
                 fail(
                     "msgx.kafka.properties",
                     format!(

@@ -16,36 +16,19 @@
 //! `state-version` and `event-id`, all as decimal/ASCII text.
 
 use crate::config;
-use rdkafka::ClientConfig;
+use crate::kafka::{self, KafkaClientError, KafkaContext, Role};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// librdkafka properties msgx sets from its own keys; `msgx.kafka.properties`
-/// may not override them (they carry the delivery guarantees).
-pub const RESERVED_PROPERTIES: &[&str] = &[
-    "bootstrap.servers",
-    "metadata.broker.list",
-    "enable.idempotence",
-    "acks",
-    "request.required.acks",
-    "message.timeout.ms",
-    "delivery.timeout.ms",
-    "reconnect.backoff.max.ms",
-];
+pub use crate::kafka::RESERVED_PROPERTIES;
 
 /// Why a producer could not be created.
 #[derive(Debug, thiserror::Error)]
-pub enum ProducerError {
-    #[error(
-        "msgx.kafka.properties may not set {0:?}: msgx sets it from its own key (delivery guarantees)"
-    )]
-    ReservedProperty(String),
-    #[error("cannot create the Kafka producer: {0}")]
-    Create(#[from] KafkaError),
-}
+#[error(transparent)]
+pub struct ProducerError(#[from] pub KafkaClientError);
 
 /// Which configured topic a record goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +67,11 @@ pub struct Outgoing<'a> {
 pub enum SendError {
     #[error("{0}")]
     Kafka(#[from] KafkaError),
+    /// Not delivered while the producer's TLS/SASL with a broker failed: the
+    /// outbox row then says why (e.g. "certificate verify failed"), not only
+    /// that the message timed out.
+    #[error("{error}; Kafka TLS/SASL failure: {security}")]
+    Security { error: KafkaError, security: String },
     #[error("the producer was dropped before the delivery report arrived")]
     ReportLost,
     #[error("no delivery report within {0:?}")]
@@ -94,7 +82,7 @@ impl SendError {
     /// The librdkafka/broker error code, when there is one.
     pub fn code(&self) -> Option<RDKafkaErrorCode> {
         match self {
-            SendError::Kafka(e) => e.rdkafka_error_code(),
+            SendError::Kafka(e) | SendError::Security { error: e, .. } => e.rdkafka_error_code(),
             _ => None,
         }
     }
@@ -173,22 +161,33 @@ pub fn classify_code(code: RDKafkaErrorCode) -> FailureClass {
 
 /// A producer for the delivery jobs, with its topics.
 pub struct DeliveryProducer {
-    inner: FutureProducer,
+    inner: FutureProducer<KafkaContext>,
+    context: KafkaContext,
     config: config::Kafka,
 }
 
 impl DeliveryProducer {
     /// Creates a producer from `msgx.kafka` (does not connect yet).
     pub fn create(cfg: &config::Kafka) -> Result<Self, ProducerError> {
+        let context = KafkaContext::new(Role::Producer);
+        let inner = kafka::client_config(cfg, Role::Producer)?
+            .create_with_context(context.clone())
+            .map_err(|e| kafka::create_error(Role::Producer, &e))?;
         Ok(Self {
-            inner: client_config(cfg)?.create()?,
+            inner,
+            context,
             config: cfg.clone(),
         })
     }
 
     /// The underlying rdkafka producer (tests inject faults through it).
-    pub fn inner(&self) -> &FutureProducer {
+    pub fn inner(&self) -> &FutureProducer<KafkaContext> {
         &self.inner
+    }
+
+    /// The last broker failure librdkafka reported (connect, TLS, SASL).
+    pub fn last_broker_failure(&self) -> Option<String> {
+        self.context.last_failure()
     }
 
     /// The fatal error that makes this producer unusable, if any.
@@ -203,6 +202,19 @@ impl DeliveryProducer {
         match t {
             Topic::Msg => &self.config.topic_msg,
             Topic::Schd => &self.config.topic_schd,
+        }
+    }
+
+    /// A delivery failure, with the producer's TLS/SASL failure when it had
+    /// one (a record is never rejected for its content by that).
+    fn explained(&self, error: KafkaError) -> SendError {
+        let plain = SendError::Kafka(error);
+        if classify(&plain) == FailureClass::MessageSpecific {
+            return plain;
+        }
+        match (plain, self.context.security_failure()) {
+            (SendError::Kafka(error), Some(security)) => SendError::Security { error, security },
+            (plain, _) => plain,
         }
     }
 
@@ -246,7 +258,7 @@ impl DeliveryProducer {
                 Err(e) => Err(e),
                 Ok(fut) => match tokio::time::timeout_at(deadline, fut).await {
                     Ok(Ok(Ok(_delivery))) => Ok(()),
-                    Ok(Ok(Err((e, _msg)))) => Err(SendError::Kafka(e)),
+                    Ok(Ok(Err((e, _msg)))) => Err(self.explained(e)),
                     Ok(Err(_canceled)) => Err(SendError::ReportLost),
                     Err(_elapsed) => Err(SendError::ReportTimeout(bound)),
                 },
@@ -254,33 +266,6 @@ impl DeliveryProducer {
         }
         out
     }
-}
-
-/// The librdkafka settings of the delivery producer.
-pub fn client_config(cfg: &config::Kafka) -> Result<ClientConfig, ProducerError> {
-    let mut cc = ClientConfig::new();
-    for (k, v) in &cfg.properties {
-        if RESERVED_PROPERTIES.contains(&k.as_str()) {
-            return Err(ProducerError::ReservedProperty(k.clone()));
-        }
-        cc.set(k, v);
-    }
-    let reconnect_max = millis(cfg.reconnect_backoff_max.std());
-    cc.set("bootstrap.servers", &cfg.brokers)
-        .set("enable.idempotence", "true")
-        .set("acks", "all")
-        .set(
-            "message.timeout.ms",
-            millis(cfg.message_timeout.std()).to_string(),
-        )
-        .set("reconnect.backoff.max.ms", reconnect_max.to_string())
-        // librdkafka requires reconnect.backoff.ms ≤ reconnect.backoff.max.ms.
-        .set("reconnect.backoff.ms", reconnect_max.min(100).to_string());
-    Ok(cc)
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
 /// The producer shared by the delivery jobs of one process, created lazily
@@ -381,21 +366,6 @@ mod tests {
             ))),
             FailureClass::MessageSpecific
         );
-    }
-
-    #[test]
-    fn reserved_properties_are_refused_and_guarantees_set() {
-        let mut cfg = config::Kafka::default();
-        let cc = client_config(&cfg).expect("default config");
-        assert_eq!(cc.get("enable.idempotence"), Some("true"));
-        assert_eq!(cc.get("acks"), Some("all"));
-        assert_eq!(cc.get("message.timeout.ms"), Some("300000"));
-        assert_eq!(cc.get("reconnect.backoff.max.ms"), Some("1000"));
-        cfg.properties.insert("acks".into(), "1".into());
-        assert!(matches!(
-            client_config(&cfg),
-            Err(ProducerError::ReservedProperty(k)) if k == "acks"
-        ));
     }
 
     #[test]
