@@ -253,7 +253,11 @@ impl ClientContext for KafkaContext {
             return;
         }
         let client = self.role.name();
+        // One property map serves every client: a producer property on the
+        // consumer (or the reverse) is expected, not worth a warning.
+        let shared = fac == "CONFWARN" && message.contains("will be ignored by this");
         match level {
+            _ if shared => tracing::debug!(client, facility = fac, "librdkafka: {message}"),
             _ if severe => tracing::error!(client, facility = fac, "librdkafka: {message}"),
             RDKafkaLogLevel::Warning => {
                 tracing::warn!(client, facility = fac, "librdkafka: {message}")
