@@ -127,7 +127,7 @@ export MSGX_DATABASE_URL=$PG/$DB MSGX_MAILBOX_URL=mysql://msgx:msgx@127.0.0.1:33
 "$MSGX" mailbox generate --messages "$MESSAGES" --flights "$FLIGHTS" --seed "$SEED" \
   --duplicates 0.02 --malformed 0.005 --holes $(( MESSAGES / 2000 + 1 )) >/dev/null
 summary_line=$(mariadb -h 127.0.0.1 -umsgx -pmsgx -N -B "$DB" -e \
-  "SELECT CONCAT(COUNT(*), ' mailbox rows, IDs 1..', MAX(CMINMSGS_ID)) FROM CMINMSGS")
+  "SELECT CONCAT(COUNT(*), ' mailbox rows, IDs 1..', MAX(CMINMSGS_ID)) FROM cminmsgs")
 echo "backlog: $summary_line"
 
 # --- drain ------------------------------------------------------------------------
