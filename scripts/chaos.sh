@@ -24,11 +24,10 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--runs N] [--messages M] [--flights F] [--seed S] [--debug]"; exit 2 ;;
   esac
 done
-# One flight per ten messages by default (at most 2,000): every flight sees several FLOPs.
-FLIGHTS=${FLIGHTS:-$(( MESSAGES / 10 < 2000 ? (MESSAGES / 10 > 100 ? MESSAGES / 10 : 100) : 2000 ))}
 
 # shellcheck source=scripts/harness-lib.sh
 . scripts/harness-lib.sh
+FLIGHTS=${FLIGHTS:-$(harness_default_flights "$MESSAGES")}
 command -v bc >/dev/null || apt-get install -y -qq bc >/dev/null
 harness_init chaos
 trap harness_cleanup EXIT

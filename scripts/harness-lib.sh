@@ -9,6 +9,12 @@
 HARNESS_PY="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/harness.py"
 
 # harness_init NAME: $WORK, $TAG (unique per run: name, pid, time).
+# harness_default_flights MESSAGES: one flight per ten messages (100 to
+# 2,000), so every flight sees several FLOPs.
+harness_default_flights() {
+  echo $(( $1 / 10 < 2000 ? ($1 / 10 > 100 ? $1 / 10 : 100) : 2000 ))
+}
+
 harness_init() {
   TAG="msgx_$1_$$_$(date +%s)"
   WORK=$(mktemp -d "/tmp/$TAG.XXXX")

