@@ -265,7 +265,24 @@ pub const CATALOG: &[MetricSpec] = &[
         &[],
         "1 when this scrape read PostgreSQL and the mailbox, else 0 (gauges are stale).",
     ),
+    m(
+        "msgx_http_responses_total",
+        Counter,
+        &["listener", "status"],
+        "HTTP responses by listener (compat, ops) and status code, refusals included (401, 403, 408, 413, 429, 503).",
+    ),
+    m(
+        "msgx_http_connections_dropped_total",
+        Counter,
+        &["listener", "reason"],
+        "Connections closed without a response: header-timeout (slow or idle client), tls-handshake (refused or too slow), error.",
+    ),
 ];
+
+/// The HTTP listeners (`src/http/listener.rs` names them).
+pub const HTTP_LISTENERS: [&str; 2] = ["compat", "ops"];
+/// Why a connection was closed without a response.
+pub const HTTP_DROP_REASONS: [&str; 3] = ["header-timeout", "tls-handshake", "error"];
 
 /// PROC_STATE states, every one exported (0 when absent).
 const STATES: [&str; 6] = [
@@ -361,6 +378,14 @@ fn register_known_series() {
         let _ = metrics::histogram!("msgx_job_duration_seconds", "job" => job);
     }
     metrics::gauge!("msgx_instance_lock_held").set(0.0);
+    for listener in HTTP_LISTENERS {
+        metrics::counter!("msgx_http_responses_total", "listener" => listener, "status" => "200")
+            .increment(0);
+        for reason in HTTP_DROP_REASONS {
+            metrics::counter!("msgx_http_connections_dropped_total", "listener" => listener, "reason" => reason)
+                .increment(0);
+        }
+    }
 }
 
 /// Why a refresh could not read everything.

@@ -934,3 +934,39 @@ async fn the_daemon_serves_the_entry_with_its_token_and_refuses_to_start_without
         daemon.output()
     );
 }
+
+/// Refusals and dropped connections leave a visible signal:
+/// `msgx_http_responses_total{status}` and
+/// `msgx_http_connections_dropped_total{reason}` (docs/metrics.md).
+#[tokio::test]
+async fn refusals_and_cut_off_connections_are_counted() {
+    let metrics = msgx::prometheus::install().expect("recorder");
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let file = token_file(TOKEN);
+    let path = file.path().to_path_buf();
+    let entry = start(&db, &mb.url, |h| {
+        h.compat_token_file = Some(path);
+        h.header_read_timeout = "1s".parse().unwrap();
+    })
+    .await;
+    assert_eq!(post(entry.addr, MSG).await.status, 401);
+    assert_eq!(post(entry.addr, MSG).await.status, 401);
+    let mut slow = slow_client(entry.addr).await;
+    assert!(closed_within(&mut slow, Duration::from_secs(5)).await);
+    let page = metrics.render();
+    let line = |needle: &str| {
+        page.lines()
+            .find(|l| l.starts_with(needle))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("{needle} not in:\n{page}"))
+    };
+    assert_eq!(
+        line("msgx_http_responses_total{listener=\"compat\",status=\"401\"}"),
+        2.0
+    );
+    assert_eq!(
+        line("msgx_http_connections_dropped_total{listener=\"compat\",reason=\"header-timeout\"}"),
+        1.0
+    );
+}

@@ -214,6 +214,17 @@ fn limited(
 + Send
 + 'static {
     ServiceBuilder::new()
+        // Every answer, refusals included, is counted (issue 16: a hostile
+        // or overloading client leaves a visible signal).
+        .map_response(move |r: Response| {
+            metrics::counter!(
+                "msgx_http_responses_total",
+                "listener" => name,
+                "status" => r.status().as_str().to_owned()
+            )
+            .increment(1);
+            r
+        })
         .layer(HandleErrorLayer::new(move |e: BoxError| refused(name, e)))
         .layer(tower::buffer::BufferLayer::new(1024))
         .layer(LoadShedLayer::new())
@@ -292,9 +303,11 @@ pub async fn serve(
             match tokio::time::timeout(limits.header_read_timeout, tls.accept(tcp)).await {
                 Ok(Ok(stream)) => connection(name, stream, peer, service, limits, stop).await,
                 Ok(Err(e)) => {
+                    dropped(name, "tls-handshake");
                     tracing::warn!(listener = name, %peer, error = %e, "TLS handshake refused")
                 }
                 Err(_) => {
+                    dropped(name, "tls-handshake");
                     tracing::debug!(listener = name, %peer, "TLS handshake not completed in time")
                 }
             }
@@ -341,6 +354,21 @@ async fn connection<I, S>(
     };
     if let Err(e) = result {
         // Header timeouts, resets, malformed requests: the client's problem.
+        dropped(
+            name,
+            if e.is_timeout() {
+                "header-timeout"
+            } else {
+                "error"
+            },
+        );
         tracing::debug!(listener = name, %peer, error = %e, "HTTP connection ended with an error");
     }
+}
+
+/// Counts a connection closed without a response
+/// (`msgx_http_connections_dropped_total`).
+fn dropped(listener: &'static str, reason: &'static str) {
+    metrics::counter!("msgx_http_connections_dropped_total", "listener" => listener, "reason" => reason)
+        .increment(1);
 }
