@@ -490,6 +490,7 @@ mod tests {
             "instance",
             "scheduler",
             "collector",
+            "http",
         ];
         let mut seen = std::collections::BTreeSet::new();
         for s in CATALOG {
