@@ -298,10 +298,7 @@ pub async fn replay(config: &Config, clock: SharedClock, args: ReplayArgs) -> i3
         };
         let rows = match service.replay(&plan).await {
             Ok(o) => o.rows.len(),
-            Err(e) => {
-                eprintln!("msgx replay: {e}");
-                return exit::FAILURE;
-            }
+            Err(e) => return replay_failed(e),
         };
         let ask = confirm::Bulk {
             what: "replay",
@@ -351,19 +348,26 @@ pub async fn replay(config: &Config, clock: SharedClock, args: ReplayArgs) -> i3
             }
             exit::OK
         }
-        Err(ReplayError::Refused(r)) => {
+        Err(e) => replay_failed(e),
+    }
+}
+
+/// Prints why a replay (or its bulk count) did not go ahead; the exit code.
+fn replay_failed(e: ReplayError) -> i32 {
+    match e {
+        ReplayError::Refused(r) => {
             print_refusals("replay", &r);
             exit::CONFIG
         }
-        Err(e @ ReplayError::ForceWithoutReason) => {
+        e @ ReplayError::ForceWithoutReason => {
             eprintln!("msgx replay: {e}");
             exit::CONFIG
         }
-        Err(e @ ReplayError::Gate(gate::GateError::Busy { .. })) => {
+        e @ ReplayError::Gate(gate::GateError::Busy { .. }) => {
             eprintln!("msgx replay: {e}");
             exit::LOCKED
         }
-        Err(e) => {
+        e => {
             eprintln!("msgx replay: {e}");
             exit::FAILURE
         }

@@ -116,10 +116,11 @@ async fn postgres(config: &Config, c: &mut Checks) {
         Ok(None) => c.ok("postgres.tls", "not encrypted (sslmode allows plaintext)"),
         Err(e) => c.fail("postgres.tls", e.to_string()),
     };
-    if !match pg::ensure_schema_current(&pool).await {
+    let current = match pg::ensure_schema_current(&pool).await {
         Ok(v) => c.ok("postgres.schema", format!("migration {v}, current")),
         Err(e) => c.fail("postgres.schema", e.to_string()),
-    } {
+    };
+    if !current {
         pool.close().await;
         return;
     }
