@@ -713,6 +713,7 @@ async fn start_ops(
         config: Arc::new(cfg),
         heartbeat,
         lock: LockSlot::default(),
+        jobs: Default::default(),
         metrics: msgx::prometheus::install().expect("recorder installs"),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -236,6 +236,71 @@ async fn a_then_chain_starts_the_next_job_when_the_first_handled_items() {
     );
 }
 
+/// Issue 17, item 1: a panic inside a job run is recorded FAILED with the
+/// panic message, counted, and the next tick runs the job again (before, the
+/// running flag stayed set and every later tick was skipped).
+#[tokio::test]
+async fn a_panicking_run_is_recorded_failed_and_the_next_tick_runs_again() {
+    let db = TestDb::migrated().await;
+    let mut profile = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    profile
+        .write_all(b"[jobs]\nretention = \"* * * * * *\"\n")
+        .unwrap();
+    let path = profile.path().display().to_string();
+    let cfg = db.config_file_with(|c| {
+        c.msgx.daemon.schedule = path;
+        c.msgx.daemon.shutdown_timeout = "5s".parse().unwrap();
+        c.msgx.http.metrics_listen = Some("127.0.0.1:0".into());
+    });
+    let mut d = Daemon::spawn_with_env(cfg.path(), &[], &[("MSGX_FAULT", "panic:job:retention:2")]);
+    let runs = |outcome: &'static str| {
+        let pool = db.pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT count(*) FROM job_run WHERE job = 'retention' AND trigger = 'daemon' AND outcome = $1",
+            )
+            .bind(outcome)
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    wait_until(
+        "two panicking runs, then succeeding ones",
+        Duration::from_secs(30),
+        || async { runs("SUCCEEDED").await >= 2 },
+    )
+    .await;
+    assert_eq!(runs("FAILED").await, 2, "{}", d.output());
+    let errors: Vec<String> = sqlx::query_scalar(
+        "SELECT error FROM job_run WHERE job = 'retention' AND outcome = 'FAILED' ORDER BY id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .unwrap();
+    for e in &errors {
+        assert!(
+            e.contains("panicked") && e.contains("injected fault at job:retention"),
+            "{e}"
+        );
+    }
+    let addr = d.ops_address().unwrap_or_else(|| panic!("ops endpoints logged: {}", d.output()));
+    let (_, page) = http(addr, "GET", "/metrics", "").await;
+    assert!(
+        page.lines()
+            .any(|l| l.starts_with("msgx_job_panics_total{job=\"retention\"} 2")),
+        "{page}"
+    );
+    assert!(d.output().contains("Job run panicked"), "{}", d.output());
+    d.terminate();
+    assert_eq!(
+        d.wait_exit(Duration::from_secs(15)).await,
+        0,
+        "{}",
+        d.output()
+    );
+}
+
 /// Issue 16, item 7: the daemon's log files are 0640 and rotated files
 /// beyond `msgx.log.retention` days are deleted.
 #[tokio::test]

@@ -9,9 +9,10 @@ mod common;
 use chrono::Duration;
 use common::*;
 use msgx::clock::{ManualClock, SharedClock};
-use msgx::http::ops::{Heartbeat, LockSlot, OpsState, router};
+use msgx::http::ops::{Heartbeat, JobsSlot, LockSlot, OpsState, router};
 use msgx::instance_lock::{AdvisoryLock, LockKey};
 use msgx::jobs::runner::{RunOptions, Runner};
+use msgx::scheduler::supervision::JobWatch;
 use sqlx::Connection;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ struct Ops {
     addr: SocketAddr,
     heartbeat: Arc<Heartbeat>,
     lock: LockSlot,
+    jobs: JobsSlot,
 }
 
 /// Serves the ops router for `db` and `mailbox_url` on a free port.
@@ -36,6 +38,7 @@ async fn serve_ops(db: &TestDb, mailbox_url: &str, clock: SharedClock) -> Ops {
     cfg.msgx.http.probe_timeout = "2s".parse().unwrap();
     let heartbeat = Arc::new(Heartbeat::default());
     let lock = LockSlot::default();
+    let jobs = JobsSlot::default();
     let state = OpsState {
         pg: db.pool.clone(),
         mailbox: msgx::store::mailbox::Mailbox::new(&cfg.msgx.mailbox).unwrap(),
@@ -43,6 +46,7 @@ async fn serve_ops(db: &TestDb, mailbox_url: &str, clock: SharedClock) -> Ops {
         config: Arc::new(cfg),
         heartbeat: heartbeat.clone(),
         lock: lock.clone(),
+        jobs: jobs.clone(),
         metrics: msgx::prometheus::install().expect("recorder installs"),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -54,6 +58,7 @@ async fn serve_ops(db: &TestDb, mailbox_url: &str, clock: SharedClock) -> Ops {
         addr,
         heartbeat,
         lock,
+        jobs,
     }
 }
 
@@ -417,12 +422,55 @@ async fn readyz_reports_a_stalled_watermark_until_ingest_moves_it() {
     assert_eq!(get(ops.addr, "/readyz").await.0, 200);
 }
 
-/// The address the daemon logged for its ops endpoints (it binds port 0).
-fn ops_address(d: &Daemon) -> Option<SocketAddr> {
-    let log = d.output();
-    let line = log.lines().find(|l| l.contains("Ops endpoints"))?;
-    let at = line.find("listen=")? + "listen=".len();
-    line[at..].split_whitespace().next()?.parse().ok()
+#[tokio::test]
+async fn readyz_names_a_job_that_has_not_completed_a_run_within_its_schedule() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (clock, shared) = manual_clock();
+    let ops = serve_ops(&db, &mb.url, shared.clone()).await;
+    let _lock = take_lock(&db, &ops).await;
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    let watch = Arc::new(JobWatch::new(
+        shared.now(),
+        Duration::seconds(60),
+        [
+            ("pump-drain", "*/1 * * * * *", Duration::seconds(20)),
+            ("retention", "0 30 19 * * *", Duration::seconds(120)),
+        ],
+    ));
+    ops.jobs.set(watch.clone()).expect("slot empty");
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["checks"]["jobs"]["ok"], true, "{body}");
+
+    // Runs that fail (as a panicking one is recorded) never complete: after
+    // the next tick + the budget + the margin, /readyz names the job.
+    watch.started("pump-drain", shared.now());
+    watch.finished(
+        "pump-drain",
+        shared.now(),
+        Some("FAILED: the job panicked: boom".into()),
+    );
+    clock.advance(Duration::seconds(82));
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 503, "{body}");
+    let detail = body["checks"]["jobs"]["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.contains("pump-drain") && detail.contains("boom"),
+        "{body}"
+    );
+    assert!(
+        !detail.contains("retention"),
+        "a nightly job is not due yet: {body}"
+    );
+
+    // A real run that completes makes it ready again.
+    let s = r
+        .run("pump-drain", &RunOptions::default(), Some(&_lock.guard()))
+        .await
+        .unwrap();
+    watch.finished("pump-drain", shared.now(), s.error.clone());
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 200, "{body}");
 }
 
 #[tokio::test]
@@ -444,10 +492,10 @@ async fn the_daemon_serves_the_endpoints_and_a_standby_is_alive_but_not_ready() 
     let active = Daemon::spawn(cfg.path(), &[]);
     let limit = std::time::Duration::from_secs(30);
     wait_until("the ops address in the log", limit, || async {
-        ops_address(&active).is_some()
+        active.ops_address().is_some()
     })
     .await;
-    let addr = ops_address(&active).expect("logged");
+    let addr = active.ops_address().expect("logged");
     wait_until("readyz 200", limit, || async {
         get(addr, "/readyz").await.0 == 200
     })
@@ -482,10 +530,10 @@ async fn the_daemon_serves_the_endpoints_and_a_standby_is_alive_but_not_ready() 
 
     let standby = Daemon::spawn(cfg.path(), &["--standby"]);
     wait_until("the standby's ops address", limit, || async {
-        ops_address(&standby).is_some()
+        standby.ops_address().is_some()
     })
     .await;
-    let saddr = ops_address(&standby).expect("logged");
+    let saddr = standby.ops_address().expect("logged");
     assert_ne!(saddr, addr);
     wait_until("the standby's healthz", limit, || async {
         get(saddr, "/healthz").await.0 == 200

@@ -559,6 +559,10 @@ pub struct Daemon {
     pub standby_poll_interval: Dur,
     /// On SIGINT/SIGTERM, how long the running batch may take to finish.
     pub shutdown_timeout: Dur,
+    /// `/readyz` names a job overdue when it has not completed a run by its
+    /// next cron time after the last completion + its time budget + this
+    /// (issue 17, item 1; `scheduler::supervision`).
+    pub job_overdue_margin: Dur,
 }
 
 impl Default for Daemon {
@@ -568,6 +572,7 @@ impl Default for Daemon {
             lock_check_interval: Dur::secs(2),
             standby_poll_interval: Dur::secs(2),
             shutdown_timeout: Dur::secs(30),
+            job_overdue_margin: Dur::secs(60),
         }
     }
 }

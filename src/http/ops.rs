@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `/metrics` | always: Prometheus text; the database gauges are read first, within `msgx.http.probe-timeout` | — (a failed read sets `msgx_collector_success 0`) |
 //! | `/healthz` | the scheduler heartbeat is younger than `msgx.http.health-max-age` | the loop is stuck or dead: restart the process |
-//! | `/readyz` | this process holds the instance lock, PostgreSQL and the mailbox answer, and W has advanced recently or nothing waits beyond it | any check fails; the JSON body names it |
+//! | `/readyz` | this process holds the instance lock, PostgreSQL and the mailbox answer, W has advanced recently or nothing waits beyond it, and every scheduled job completed a run within its schedule (`scheduler::supervision`) | any check fails; the JSON body names it (an overdue job by name) |
 //!
 //! The two health answers are kept apart on purpose: a hot standby is
 //! alive (200 on `/healthz`) but not ready (503 on `/readyz`: it does not
@@ -50,6 +50,9 @@ impl Heartbeat {
 /// The instance lock once this process holds it (a standby has none yet).
 pub type LockSlot = Arc<OnceLock<Arc<AdvisoryLock>>>;
 
+/// The daemon's job supervision once it is active (issue 17, item 1).
+pub type JobsSlot = Arc<OnceLock<Arc<crate::scheduler::supervision::JobWatch>>>;
+
 /// What the handlers need.
 #[derive(Clone)]
 pub struct OpsState {
@@ -59,6 +62,7 @@ pub struct OpsState {
     pub config: Arc<Config>,
     pub heartbeat: Arc<Heartbeat>,
     pub lock: LockSlot,
+    pub jobs: JobsSlot,
     /// The installed recorder (`crate::prometheus::install`).
     pub metrics: PrometheusHandle,
 }
@@ -200,6 +204,11 @@ async fn readyz(State(s): State<OpsState>) -> Response {
         })),
     );
     checks.insert("watermark", Check::from(watermark));
+    let jobs = match s.jobs.get() {
+        Some(watch) => watch.check(now),
+        None => Ok("no jobs scheduled by this process yet".to_string()),
+    };
+    checks.insert("jobs", Check::from(jobs));
     let ready = checks.values().all(|c| c.ok);
     (
         status_of(ready),

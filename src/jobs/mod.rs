@@ -143,6 +143,9 @@ pub enum JobError {
     LockLost,
     #[error("{0}")]
     Other(String),
+    /// A panic inside the run, caught at the run boundary (issue 17, item 1).
+    #[error("the job panicked: {0}")]
+    Panicked(String),
 }
 
 /// A schedulable, idempotent, bounded job.

@@ -85,6 +85,44 @@ pub enum RunError {
     Db(#[from] sqlx::Error),
 }
 
+/// Awaits one bounded pass, turning a panic inside it into
+/// [`JobError::Panicked`] (issue 17, item 1): the run is then recorded FAILED
+/// with the panic message like any failure, and the next tick runs again.
+/// Counted in `msgx_job_panics_total` and logged at error.
+///
+/// Unwind safety: a pass's writes are transactions that roll back when
+/// dropped, and its in-memory state dies with the pass; what outlives it (the
+/// pools, the shared producer, the lock guard) is only touched through
+/// poison-tolerant locks.
+async fn contained<F>(job: &str, pass: F) -> Result<RunReport, JobError>
+where
+    F: std::future::Future<Output = Result<RunReport, JobError>>,
+{
+    use futures_util::FutureExt;
+    let pass = async {
+        crate::fault::hit("job", job);
+        pass.await
+    };
+    match std::panic::AssertUnwindSafe(pass).catch_unwind().await {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = panic_message(payload.as_ref());
+            metrics::counter!("msgx_job_panics_total", "job" => job.to_string()).increment(1);
+            tracing::error!(job, panic = %message, "Job run panicked; recorded FAILED, the next tick runs again");
+            Err(JobError::Panicked(message))
+        }
+    }
+}
+
+/// The text of a panic payload (`panic!` gives a `&str` or a `String`).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-text payload".to_string())
+}
+
 /// Runs jobs for one process.
 #[derive(Clone)]
 pub struct Runner {
@@ -229,7 +267,7 @@ impl Runner {
         let mut total = RunReport::default();
         let mut failure: Option<JobError> = None;
         loop {
-            match job.run_once(&ctx, &bounds).await {
+            match contained(&manifest.name, job.run_once(&ctx, &bounds)).await {
                 Ok(report) => {
                     total.items += report.items;
                     total.more = report.more;

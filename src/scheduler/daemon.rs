@@ -6,14 +6,18 @@
 //! `msgx.daemon.shutdown-timeout`; on lock loss it stops at once.
 
 use super::profile::Profile;
+use super::supervision::JobWatch;
 use crate::clock::SharedClock;
 use crate::config::Config;
-use crate::http::ops::{self, Heartbeat, LockSlot, OpsState};
+use crate::http::ops::{self, Heartbeat, JobsSlot, LockSlot, OpsState};
 use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
+use crate::jobs::manifest;
 use crate::jobs::registry;
 use crate::jobs::runner::{RunError, RunOptions, Runner, Trigger};
 use crate::store::mailbox::{Mailbox, MailboxError};
 use crate::store::pg;
+use crate::store::pg::job_run::Outcome;
+use futures_util::FutureExt;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,6 +56,18 @@ struct Inner {
     then: BTreeMap<String, Vec<String>>,
     stopping: AtomicBool,
     heartbeat: Arc<Heartbeat>,
+    /// Whether each job keeps up with its schedule (`/readyz`).
+    watch: Arc<JobWatch>,
+}
+
+/// Clears a job's running flag when the run ends, also by a panic, so a
+/// panicking run never leaves its job skipped forever (issue 17, item 1).
+struct RunningFlag<'a>(&'a AtomicBool);
+
+impl Drop for RunningFlag<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
 }
 
 /// The scheduler's own heartbeat job: every second, so `/healthz` proves the
@@ -89,22 +105,42 @@ impl Inner {
                 tracing::debug!(job, "Previous run still going; tick skipped");
                 return;
             }
-            let items = match self
-                .runner
-                .run(&job, &RunOptions::default(), Some(&self.guard))
-                .await
-            {
-                Ok(summary) => summary.items,
-                Err(RunError::Locked { holder, .. }) => {
-                    tracing::info!(job, %holder, "Job lock held elsewhere; run skipped and recorded");
-                    0
+            let running = RunningFlag(flag);
+            self.watch.started(&job, self.runner.clock.now());
+            let opts = RunOptions::default();
+            let run = self.runner.run(&job, &opts, Some(&self.guard));
+            // The runner contains a panic inside the job's passes; this
+            // catches one in the code around them (lock, JOB_RUN writes).
+            let result = std::panic::AssertUnwindSafe(run).catch_unwind().await;
+            let (items, error) = match result {
+                Ok(Ok(summary)) => {
+                    let error = match summary.outcome {
+                        Outcome::Succeeded | Outcome::SkippedLocked => None,
+                        other => Some(format!(
+                            "{}: {}",
+                            other.as_str(),
+                            summary.error.as_deref().unwrap_or("no error recorded")
+                        )),
+                    };
+                    (summary.items, error)
                 }
-                Err(e) => {
+                Ok(Err(RunError::Locked { holder, .. })) => {
+                    tracing::info!(job, %holder, "Job lock held elsewhere; run skipped and recorded");
+                    (0, None)
+                }
+                Ok(Err(e)) => {
                     tracing::error!(job, error = %e, "Job could not run");
-                    0
+                    (0, Some(e.to_string()))
+                }
+                Err(payload) => {
+                    let message = crate::jobs::runner::panic_message(payload.as_ref());
+                    metrics::counter!("msgx_job_panics_total", "job" => job.clone()).increment(1);
+                    tracing::error!(job, panic = %message, "Job run panicked outside its passes; the next tick runs again");
+                    (0, Some(format!("panicked: {message}")))
                 }
             };
-            flag.store(false, Ordering::SeqCst);
+            self.watch.finished(&job, self.runner.clock.now(), error);
+            drop(running);
             if items > 0 {
                 for next in self.then.get(&job).into_iter().flatten() {
                     tokio::spawn(self.clone().tick(next.clone(), true));
@@ -181,6 +217,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     let heartbeat = Arc::new(Heartbeat::default());
     heartbeat.beat(clock.now());
     let lock_slot = LockSlot::default();
+    let jobs_slot = JobsSlot::default();
     // The ops endpoints come up before the lock: a standby is alive, not ready.
     if let Some(listen) = config.msgx.http.metrics_listen.clone() {
         let state = OpsContext {
@@ -190,6 +227,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             config: &config,
             heartbeat: &heartbeat,
             lock: &lock_slot,
+            jobs: &jobs_slot,
         };
         if let Err(e) = start_ops(&listen, state, stop_rx.clone()).await {
             eprintln!("msgx daemon: cannot serve msgx.http.metrics-listen {listen}: {e}");
@@ -229,6 +267,16 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             tracing::warn!(job, "Scheduled job is not implemented yet; not scheduled");
         }
     }
+    let watch = Arc::new(JobWatch::new(
+        clock.now(),
+        config.msgx.daemon.job_overdue_margin.chrono(),
+        running.keys().filter_map(|job| {
+            let cron = profile.jobs.get(job)?;
+            let budget = manifest::find(job)?.bounds.time_budget.chrono();
+            Some((job.as_str(), cron.as_str(), budget))
+        }),
+    ));
+    let _ = jobs_slot.set(watch.clone());
     let inner = Arc::new(Inner {
         runner: Runner {
             pg: pool.clone(),
@@ -246,6 +294,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         then: profile.then.clone(),
         stopping: AtomicBool::new(false),
         heartbeat: heartbeat.clone(),
+        watch,
     });
 
     // The compat entry fails the start like the ops endpoints: an operator
@@ -316,6 +365,7 @@ struct OpsContext<'a> {
     config: &'a Arc<Config>,
     heartbeat: &'a Arc<Heartbeat>,
     lock: &'a LockSlot,
+    jobs: &'a JobsSlot,
 }
 
 /// Installs the Prometheus recorder, binds `listen` (failing loudly: an
@@ -339,6 +389,7 @@ async fn start_ops(
         config: c.config.clone(),
         heartbeat: c.heartbeat.clone(),
         lock: c.lock.clone(),
+        jobs: c.jobs.clone(),
         metrics: handle,
     };
     tokio::spawn(async move {

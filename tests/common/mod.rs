@@ -367,6 +367,15 @@ pub fn text(out: &Output) -> String {
 }
 
 /// A `msgx daemon` process whose output goes to a temp file; killed on drop.
+/// The log opened for appending, so stdout and stderr (a panic's report)
+/// never overwrite each other's lines.
+fn append(path: &std::path::Path) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("log file opens")
+}
+
 pub struct Daemon {
     child: std::process::Child,
     log: tempfile::NamedTempFile,
@@ -374,6 +383,14 @@ pub struct Daemon {
 
 impl Daemon {
     pub fn spawn(config: &std::path::Path, extra: &[&str]) -> Daemon {
+        Self::spawn_with_env(config, extra, &[])
+    }
+    /// As [`Daemon::spawn`], with extra environment (e.g. `MSGX_FAULT`).
+    pub fn spawn_with_env(
+        config: &std::path::Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Daemon {
         let log = tempfile::NamedTempFile::new().unwrap();
         let child = std::process::Command::new(msgx_bin())
             .arg("--config")
@@ -382,8 +399,9 @@ impl Daemon {
             .args(extra)
             .env_remove("MSGX_DATABASE_URL")
             .env("RUST_LOG", "info")
-            .stdout(std::process::Stdio::from(log.reopen().unwrap()))
-            .stderr(std::process::Stdio::from(log.reopen().unwrap()))
+            .envs(env.iter().copied())
+            .stdout(std::process::Stdio::from(append(log.path())))
+            .stderr(std::process::Stdio::from(append(log.path())))
             .spawn()
             .expect("spawn daemon");
         Daemon { child, log }
@@ -393,6 +411,13 @@ impl Daemon {
     }
     pub fn output(&self) -> String {
         std::fs::read_to_string(self.log.path()).unwrap_or_default()
+    }
+    /// The address the daemon logged for its ops endpoints (it binds port 0).
+    pub fn ops_address(&self) -> Option<std::net::SocketAddr> {
+        let log = self.output();
+        let line = log.lines().find(|l| l.contains("Ops endpoints"))?;
+        let at = line.find("listen=")? + "listen=".len();
+        line[at..].split_whitespace().next()?.parse().ok()
     }
     pub async fn wait_exit(&mut self, timeout: std::time::Duration) -> i32 {
         let start = std::time::Instant::now();
