@@ -273,6 +273,14 @@ pub enum MailboxAction {
         /// First SEQN, so several runs into one mailbox stay unique.
         #[arg(long, default_value_t = 1)]
         first_seqn: u64,
+        /// Flights per SCHD package (large-schedule benchmark: one package
+        /// of 20,000 flights).
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+        package_flights: u32,
+        /// FLTRs with the groups of a real schedule (stands, gates,
+        /// counters, delays; about 800 bytes each instead of about 300).
+        #[arg(long)]
+        rich: bool,
         /// Leave out the SCHD packages (the flights exist from an earlier run).
         #[arg(long)]
         no_schedules: bool,
@@ -433,6 +441,8 @@ pub async fn run(cli: Cli) -> i32 {
                     malformed,
                     holes,
                     first_seqn,
+                    package_flights,
+                    rich,
                     no_schedules,
                     rate,
                 },
@@ -445,6 +455,8 @@ pub async fn run(cli: Cli) -> i32 {
                 malformed,
                 holes,
                 first_seqn,
+                package_flights,
+                rich,
             };
             mailbox_generate(&loaded.config, clock, &spec, !no_schedules, rate).await
         }

@@ -284,7 +284,9 @@ async fn a_panicking_run_is_recorded_failed_and_the_next_tick_runs_again() {
             "{e}"
         );
     }
-    let addr = d.ops_address().unwrap_or_else(|| panic!("ops endpoints logged: {}", d.output()));
+    let addr = d
+        .ops_address()
+        .unwrap_or_else(|| panic!("ops endpoints logged: {}", d.output()));
     let (_, page) = http(addr, "GET", "/metrics", "").await;
     assert!(
         page.lines()

@@ -732,6 +732,8 @@ async fn group_commit_gives_the_same_final_state_as_one_message_per_transaction(
         malformed: 0.02,
         holes: 0,
         first_seqn: 1,
+        package_flights: 100,
+        rich: false,
     };
     let backlog: Vec<String> = messages(&spec).into_iter().flatten().collect();
     let (a, sa) = final_state(&backlog, 1, |_| {}, "", "").await;

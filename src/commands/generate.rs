@@ -30,6 +30,11 @@ pub struct Spec {
     pub holes: u32,
     /// First SEQN (so repeated runs into one mailbox stay unique).
     pub first_seqn: u64,
+    /// Flights per SCHD DNLD package (100 by default).
+    pub package_flights: u32,
+    /// FLTRs with the groups of a real schedule (stands, gates, counters,
+    /// delays: about 800 bytes each instead of about 300).
+    pub rich: bool,
 }
 
 /// A tiny deterministic PRNG (xorshift64*), enough for a reproducible mix.
@@ -102,7 +107,8 @@ fn mix(spec: &Spec, schedules: bool) -> Vec<Option<String>> {
         s
     };
     // Schedule packages first: every flight exists before its FLOPs.
-    for chunk in (0..flights).collect::<Vec<_>>().chunks(100) {
+    let package = spec.package_flights.max(1) as usize;
+    for chunk in (0..flights).collect::<Vec<_>>().chunks(package) {
         if !schedules || out.len() as u64 >= spec.messages {
             break;
         }
@@ -111,10 +117,27 @@ fn mix(spec: &Spec, schedules: bool) -> Vec<Option<String>> {
             .map(|&i| {
                 let flid = 100_000 + i64::from(i);
                 let mvin = if i % 2 == 0 { "D" } else { "A" };
+                let t = sis_time(sodt(i));
+                let rich = if spec.rich {
+                    format!(
+                        "<TAOP>YG</TAOP><TRML>T2</TRML><MAXP>148</MAXP><ESTT>{t}</ESTT>\
+                         <LBWT>1680.5</LBWT><EXSC>RCFLOP</EXSC><FTSS>SCH</FTSS>\
+                         <ROUT RTNO=\"1\"><APCD>XIY</APCD><SCAT>{t}</SCAT></ROUT>\
+                         <PSDT PSNO=\"1\"><PSST>{s}</PSST><STST>{t}</STST><STET>{t}</STET></PSDT>\
+                         <GTDT GTNO=\"1\"><GATE>G{g}</GATE><PGOT>{t}</PGOT><PGCT>{t}</PGCT><GTYP>D</GTYP></GTDT>\
+                         <CKDT CKNO=\"1\"><CHKC>{c}</CHKC><CCLS>Y</CCLS><PCOT>{t}</PCOT><PCCT>{t}</PCCT><CTYP>D</CTYP></CKDT>\
+                         <DELY CODE=\"93\" STRT=\"{t}\" DURA=\"0045\">late</DELY>",
+                        s = 500 + i % 60,
+                        g = 1 + i % 40,
+                        c = 1 + i % 90,
+                    )
+                } else {
+                    String::new()
+                };
                 format!(
                     "<FLTR><FLID>{flid}</FLID><ALCD>YG</ALCD><FLNO>YG{}</FLNO><MVIN>{mvin}</MVIN><SODT>{}</SODT>\
                      <FLTY>W</FLTY><FLIN>D</FLIN><ACFT>733</ACFT><RENO>B{:04}</RENO><STND>{}</STND>\
-                     <ERUT RTNO=\"1\"><APCD>CTU</APCD><SCDT>{}</SCDT></ERUT><ERUT RTNO=\"2\"><APCD>XIY</APCD></ERUT></FLTR>",
+                     <ERUT RTNO=\"1\"><APCD>CTU</APCD><SCDT>{}</SCDT></ERUT><ERUT RTNO=\"2\"><APCD>XIY</APCD></ERUT>{rich}</FLTR>",
                     1000 + i,
                     sis_time(sodt(i)),
                     i % 9999,
@@ -308,6 +331,8 @@ mod tests {
             malformed: 0.0,
             holes: 0,
             first_seqn: 1,
+            package_flights: 100,
+            rich: false,
         };
         let a = messages(&spec);
         assert_eq!(a, messages(&spec));
@@ -334,6 +359,8 @@ mod tests {
             malformed: 0.0,
             holes: 0,
             first_seqn: 1,
+            package_flights: 100,
+            rich: false,
         };
         let a = flop_mix(&spec);
         assert_eq!(a.len(), 300);
@@ -350,6 +377,8 @@ mod tests {
             malformed: 0.02,
             holes: 4,
             first_seqn: 1,
+            package_flights: 100,
+            rich: false,
         };
         let a = messages(&spec);
         assert_eq!(a.iter().filter(|m| m.is_none()).count(), 4);

@@ -49,7 +49,7 @@ pub fn derive<'a>(
 /// The MAFL of the flight `flid` in `set` (`None` when it is not loaded or
 /// does not carry MAFL).
 pub fn of(flid: i64, set: &FlightSet) -> Option<Vec<MaflEntry>> {
-    set.get(flid).and_then(|m| derive(m, set.iter()))
+    set.get(flid).and_then(|m| derive(m, set.with_master(flid)))
 }
 
 /// The masters whose child set may change when `old` becomes `new`: the
@@ -76,7 +76,7 @@ pub fn masters_touched(old: Option<&FlightState>, new: &FlightState) -> Vec<i64>
 /// `master` loses its association (MAID, CSOP, CSFT cleared). Returns the
 /// shares' next states, by FLID, only those that change.
 pub fn detach_shares(master: i64, set: &FlightSet) -> Vec<FlightState> {
-    set.iter()
+    set.with_master(master)
         .filter(|f| f.is_active() && f.flid != master && f.master_id() == Some(master))
         .map(|f| {
             let mut next = f.clone();

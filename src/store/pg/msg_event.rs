@@ -235,6 +235,9 @@ pub async fn delete_dead(
     .await
 }
 
+/// Rows per INSERT of [`append_many`].
+const APPEND_CHUNK: usize = 1000;
+
 /// Stores the events of one decision, in order: all KAFKA:msg rows first
 /// (EVENT_IDs allocated in list order), then the KAFKA:schd upserts (a
 /// decision writes each flight once, so one row per FLID).
@@ -297,46 +300,52 @@ pub async fn append_many(
     if rows.is_empty() {
         return Ok(());
     }
-    let targets: Vec<&str> = rows.iter().map(|r| r.0).collect();
-    let keys: Vec<String> = rows
-        .iter()
-        .map(|r| r.2.partition_key().to_string())
-        .collect();
-    let types: Vec<&str> = rows
-        .iter()
-        .map(|r| match r.2.event_type() {
-            crate::domain::EventType::Upsert => "UPSERT",
-            crate::domain::EventType::Tombstone => "TOMBSTONE",
-        })
-        .collect();
-    let versions: Vec<i64> = rows.iter().map(|r| r.2.state_version()).collect();
-    let msg_ids: Vec<Option<i64>> = rows.iter().map(|r| r.1).collect();
-    let payloads: Vec<Option<Vec<u8>>> = rows.iter().map(|r| r.2.to_bytes()).collect();
-    // KAFKA:msg rows are outside the partial unique index, so the ON
-    // CONFLICT clause only ever applies to KAFKA:schd rows (§8.2: replaced
-    // only forward in STATE_VERSION, with a fresh EVENT_ID as generation).
-    sqlx::query(
-        "INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
-         SELECT g, k, t, v, m, p, $7 \
-         FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[]) \
-              WITH ORDINALITY AS x(g, k, t, v, m, p, n) \
-         ORDER BY n \
-         ON CONFLICT (partition_key) WHERE target = 'KAFKA:schd' DO UPDATE SET \
-           event_id = EXCLUDED.event_id, event_type = EXCLUDED.event_type, \
-           state_version = EXCLUDED.state_version, msg_id = EXCLUDED.msg_id, \
-           payload = EXCLUDED.payload, status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
-           first_failure_at = NULL, last_error = NULL, created_at = EXCLUDED.created_at, sent_at = NULL \
-         WHERE msg_event.state_version <= EXCLUDED.state_version",
-    )
-    .bind(&targets)
-    .bind(&keys)
-    .bind(&types)
-    .bind(&versions)
-    .bind(&msg_ids)
-    .bind(&payloads)
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
+    // In statements of at most APPEND_CHUNK rows, in order (EVENT_IDs stay
+    // in list order across them), so a 20,000-flight schedule never encodes
+    // all its payloads into one buffer (issue 17, item 5). A FLID occurs at
+    // most once in `rows`, so no statement updates a row a previous one wrote.
+    for chunk in rows.chunks(APPEND_CHUNK) {
+        let targets: Vec<&str> = chunk.iter().map(|r| r.0).collect();
+        let keys: Vec<String> = chunk
+            .iter()
+            .map(|r| r.2.partition_key().to_string())
+            .collect();
+        let types: Vec<&str> = chunk
+            .iter()
+            .map(|r| match r.2.event_type() {
+                crate::domain::EventType::Upsert => "UPSERT",
+                crate::domain::EventType::Tombstone => "TOMBSTONE",
+            })
+            .collect();
+        let versions: Vec<i64> = chunk.iter().map(|r| r.2.state_version()).collect();
+        let msg_ids: Vec<Option<i64>> = chunk.iter().map(|r| r.1).collect();
+        let payloads: Vec<Option<Vec<u8>>> = chunk.iter().map(|r| r.2.to_bytes()).collect();
+        // KAFKA:msg rows are outside the partial unique index, so the ON
+        // CONFLICT clause only ever applies to KAFKA:schd rows (§8.2: replaced
+        // only forward in STATE_VERSION, with a fresh EVENT_ID as generation).
+        sqlx::query(
+            "INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
+             SELECT g, k, t, v, m, p, $7 \
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[]) \
+                  WITH ORDINALITY AS x(g, k, t, v, m, p, n) \
+             ORDER BY n \
+             ON CONFLICT (partition_key) WHERE target = 'KAFKA:schd' DO UPDATE SET \
+               event_id = EXCLUDED.event_id, event_type = EXCLUDED.event_type, \
+               state_version = EXCLUDED.state_version, msg_id = EXCLUDED.msg_id, \
+               payload = EXCLUDED.payload, status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
+               first_failure_at = NULL, last_error = NULL, created_at = EXCLUDED.created_at, sent_at = NULL \
+             WHERE msg_event.state_version <= EXCLUDED.state_version",
+        )
+        .bind(&targets)
+        .bind(&keys)
+        .bind(&types)
+        .bind(&versions)
+        .bind(&msg_ids)
+        .bind(&payloads)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    }
     Ok(())
 }
 
