@@ -417,6 +417,68 @@ async fn readyz_reports_a_stalled_watermark_until_ingest_moves_it() {
     assert_eq!(get(ops.addr, "/readyz").await.0, 200);
 }
 
+/// Issue 17 item 4: a head held by an outage (the pump's mailbox
+/// unreachable) shows in `msgx_pipeline_head_blocked_seconds` from its
+/// first failure, and turns `/readyz` unready (check `head`) once it has
+/// failed for `msgx.pipeline.head-blocked-alert` (5m); both clear when the
+/// head is processed.
+#[tokio::test]
+async fn readyz_and_the_gauge_show_a_head_blocked_by_an_outage() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>1</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>",
+    )
+    .await;
+    let (clock, shared) = manual_clock();
+    let ops = serve_ops(&db, &mb.url, shared.clone()).await;
+    let lock = take_lock(&db, &ops).await;
+    let (up, _s1) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    let (down, _s2) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.mailbox.url = "mysql://msgx:msgx@127.0.0.1:1/nowhere".into();
+    });
+    let _turn = SCRAPES.lock().await;
+    let blocked = |page: &str| value(page, "msgx_pipeline_head_blocked_seconds", &[]);
+    run_under(&up, "ingest-sweep", Some(&lock)).await;
+    assert_eq!(
+        blocked(&get(ops.addr, "/metrics").await.1),
+        Some(0.0),
+        "PENDING is not failing"
+    );
+
+    for _ in 0..4 {
+        run_under(&down, "pump-drain", Some(&lock)).await;
+        clock.advance(Duration::minutes(1));
+    }
+    assert_eq!(blocked(&get(ops.addr, "/metrics").await.1), Some(240.0));
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 200, "below the alert: {body}");
+    assert_eq!(body["checks"]["head"]["ok"], true, "{body}");
+
+    run_under(&down, "pump-drain", Some(&lock)).await;
+    clock.advance(Duration::minutes(1));
+    assert_eq!(blocked(&get(ops.addr, "/metrics").await.1), Some(300.0));
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["checks"]["head"]["ok"], false, "{body}");
+    let detail = body["checks"]["head"]["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.contains("head 1")
+            && detail.contains("INFRA")
+            && detail.contains("cannot read raw message"),
+        "{body}"
+    );
+    assert_eq!(
+        body["checks"]["mailbox"]["ok"], true,
+        "only the head fails: {body}"
+    );
+
+    // The mailbox is back: the head is processed and both clear.
+    run_under(&up, "pump-drain", Some(&lock)).await;
+    assert_eq!(blocked(&get(ops.addr, "/metrics").await.1), Some(0.0));
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 200, "{body}");
+}
+
 /// The address the daemon logged for its ops endpoints (it binds port 0).
 fn ops_address(d: &Daemon) -> Option<SocketAddr> {
     let log = d.output();
