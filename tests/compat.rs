@@ -330,13 +330,7 @@ async fn a_mailbox_without_its_table_is_503_without_the_sql_error() {
 #[tokio::test]
 async fn a_failed_enqueue_after_the_mailbox_write_is_202() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    sqlx::raw_sql(
-        "CREATE FUNCTION no_compat() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'pg down (test)'; END $$; \
-         CREATE TRIGGER no_compat BEFORE INSERT ON proc_state FOR EACH ROW EXECUTE FUNCTION no_compat();",
-    )
-    .execute(&db.pool)
-    .await
-    .unwrap();
+    db.fail_inserts("proc_state", "pg down (test)").await;
     let entry = start(&db, &mb.url, |_| {}).await;
     let a = post(entry.addr, MSG).await;
     assert_eq!(a.status, 202, "{a:?}");

@@ -239,10 +239,7 @@ async fn a_row_committed_inside_a_released_hole_is_recorded_as_late() {
     mb.insert(XML).await; // 3
     let (clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
-    ingest(&r).await;
-    clock.advance(Duration::seconds(31));
-    ingest(&r).await;
-    assert_eq!(enqueued(&db).await, vec![1, 3], "2 was released as a hole");
+    release_hole_at_2(&db, &r, &clock).await;
     a.commit().await.unwrap(); // far too late
     // Issue 17 item 7: the release saw the hole empty, so its first
     // re-check comes one msgx.pipeline.late-row-recheck (1m) later.
@@ -277,6 +274,15 @@ async fn a_row_committed_inside_a_released_hole_is_recorded_as_late() {
     );
 }
 
+/// Rows 1 and 3 in the mailbox, 2 missing: two ingest runs max-commit-delay
+/// apart release 2 as a permanent hole.
+async fn release_hole_at_2(db: &TestDb, r: &Runner, clock: &msgx::clock::ManualClock) {
+    ingest(r).await;
+    clock.advance(Duration::seconds(31));
+    ingest(r).await;
+    assert_eq!(enqueued(db).await, vec![1, 3], "2 was released as a hole");
+}
+
 /// A count of the run report (0 when absent).
 fn detail(s: &msgx::jobs::runner::RunSummary, key: &str) -> u64 {
     s.details.get(key).and_then(|v| v.as_u64()).unwrap_or(0)
@@ -289,26 +295,18 @@ fn detail(s: &msgx::jobs::runner::RunSummary, key: &str) -> u64 {
 async fn a_failing_late_row_check_never_fails_the_ingest_run() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
     mb.insert(XML).await; // 1
-    let lost = mb.insert_rolled_back(XML).await; // 2: a permanent hole
+    let lost = mb.insert_rolled_back(XML).await; // 2
     mb.insert(XML).await; // 3
     let (clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
-    ingest(&r).await;
-    clock.advance(Duration::seconds(31));
-    ingest(&r).await;
-    assert_eq!(enqueued(&db).await, vec![1, 3], "{lost} released");
+    release_hole_at_2(&db, &r, &clock).await;
     // A late row inside the hole, and recording it fails.
     mb.exec(&format!(
         "INSERT INTO cminmsgs (CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES ({lost}, 'x', 'VALID')"
     ))
     .await;
-    sqlx::raw_sql(
-        "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'late-row store broken (test)'; END $$; \
-         CREATE TRIGGER boom BEFORE INSERT ON inbox_late_row FOR EACH ROW EXECUTE FUNCTION boom();",
-    )
-    .execute(&db.pool)
-    .await
-    .unwrap();
+    db.fail_inserts("inbox_late_row", "late-row store broken (test)")
+        .await;
     mb.insert(XML).await; // 4: new work in the same run
     clock.advance(Duration::minutes(1));
     let s = ingest(&r).await;
@@ -328,10 +326,7 @@ async fn a_failing_late_row_check_never_fails_the_ingest_run() {
         (0, 0),
         "the failing hole waits for the interval too: {s:?}"
     );
-    sqlx::raw_sql("DROP TRIGGER boom ON inbox_late_row")
-        .execute(&db.pool)
-        .await
-        .unwrap();
+    db.allow_inserts("inbox_late_row").await;
     clock.advance(Duration::minutes(1));
     let s = ingest(&r).await;
     assert_eq!(

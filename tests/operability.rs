@@ -445,21 +445,21 @@ async fn readyz_and_the_gauge_show_a_head_blocked_by_an_outage() {
         "PENDING is not failing"
     );
 
-    for _ in 0..4 {
+    for minute in 1..=5 {
         run_under(&down, "pump-drain", Some(&lock)).await;
         clock.advance(Duration::minutes(1));
+        let seconds = f64::from(minute * 60);
+        assert_eq!(blocked(&get(ops.addr, "/metrics").await.1), Some(seconds));
+        let (status, body) = get_json(ops.addr, "/readyz").await;
+        let ready = minute < 5;
+        assert_eq!(
+            status,
+            if ready { 200 } else { 503 },
+            "{minute} min: {body}"
+        );
+        assert_eq!(body["checks"]["head"]["ok"], ready, "{minute} min: {body}");
     }
-    assert_eq!(blocked(&get(ops.addr, "/metrics").await.1), Some(240.0));
-    let (status, body) = get_json(ops.addr, "/readyz").await;
-    assert_eq!(status, 200, "below the alert: {body}");
-    assert_eq!(body["checks"]["head"]["ok"], true, "{body}");
-
-    run_under(&down, "pump-drain", Some(&lock)).await;
-    clock.advance(Duration::minutes(1));
-    assert_eq!(blocked(&get(ops.addr, "/metrics").await.1), Some(300.0));
-    let (status, body) = get_json(ops.addr, "/readyz").await;
-    assert_eq!(status, 503, "{body}");
-    assert_eq!(body["checks"]["head"]["ok"], false, "{body}");
+    let (_, body) = get_json(ops.addr, "/readyz").await;
     let detail = body["checks"]["head"]["detail"].as_str().unwrap_or("");
     assert!(
         detail.contains("head 1")
@@ -682,6 +682,8 @@ async fn holes_lists_the_open_and_released_holes_and_late_rows() {
         "INSERT INTO cminmsgs (CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES ({lost}, 'x', 'VALID')"
     ))
     .await;
+    // Re-checked once msgx.pipeline.late-row-recheck has passed since the release.
+    clock.advance(Duration::minutes(1));
     run(&r, "ingest-sweep").await;
     let out = msgx(cfg.path(), &["holes"]);
     assert_eq!(code(&out), 0, "{}", text(&out));

@@ -273,18 +273,24 @@ async fn duplicates_malformed_and_missing_raw_rows_get_their_outcomes() {
     );
 }
 
+/// A mailbox with 1: an unsupported message (FLOP ESTT), 2: an ignored one.
+async fn unsupported_then_ignored() -> (TestDb, TestMailbox) {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&own("025-FLOP-ESTT-unsupported.xml")).await;
+    mb.insert(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>2</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>",
+    )
+    .await;
+    (db, mb)
+}
+
 /// Issue 17 item 4: an unsupported head gives up within the default
 /// one-minute UNSUPPORTED schedule (3 attempts, 10 s and 30 s apart), not
 /// the ~21 minutes one schedule for every class took, and the next message
 /// goes through right after.
 #[tokio::test]
 async fn unsupported_messages_back_off_then_become_exhausted_and_fifo_waits() {
-    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    mb.insert(&own("025-FLOP-ESTT-unsupported.xml")).await; // 1
-    mb.insert(
-        "<MSG><META><SNDR>AODB</SNDR><SEQN>2</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>",
-    )
-    .await; // 2
+    let (db, mb) = unsupported_then_ignored().await;
     let (clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     let started = clock.now();
@@ -371,13 +377,7 @@ async fn a_postgres_failure_mid_transaction_leaves_nothing_half_written() {
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     drain(&r).await;
     // Make the outbox fail after the flight rows are written.
-    sqlx::raw_sql(
-        "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full (test)'; END $$; \
-         CREATE TRIGGER boom BEFORE INSERT ON msg_event FOR EACH ROW EXECUTE FUNCTION boom();",
-    )
-    .execute(&db.pool)
-    .await
-    .unwrap();
+    db.fail_inserts("msg_event", "disk full (test)").await;
     mb.insert(&flop(
         3,
         9001,
@@ -994,18 +994,33 @@ async fn failure_of(db: &TestDb, id: i64) -> (String, Option<String>, i32, Optio
     (state, class, attempts, next.map(|n| n - updated))
 }
 
+/// Message 1 failed once with a fast-schedule class (CODEC_ERROR or
+/// UNSUPPORTED, default 10 s then 30 s): pumping at each tier makes it
+/// DEAD(EXHAUSTED), and the ignored message 2 behind it SKIPPED.
+async fn gives_up_and_the_queue_moves_on(
+    db: &TestDb,
+    r: &Runner,
+    clock: &msgx::clock::ManualClock,
+) {
+    for tier in [10, 30] {
+        clock.advance(Duration::seconds(tier));
+        run(r, "pump-drain").await;
+    }
+    let s = states(db).await;
+    assert_eq!(
+        (s[0].1.as_str(), s[0].2.as_deref()),
+        ("DEAD", Some("EXHAUSTED"))
+    );
+    assert_eq!(s[1].1, "SKIPPED", "the queue moved on");
+}
+
 /// Issue 17 item 4: a mailbox outage far longer than the old ~21-minute
 /// schedule leaves the head FAILED(INFRA), backing off at most 1 minute,
 /// never DEAD(EXHAUSTED). Once the mailbox is back, the head's real failure
 /// (UNSUPPORTED) gets its own full schedule, then the queue moves on.
 #[tokio::test]
 async fn an_infra_outage_never_exhausts_the_head() {
-    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    mb.insert(&own("025-FLOP-ESTT-unsupported.xml")).await; // 1
-    mb.insert(
-        "<MSG><META><SNDR>AODB</SNDR><SEQN>2</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>",
-    )
-    .await; // 2
+    let (db, mb) = unsupported_then_ignored().await;
     let (clock, shared) = manual_clock();
     let (up, _s1) = runner(&db, Some(&mb), shared.clone(), |_| {});
     run(&up, "ingest-sweep").await;
@@ -1051,16 +1066,7 @@ async fn an_infra_outage_never_exhausts_the_head() {
         ("FAILED", Some("UNSUPPORTED"), 1)
     );
     assert_eq!(wait, Some(Duration::seconds(10)));
-    for tier in [10, 30] {
-        clock.advance(Duration::seconds(tier));
-        run(&up, "pump-drain").await;
-    }
-    let s = states(&db).await;
-    assert_eq!(
-        (s[0].1.as_str(), s[0].2.as_deref()),
-        ("DEAD", Some("EXHAUSTED"))
-    );
-    assert_eq!(s[1].1, "SKIPPED", "the queue moved on");
+    gives_up_and_the_queue_moves_on(&db, &up, &clock).await;
 }
 
 /// Issue 17 item 5: a raw text over `msgx.pipeline.max-message-bytes` is
@@ -1159,16 +1165,7 @@ async fn a_decoder_panic_is_a_recorded_codec_error() {
             .contains("the decoder panicked: decode fault injected"),
         "{row:?}"
     );
-    for tier in [10, 30] {
-        clock.advance(Duration::seconds(tier));
-        run(&r, "pump-drain").await;
-    }
-    let s = states(&db).await;
-    assert_eq!(
-        (s[0].1.as_str(), s[0].2.as_deref()),
-        ("DEAD", Some("EXHAUSTED"))
-    );
-    assert_eq!(s[1].1, "SKIPPED");
+    gives_up_and_the_queue_moves_on(&db, &r, &clock).await;
 }
 
 /// Issue 17 item 5: LAST_ERROR is cut to 512 characters with a marker. A
