@@ -75,6 +75,11 @@ pub struct ReadAhead {
     pub first: i64,
     pub last: i64,
     pub rows: std::collections::HashMap<i64, Raw>,
+    /// The lengths already asked for beyond `last`, up to `lengths_last`
+    /// (raw texts are immutable, PRE-7): the next range is cut from them
+    /// instead of asking again, so the mailbox measures each text once.
+    pub lengths: Vec<(i64, u64)>,
+    pub lengths_last: i64,
 }
 
 /// A raw message as the pump sees it.
@@ -129,22 +134,38 @@ impl MessageProcessor<'_> {
         id: i64,
         w: i64,
     ) -> Result<Option<Raw>, crate::store::mailbox::MailboxError> {
-        {
+        let known = {
             let mut guard = self.read_ahead.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(r) = guard.as_ref()
                 && (r.first..=r.last).contains(&id)
             {
                 return Ok(r.rows.get(&id).cloned());
             }
-            // Drop the old range before reading the next: one budget at a time.
-            *guard = None;
-        }
+            // Drop the old texts before reading the next: one budget at a
+            // time. Lengths measured beyond them carry over.
+            guard
+                .take()
+                .filter(|r| id > r.last && id <= r.lengths_last)
+                .map(|r| (r.lengths, r.lengths_last))
+        };
         let p = &self.ctx.config.msgx.pipeline;
-        let last = (id + READ_AHEAD_ROWS - 1).min(w.max(id));
         let mailbox = &self.ctx.mailbox;
-        let lengths = mailbox.raw_lengths(id, last).await?;
-        let (last, too_large) =
-            plan_read_ahead(id, last, &lengths, p.read_ahead_bytes, p.max_message_bytes);
+        let (mut lengths, lengths_last) = match known {
+            Some(known) => known,
+            None => {
+                let last = (id + READ_AHEAD_ROWS - 1).min(w.max(id));
+                (mailbox.raw_lengths(id, last).await?, last)
+            }
+        };
+        lengths.retain(|(i, _)| *i >= id);
+        let (last, too_large) = plan_read_ahead(
+            id,
+            lengths_last,
+            &lengths,
+            p.read_ahead_bytes,
+            p.max_message_bytes,
+        );
+        lengths.retain(|(i, _)| *i > last);
         let mut rows: std::collections::HashMap<i64, Raw> = too_large
             .into_iter()
             .map(|(i, bytes)| (i, Raw::TooLarge(bytes)))
@@ -161,6 +182,8 @@ impl MessageProcessor<'_> {
             first: id,
             last,
             rows,
+            lengths,
+            lengths_last,
         });
         Ok(found)
     }
