@@ -12,9 +12,9 @@ cargo build --quiet --bin msgx
 MSGX=target/debug/msgx
 # The demo's config: the documented local defaults, with retry tiers of 1 s so
 # the one Unsupported sample (025, FLOP ESTT) visibly backs off, is retried
-# and ends DEAD(EXHAUSTED) within seconds instead of holding the queue ~20 min.
+# and ends DEAD(EXHAUSTED) within seconds instead of the default 40 s.
 demo_cfg=$(mktemp --suffix=.toml)
-sed 's/^retry-backoff = .*/retry-backoff = ["1s", "1s", "1s", "1s"]/' config/msgx.toml >"$demo_cfg"
+sed 's/^backoff = \[[^]]*\]/backoff = ["1s", "1s"]/' config/msgx.toml >"$demo_cfg"
 export MSGX_CONFIG=$demo_cfg
 
 # The demo runs on its own databases, recreated each time, so it is repeatable

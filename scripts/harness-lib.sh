@@ -91,12 +91,16 @@ harness_build() {
 }
 
 # harness_config: a config file for harness runs, $MSGX_CONFIG. The documented
-# defaults except: retry tiers of 1 s (a failed head is retried in seconds),
-# max-commit-delay 2 s (a rolled-back insert stalls ingest 2 s, not 30 s), and
-# logs under $WORK. Extra `sed` expressions may be passed.
+# defaults except: pipeline retry tiers of 1 s (every `backoff` line of
+# [msgx.pipeline.retry.*]: a failed head is retried in seconds; set
+# HARNESS_RETRY=defaults to keep the documented schedules), max-commit-delay
+# 2 s (a rolled-back insert stalls ingest 2 s, not 30 s), and logs under
+# $WORK. Extra `sed` expressions may be passed.
 harness_config() {
   MSGX_CONFIG=$WORK/msgx.toml
-  sed -e 's/^retry-backoff = .*/retry-backoff = ["1s", "1s", "1s", "1s"]/' \
+  local retry='s/^backoff = \[[^]]*\]/backoff = ["1s", "1s"]/'
+  [ "${HARNESS_RETRY:-fast}" = defaults ] && retry='s/^$//'
+  sed -e "$retry" \
       -e 's/^max-commit-delay = [^#]*/max-commit-delay = "2s"         /' \
       -e "s|^dir = \"var/log\"|dir = \"$WORK/log\"|" \
       "$@" config/msgx.toml >"$MSGX_CONFIG"

@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--outage 120s] [--rate 20] [--flights F] [--debug]"; exit 2 ;;
   esac
 done
-CATCH_UP_LIMIT=$(( OUTAGE * 3 + 420 )) # a 2-min outage can leave a head in its 5-min retry tier
+CATCH_UP_LIMIT=$(( OUTAGE * 3 + 420 )) # generous: an INFRA head is retried at most 1 min apart
 
 # shellcheck source=scripts/harness-lib.sh
 . scripts/harness-lib.sh
@@ -43,7 +43,7 @@ harness_init soak
 trap harness_cleanup EXIT
 trap 'exit 143' INT TERM # so that the EXIT trap cleans up
 harness_build $BUILD
-harness_config -e 's/^retry-backoff = .*/retry-backoff = ["10s", "1m", "5m", "15m"]/' \
+HARNESS_RETRY=defaults harness_config \
                -e 's/^max-commit-delay = [^#]*/max-commit-delay = "30s"        /'
 export RUST_LOG=${RUST_LOG:-info}
 started=$(date +%s)

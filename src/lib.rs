@@ -26,6 +26,7 @@ pub mod commands;
 pub mod config;
 pub mod delivery;
 pub mod domain;
+pub mod error_text;
 pub mod fault;
 pub mod http;
 pub mod instance_lock;

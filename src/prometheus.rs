@@ -111,6 +111,12 @@ pub const CATALOG: &[MetricSpec] = &[
         "Mailbox rows found inside a released hole (INBOX_LATE_ROW rows).",
     ),
     m(
+        "msgx_ingest_late_row_check_failures_total",
+        Counter,
+        &[],
+        "Late-row re-checks of released holes that failed (the ingest run still succeeds).",
+    ),
+    m(
         "msgx_ingest_enqueued_total",
         Counter,
         &[],
@@ -122,6 +128,12 @@ pub const CATALOG: &[MetricSpec] = &[
         Gauge,
         &[],
         "Age of the oldest PENDING/FAILED message (design §5.1); 0 when none.",
+    ),
+    m(
+        "msgx_pipeline_head_blocked_seconds",
+        Gauge,
+        &[],
+        "How long the head has been failing (FAILED, backing off); 0 when it is not.",
     ),
     m(
         "msgx_pipeline_messages",
@@ -355,6 +367,7 @@ fn register_known_series() {
             .increment(0);
     }
     metrics::counter!("msgx_ingest_enqueued_total").increment(0);
+    metrics::counter!("msgx_ingest_late_row_check_failures_total").increment(0);
     // Registering a histogram (without a sample) exports it with zero counts.
     let _ = metrics::histogram!("msgx_pipeline_processing_duration_seconds");
     for target in TARGETS {
@@ -409,6 +422,9 @@ pub async fn refresh(
     let result = async {
         let facts = status::pg_facts(pool, now, config).await?;
         set_pg_gauges(&facts, now);
+        let blocked = crate::store::pg::proc_state::head_failure(pool).await?;
+        metrics::gauge!("msgx_pipeline_head_blocked_seconds")
+            .set(blocked.map_or(0, |f| (now - f.since).num_seconds().max(0)) as f64);
         let (_, max_id) = mailbox.id_range().await?;
         metrics::gauge!("msgx_ingest_watermark_lag_ids")
             .set(max_id.map_or(0, |max| status::watermark_lag(max, facts.cursor.w)) as f64);

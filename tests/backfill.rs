@@ -78,8 +78,10 @@ async fn drain(r: &Runner) {
 /// The pipeline config of these tests: one attempt, so an unsupported
 /// message is DEAD(EXHAUSTED) within one pump run.
 fn one_attempt(c: &mut msgx::config::Config) {
-    c.msgx.pipeline.max_attempts = 1;
-    c.msgx.pipeline.retry_backoff = vec!["1s".parse().expect("duration")];
+    c.msgx.pipeline.retry.unsupported = msgx::config::RetrySchedule {
+        max_attempts: Some(1),
+        backoff: Vec::new(),
+    };
 }
 
 /// A database, a mailbox holding `messages`, all processed to terminal states.

@@ -228,6 +228,32 @@ async fn deterministic_decode_errors_are_400_and_write_nothing() {
     assert_nothing_written(&db, &mb).await;
 }
 
+/// Issue 17 item 5: an error body is cut to 512 characters with a marker,
+/// however much of the input the decode error quotes (a 1 MiB FLID here).
+#[tokio::test]
+async fn a_huge_decode_error_is_cut_in_the_answer() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let entry = start(&db, &mb.url, |h| h.compat_max_body = 2 << 20).await;
+    let huge = MSG.replace(
+        "<FLID>1</FLID>",
+        &format!("<FLID>{}</FLID>", "9".repeat(1 << 20)),
+    );
+    let a = post(entry.addr, &huge).await;
+    assert_eq!(a.status, 400, "{}", a.status);
+    let v: serde_json::Value = serde_json::from_str(&a.body).unwrap();
+    let error = v["error"].as_str().unwrap_or_default();
+    assert_eq!(
+        error.chars().count(),
+        msgx::error_text::MAX_CHARS,
+        "{}",
+        a.body.len()
+    );
+    assert!(error.starts_with("MALFORMED at MSG/FLOP/FLID"), "{error}");
+    assert!(error.contains("… [cut, "), "{error}");
+    assert_eq!(v["class"], "MALFORMED");
+    assert_nothing_written(&db, &mb).await;
+}
+
 #[tokio::test]
 async fn a_well_formed_message_of_a_type_msgx_does_not_handle_is_accepted() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
@@ -304,13 +330,7 @@ async fn a_mailbox_without_its_table_is_503_without_the_sql_error() {
 #[tokio::test]
 async fn a_failed_enqueue_after_the_mailbox_write_is_202() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    sqlx::raw_sql(
-        "CREATE FUNCTION no_compat() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'pg down (test)'; END $$; \
-         CREATE TRIGGER no_compat BEFORE INSERT ON proc_state FOR EACH ROW EXECUTE FUNCTION no_compat();",
-    )
-    .execute(&db.pool)
-    .await
-    .unwrap();
+    db.fail_inserts("proc_state", "pg down (test)").await;
     let entry = start(&db, &mb.url, |_| {}).await;
     let a = post(entry.addr, MSG).await;
     assert_eq!(a.status, 202, "{a:?}");

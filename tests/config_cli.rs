@@ -55,7 +55,19 @@ fn without_urls_commands_refuse_and_say_what_to_set() {
 #[test]
 fn retry_tiers_must_be_max_attempts_minus_one() {
     assert_rejected(
-        "[msgx.pipeline]\nmax-attempts = 5\nretry-backoff = [\"10s\"]\n",
+        "[msgx.pipeline.retry.codec-error]\nmax-attempts = 5\nbackoff = [\"10s\"]\n",
+        "msgx.pipeline.retry.codec-error.backoff",
+    );
+}
+
+#[test]
+fn infra_retries_may_not_be_limited_and_the_old_keys_are_refused() {
+    assert_rejected(
+        "[msgx.pipeline.retry.infra]\nmax-attempts = 5\nbackoff = [\"5s\", \"1m\", \"1m\", \"1m\"]\n",
+        "msgx.pipeline.retry.infra.max-attempts",
+    );
+    assert_rejected(
+        "[msgx.pipeline]\nmax-attempts = 5\nretry-backoff = [\"10s\", \"1m\", \"5m\", \"15m\"]\n",
         "msgx.pipeline.retry-backoff",
     );
 }

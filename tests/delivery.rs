@@ -877,7 +877,6 @@ async fn dev_kafka_serves_dispatch_and_tail_and_obeys_signals() {
     let kafka = DevKafka::start();
     let cfg = db.config_file_with(|c| {
         fast_kafka(c, &kafka.bootstrap);
-        c.msgx.pipeline.retry_backoff = vec!["100ms".parse().expect("duration"); 4];
     });
     let e1 = insert_msg(&db, &clock, 91, 1).await;
     let e2 = insert_msg(&db, &clock, 91, 2).await;
@@ -926,7 +925,7 @@ async fn dev_kafka_serves_dispatch_and_tail_and_obeys_signals() {
     assert_eq!(summary["details"]["failed_in_doubt"], 1, "{summary}");
     assert_eq!(row(&db, e3).await.status, "PENDING");
 
-    // SIGUSR2: back up — the next runs deliver it (after the 100 ms backoff).
+    // SIGUSR2: back up — the next runs deliver it (after the first backoff tier).
     kafka.signal("-USR2");
     wait_until(
         "delivery after SIGUSR2",

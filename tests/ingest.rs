@@ -239,33 +239,100 @@ async fn a_row_committed_inside_a_released_hole_is_recorded_as_late() {
     mb.insert(XML).await; // 3
     let (clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
-    ingest(&r).await;
-    clock.advance(Duration::seconds(31));
-    ingest(&r).await;
-    assert_eq!(enqueued(&db).await, vec![1, 3], "2 was released as a hole");
+    release_hole_at_2(&db, &r, &clock).await;
     a.commit().await.unwrap(); // far too late
+    // Issue 17 item 7: the release saw the hole empty, so its first
+    // re-check comes one msgx.pipeline.late-row-recheck (1m) later.
     let s = ingest(&r).await;
-    assert_eq!(s.details.get("late_rows").and_then(|v| v.as_u64()), Some(1));
+    assert_eq!(detail(&s, "late_row_holes_checked"), 0, "{s:?}");
+    clock.advance(Duration::minutes(1));
+    let s = ingest(&r).await;
+    assert_eq!(detail(&s, "late_row_holes_checked"), 1, "{s:?}");
+    assert_eq!(detail(&s, "late_rows"), 1);
     let late: Vec<i64> = sqlx::query_scalar("SELECT msg_id FROM inbox_late_row")
         .fetch_all(&db.pool)
         .await
         .unwrap();
     assert_eq!(late, vec![2], "reported, not silently skipped");
+    clock.advance(Duration::seconds(59));
+    let s = ingest(&r).await;
     assert_eq!(
-        ingest(&r)
-            .await
-            .details
-            .get("late_rows")
-            .and_then(|v| v.as_u64()),
-        Some(0),
-        "reported once"
+        detail(&s, "late_row_holes_checked"),
+        0,
+        "within the interval: no query"
     );
+    clock.advance(Duration::seconds(1));
+    let s = ingest(&r).await;
+    assert_eq!(detail(&s, "late_row_holes_checked"), 1, "after it: again");
+    assert_eq!(detail(&s, "late_rows"), 0, "reported once");
     let cfg = db.config_file_with(|c| c.msgx.mailbox.url = mb.url.clone());
     let out = msgx(cfg.path(), &["status"]);
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("late rows: 1"),
         "{}",
         text(&out)
+    );
+}
+
+/// Rows 1 and 3 in the mailbox, 2 missing: two ingest runs max-commit-delay
+/// apart release 2 as a permanent hole.
+async fn release_hole_at_2(db: &TestDb, r: &Runner, clock: &msgx::clock::ManualClock) {
+    ingest(r).await;
+    clock.advance(Duration::seconds(31));
+    ingest(r).await;
+    assert_eq!(enqueued(db).await, vec![1, 3], "2 was released as a hole");
+}
+
+/// A count of the run report (0 when absent).
+fn detail(s: &msgx::jobs::runner::RunSummary, key: &str) -> u64 {
+    s.details.get(key).and_then(|v| v.as_u64()).unwrap_or(0)
+}
+
+/// Issue 17 item 7: a late-row check that fails is logged and counted, and
+/// the ingest run whose rows were committed still SUCCEEDS; the hole is
+/// tried again after the recheck interval, not on every run.
+#[tokio::test]
+async fn a_failing_late_row_check_never_fails_the_ingest_run() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(XML).await; // 1
+    let lost = mb.insert_rolled_back(XML).await; // 2
+    mb.insert(XML).await; // 3
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    release_hole_at_2(&db, &r, &clock).await;
+    // A late row inside the hole, and recording it fails.
+    mb.exec(&format!(
+        "INSERT INTO cminmsgs (CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES ({lost}, 'x', 'VALID')"
+    ))
+    .await;
+    db.fail_inserts("inbox_late_row", "late-row store broken (test)")
+        .await;
+    mb.insert(XML).await; // 4: new work in the same run
+    clock.advance(Duration::minutes(1));
+    let s = ingest(&r).await;
+    assert_eq!(s.outcome, Outcome::Succeeded, "{s:?}");
+    assert_eq!(detail(&s, "late_row_check_failures"), 1, "{s:?}");
+    assert_eq!(
+        enqueued(&db).await,
+        vec![1, 3, 4],
+        "the run's rows are committed"
+    );
+    let s = ingest(&r).await;
+    assert_eq!(
+        (
+            detail(&s, "late_row_check_failures"),
+            detail(&s, "late_row_holes_checked")
+        ),
+        (0, 0),
+        "the failing hole waits for the interval too: {s:?}"
+    );
+    db.allow_inserts("inbox_late_row").await;
+    clock.advance(Duration::minutes(1));
+    let s = ingest(&r).await;
+    assert_eq!(
+        detail(&s, "late_rows"),
+        1,
+        "found once the store works: {s:?}"
     );
 }
 

@@ -473,6 +473,68 @@ async fn readyz_names_a_job_that_has_not_completed_a_run_within_its_schedule() {
     assert_eq!(status, 200, "{body}");
 }
 
+/// Issue 17 item 4: a head held by an outage (the pump's mailbox
+/// unreachable) shows in `msgx_pipeline_head_blocked_seconds` from its
+/// first failure, and turns `/readyz` unready (check `head`) once it has
+/// failed for `msgx.pipeline.head-blocked-alert` (5m); both clear when the
+/// head is processed.
+#[tokio::test]
+async fn readyz_and_the_gauge_show_a_head_blocked_by_an_outage() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>1</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>",
+    )
+    .await;
+    let (clock, shared) = manual_clock();
+    let ops = serve_ops(&db, &mb.url, shared.clone()).await;
+    let lock = take_lock(&db, &ops).await;
+    let (up, _s1) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    let (down, _s2) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.mailbox.url = "mysql://msgx:msgx@127.0.0.1:1/nowhere".into();
+    });
+    let _turn = SCRAPES.lock().await;
+    let blocked = |page: &str| value(page, "msgx_pipeline_head_blocked_seconds", &[]);
+    run_under(&up, "ingest-sweep", Some(&lock)).await;
+    assert_eq!(
+        blocked(&get(ops.addr, "/metrics").await.1),
+        Some(0.0),
+        "PENDING is not failing"
+    );
+
+    for minute in 1..=5 {
+        run_under(&down, "pump-drain", Some(&lock)).await;
+        clock.advance(Duration::minutes(1));
+        let seconds = f64::from(minute * 60);
+        assert_eq!(blocked(&get(ops.addr, "/metrics").await.1), Some(seconds));
+        let (status, body) = get_json(ops.addr, "/readyz").await;
+        let ready = minute < 5;
+        assert_eq!(
+            status,
+            if ready { 200 } else { 503 },
+            "{minute} min: {body}"
+        );
+        assert_eq!(body["checks"]["head"]["ok"], ready, "{minute} min: {body}");
+    }
+    let (_, body) = get_json(ops.addr, "/readyz").await;
+    let detail = body["checks"]["head"]["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.contains("head 1")
+            && detail.contains("INFRA")
+            && detail.contains("cannot read raw message"),
+        "{body}"
+    );
+    assert_eq!(
+        body["checks"]["mailbox"]["ok"], true,
+        "only the head fails: {body}"
+    );
+
+    // The mailbox is back: the head is processed and both clear.
+    run_under(&up, "pump-drain", Some(&lock)).await;
+    assert_eq!(blocked(&get(ops.addr, "/metrics").await.1), Some(0.0));
+    let (status, body) = get_json(ops.addr, "/readyz").await;
+    assert_eq!(status, 200, "{body}");
+}
+
 #[tokio::test]
 async fn the_daemon_serves_the_endpoints_and_a_standby_is_alive_but_not_ready() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
@@ -668,6 +730,8 @@ async fn holes_lists_the_open_and_released_holes_and_late_rows() {
         "INSERT INTO cminmsgs (CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES ({lost}, 'x', 'VALID')"
     ))
     .await;
+    // Re-checked once msgx.pipeline.late-row-recheck has passed since the release.
+    clock.advance(Duration::minutes(1));
     run(&r, "ingest-sweep").await;
     let out = msgx(cfg.path(), &["holes"]);
     assert_eq!(code(&out), 0, "{}", text(&out));

@@ -6,7 +6,9 @@ mod common;
 
 use chrono::Duration;
 use common::*;
+use msgx::clock::Clock;
 use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
+use msgx::store::pg::job_run::Outcome;
 use std::path::{Path, PathBuf};
 
 const OWN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sis");
@@ -271,18 +273,29 @@ async fn duplicates_malformed_and_missing_raw_rows_get_their_outcomes() {
     );
 }
 
-#[tokio::test]
-async fn unsupported_messages_back_off_then_become_exhausted_and_fifo_waits() {
+/// A mailbox with 1: an unsupported message (FLOP ESTT), 2: an ignored one.
+async fn unsupported_then_ignored() -> (TestDb, TestMailbox) {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    mb.insert(&own("025-FLOP-ESTT-unsupported.xml")).await; // 1
+    mb.insert(&own("025-FLOP-ESTT-unsupported.xml")).await;
     mb.insert(
         "<MSG><META><SNDR>AODB</SNDR><SEQN>2</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>",
     )
-    .await; // 2
+    .await;
+    (db, mb)
+}
+
+/// Issue 17 item 4: an unsupported head gives up within the default
+/// one-minute UNSUPPORTED schedule (3 attempts, 10 s and 30 s apart), not
+/// the ~21 minutes one schedule for every class took, and the next message
+/// goes through right after.
+#[tokio::test]
+async fn unsupported_messages_back_off_then_become_exhausted_and_fifo_waits() {
+    let (db, mb) = unsupported_then_ignored().await;
     let (clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    let started = clock.now();
     drain(&r).await;
-    let tiers = [10, 60, 300, 900];
+    let tiers = [10, 30];
     for (i, wait) in tiers.iter().enumerate() {
         let s = states(&db).await;
         assert_eq!(
@@ -307,11 +320,15 @@ async fn unsupported_messages_back_off_then_become_exhausted_and_fifo_waits() {
         "LAST_ERROR keeps the reason"
     );
     assert_eq!(s[1].1, "SKIPPED", "the queue moved on");
+    assert!(
+        clock.now() - started < Duration::minutes(1),
+        "within a minute"
+    );
     let attempts: i32 = sqlx::query_scalar("SELECT attempts FROM proc_state WHERE msg_id = 1")
         .fetch_one(&db.pool)
         .await
         .unwrap();
-    assert_eq!(attempts, 5);
+    assert_eq!(attempts, 3);
 }
 
 #[tokio::test]
@@ -360,13 +377,7 @@ async fn a_postgres_failure_mid_transaction_leaves_nothing_half_written() {
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     drain(&r).await;
     // Make the outbox fail after the flight rows are written.
-    sqlx::raw_sql(
-        "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full (test)'; END $$; \
-         CREATE TRIGGER boom BEFORE INSERT ON msg_event FOR EACH ROW EXECUTE FUNCTION boom();",
-    )
-    .execute(&db.pool)
-    .await
-    .unwrap();
+    db.fail_inserts("msg_event", "disk full (test)").await;
     mb.insert(&flop(
         3,
         9001,
@@ -964,5 +975,231 @@ async fn a_failure_inside_a_group_is_recorded_on_its_own_message() {
     assert_eq!(
         reno, "B1",
         "message 4 did not overtake the failed message 3"
+    );
+}
+
+/// `(state, error_class, attempts, next attempt − last update)` of one row.
+async fn failure_of(db: &TestDb, id: i64) -> (String, Option<String>, i32, Option<Duration>) {
+    let (state, class, attempts, next, updated): (
+        String,
+        Option<String>,
+        i32,
+        Option<chrono::DateTime<chrono::Utc>>,
+        chrono::DateTime<chrono::Utc>,
+    ) = sqlx::query_as(
+        "SELECT state, error_class, attempts, next_attempt_at, updated_at FROM proc_state WHERE msg_id = $1",
+    )
+    .bind(id)
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    (state, class, attempts, next.map(|n| n - updated))
+}
+
+/// Message 1 failed once with a fast-schedule class (CODEC_ERROR or
+/// UNSUPPORTED, default 10 s then 30 s): pumping at each tier makes it
+/// DEAD(EXHAUSTED), and the ignored message 2 behind it SKIPPED.
+async fn gives_up_and_the_queue_moves_on(
+    db: &TestDb,
+    r: &Runner,
+    clock: &msgx::clock::ManualClock,
+) {
+    for tier in [10, 30] {
+        clock.advance(Duration::seconds(tier));
+        run(r, "pump-drain").await;
+    }
+    let s = states(db).await;
+    assert_eq!(
+        (s[0].1.as_str(), s[0].2.as_deref()),
+        ("DEAD", Some("EXHAUSTED"))
+    );
+    assert_eq!(s[1].1, "SKIPPED", "the queue moved on");
+}
+
+/// Issue 17 item 4: a mailbox outage far longer than the old ~21-minute
+/// schedule leaves the head FAILED(INFRA), backing off at most 1 minute,
+/// never DEAD(EXHAUSTED). Once the mailbox is back, the head's real failure
+/// (UNSUPPORTED) gets its own full schedule, then the queue moves on.
+#[tokio::test]
+async fn an_infra_outage_never_exhausts_the_head() {
+    let (db, mb) = unsupported_then_ignored().await;
+    let (clock, shared) = manual_clock();
+    let (up, _s1) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    run(&up, "ingest-sweep").await;
+    // The mailbox becomes unreachable: a closed port.
+    let (down, _s2) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.mailbox.url = "mysql://msgx:msgx@127.0.0.1:1/nowhere".into();
+    });
+    for minute in 0..40 {
+        let s = run(&down, "pump-drain").await;
+        assert_eq!(
+            s.outcome,
+            Outcome::Succeeded,
+            "the failure is the message's: {s:?}"
+        );
+        let (state, class, attempts, wait) = failure_of(&db, 1).await;
+        assert_eq!(
+            (state.as_str(), class.as_deref()),
+            ("FAILED", Some("INFRA")),
+            "minute {minute}"
+        );
+        assert!(
+            wait.is_some_and(|w| w <= Duration::minutes(1)),
+            "capped: {wait:?}"
+        );
+        assert_eq!(attempts, minute + 1);
+        assert_eq!(states(&db).await[1].1, "PENDING", "message 2 waits");
+        clock.advance(Duration::minutes(1));
+    }
+    let dead: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state WHERE state = 'DEAD'")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        dead, 0,
+        "40 simulated minutes of outage turned nothing DEAD"
+    );
+
+    // Back up: the head's own class starts its schedule at attempt 1.
+    run(&up, "pump-drain").await;
+    let (state, class, attempts, wait) = failure_of(&db, 1).await;
+    assert_eq!(
+        (state.as_str(), class.as_deref(), attempts),
+        ("FAILED", Some("UNSUPPORTED"), 1)
+    );
+    assert_eq!(wait, Some(Duration::seconds(10)));
+    gives_up_and_the_queue_moves_on(&db, &up, &clock).await;
+}
+
+/// Issue 17 item 5: a raw text over `msgx.pipeline.max-message-bytes` is
+/// DEAD(MALFORMED, too-large:<bytes>) without being decoded; the queue goes
+/// on. Rows on both sides of it, across read-ahead ranges cut by a small
+/// byte budget, are processed as usual.
+#[tokio::test]
+async fn an_oversized_message_is_dead_too_large_and_the_read_ahead_stays_in_its_budget() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835")])).await; // 1
+    let padded = |seqn: u32, pad: usize| {
+        flop(
+            seqn,
+            9001,
+            "REMC",
+            &format!("<REMC>r{seqn}</REMC><!--{}-->", "x".repeat(pad)),
+        )
+    };
+    for seqn in 2..=6 {
+        mb.insert(&padded(seqn, 3_000)).await; // 2..=6, ~3.3 KB each
+    }
+    let big = padded(7, 20_000);
+    mb.insert(&big).await; // 7: over the limit
+    for seqn in 8..=10 {
+        mb.insert(&padded(seqn, 3_000)).await; // 8..=10
+    }
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.pipeline.max_message_bytes = 10_000;
+        c.msgx.pipeline.read_ahead_bytes = 8_000; // about two rows per range
+    });
+    drain(&r).await;
+    let s = states(&db).await;
+    assert_eq!(s.len(), 10);
+    for (id, state, class, reason) in &s {
+        if *id == 7 {
+            assert_eq!(
+                (state.as_str(), class.as_deref(), reason.clone()),
+                (
+                    "DEAD",
+                    Some("MALFORMED"),
+                    Some(format!("too-large:{}", big.len()))
+                )
+            );
+        } else {
+            assert_eq!(
+                (state.as_str(), class.as_deref()),
+                ("SUCCEEDED", None),
+                "{id}"
+            );
+        }
+    }
+    let remark: Option<String> =
+        sqlx::query_scalar("SELECT remc FROM flight_schd WHERE flid = 9001")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        remark.as_deref(),
+        Some("r10"),
+        "every message applied, in order"
+    );
+}
+
+/// Issue 17 item 5: a panic inside the decoder (a test-only hook, compiled
+/// into debug builds only) is a recorded CODEC_ERROR naming the panic, never
+/// a crashed run; it gives up on the CODEC_ERROR schedule and the queue goes
+/// on.
+#[tokio::test]
+async fn a_decoder_panic_is_a_recorded_codec_error() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let poisoned = format!(
+        "{}{}",
+        flop(1, 9001, "REMC", "<REMC>x</REMC>"),
+        msgx::pipeline::process_one::DECODE_PANIC_MARKER
+    );
+    mb.insert(&poisoned).await; // 1
+    mb.insert(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>2</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>",
+    )
+    .await; // 2
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    run(&r, "ingest-sweep").await;
+    let s = run(&r, "pump-drain").await;
+    assert_eq!(s.outcome, Outcome::Succeeded, "{s:?}");
+    let row = &states(&db).await[0];
+    assert_eq!(
+        (row.1.as_str(), row.2.as_deref()),
+        ("FAILED", Some("CODEC_ERROR"))
+    );
+    assert!(
+        row.3
+            .as_deref()
+            .unwrap_or("")
+            .contains("the decoder panicked: decode fault injected"),
+        "{row:?}"
+    );
+    gives_up_and_the_queue_moves_on(&db, &r, &clock).await;
+}
+
+/// Issue 17 item 5: LAST_ERROR is cut to 512 characters with a marker. A
+/// decode error quotes the refused value; a 1 MiB FLID once gave a LAST_ERROR
+/// of the same size.
+#[tokio::test]
+async fn a_huge_error_text_is_cut_to_512_characters() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let huge = format!(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>1</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
+         <STYP>APPT</STYP></META><FLOP><FLID>{}</FLID><APPT>01DEC260830</APPT></FLOP></MSG>",
+        "9".repeat(1 << 20)
+    );
+    mb.insert(&huge).await;
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    drain(&r).await;
+    let (state, error): (String, String) =
+        sqlx::query_as("SELECT state, last_error FROM proc_state WHERE msg_id = 1")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(state, "DEAD");
+    assert_eq!(
+        error.chars().count(),
+        msgx::error_text::MAX_CHARS,
+        "{}",
+        error.len()
+    );
+    assert!(error.starts_with("MALFORMED at MSG/FLOP/FLID"), "{error}");
+    assert!(
+        error.ends_with(" chars]") && error.contains("… [cut, "),
+        "{error}"
     );
 }

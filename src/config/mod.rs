@@ -295,10 +295,32 @@ pub struct Pipeline {
     pub max_commit_delay: Dur,
     /// Pump idle wait.
     pub poll_interval: Dur,
-    /// Processing attempts before DEAD(EXHAUSTED).
-    pub max_attempts: u32,
-    /// One tier per retry: exactly max-attempts − 1 tiers (§9.1).
-    pub retry_backoff: Vec<Dur>,
+    /// `[msgx.pipeline.retry.<class>]`: one retry schedule per FAILED class
+    /// (issue 17 item 4, §9.1).
+    pub retry: RetrySchedules,
+    /// Removed by issue 17: one limit for every class held an unsupported
+    /// head ~21 min and let an outage exhaust heads. Kept only so that a
+    /// file still setting it is refused with a pointer to
+    /// `msgx.pipeline.retry` instead of "unknown field".
+    #[serde(rename = "max-attempts", default, skip_serializing)]
+    pub removed_max_attempts: Option<serde::de::IgnoredAny>,
+    /// Removed with `max-attempts` (see there).
+    #[serde(rename = "retry-backoff", default, skip_serializing)]
+    pub removed_retry_backoff: Option<serde::de::IgnoredAny>,
+    /// `/readyz` turns unready (check `head`) once the head has been failing
+    /// for this long (issue 17 item 4); `msgx_pipeline_head_blocked_seconds`
+    /// shows the time.
+    pub head_blocked_alert: Dur,
+    /// The pump reads raw texts ahead of the head up to this many bytes
+    /// (and 200 rows); the head itself is always read (issue 17 item 5).
+    pub read_ahead_bytes: u64,
+    /// A raw text longer than this many bytes is DEAD(MALFORMED,
+    /// `too-large:<bytes>`), measured in the mailbox before it is read.
+    /// Default 16,777,215: the predecessor's MEDIUMTEXT limit.
+    pub max_message_bytes: u64,
+    /// A released hole is re-checked for late rows at most once per this
+    /// (issue 17 item 7): the check queries the shared mailbox.
+    pub late_row_recheck: Dur,
     /// Rows per backfill scan.
     pub backfill_batch: u32,
     /// Backfill retry tiers; the last tier repeats.
@@ -323,8 +345,13 @@ impl Default for Pipeline {
             claim_batch: 500,
             max_commit_delay: Dur::secs(30),
             poll_interval: Dur::secs(1),
-            max_attempts: 5,
-            retry_backoff: vec![Dur::secs(10), Dur::mins(1), Dur::mins(5), Dur::mins(15)],
+            retry: RetrySchedules::default(),
+            removed_max_attempts: None,
+            removed_retry_backoff: None,
+            head_blocked_alert: Dur::mins(5),
+            read_ahead_bytes: 8 << 20,
+            max_message_bytes: 16_777_215,
+            late_row_recheck: Dur::mins(1),
             backfill_batch: 200,
             backfill_backoff: vec![Dur::secs(30), Dur::mins(2), Dur::mins(10), Dur::hours(1)],
             backfill_deadline: Dur::hours(24),
@@ -343,6 +370,66 @@ impl Pipeline {
             .as_deref()
             .and_then(|s| s.parse().ok())
     }
+}
+
+/// `[msgx.pipeline.retry]`: how long each FAILED class holds the head
+/// (issue 17 item 4). The queue is strictly FIFO, so a failing head holds
+/// every later message: a message-specific failure (UNSUPPORTED,
+/// CODEC_ERROR) gives up fast and is replayed once fixed; an outage (INFRA)
+/// is waited out, never turned DEAD(EXHAUSTED). docs/configuration.md.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct RetrySchedules {
+    /// INFRA (mailbox or PostgreSQL failing): no max-attempts (refused by
+    /// the self-check); the last tier repeats forever.
+    pub infra: RetrySchedule,
+    /// CODEC_ERROR: a codec fix is a release away; give up within a minute.
+    pub codec_error: RetrySchedule,
+    /// UNSUPPORTED: likewise.
+    pub unsupported: RetrySchedule,
+}
+
+impl Default for RetrySchedules {
+    fn default() -> Self {
+        let fast = RetrySchedule {
+            max_attempts: Some(3),
+            backoff: vec![Dur::secs(10), Dur::secs(30)],
+        };
+        Self {
+            infra: RetrySchedule {
+                max_attempts: None,
+                backoff: vec![Dur::secs(5), Dur::secs(15), Dur::mins(1)],
+            },
+            codec_error: fast.clone(),
+            unsupported: fast,
+        }
+    }
+}
+
+impl RetrySchedules {
+    /// Each schedule with its TOML key, in the order the docs list them.
+    pub fn by_key(&self) -> [(&'static str, &RetrySchedule); 3] {
+        [
+            ("infra", &self.infra),
+            ("codec-error", &self.codec_error),
+            ("unsupported", &self.unsupported),
+        ]
+    }
+}
+
+/// One class's schedule. A table that is given is taken as written (no
+/// per-key defaults), and the self-check judges it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RetrySchedule {
+    /// Attempts before DEAD(EXHAUSTED); `backoff` then has exactly
+    /// max-attempts − 1 tiers (§9.1). Absent = unlimited, which only INFRA
+    /// may be (and must be).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// The wait before retry n is tier n; unlimited: the last tier repeats.
+    #[serde(default)]
+    pub backoff: Vec<Dur>,
 }
 
 /// `[msgx.dispatch]` (design §8.1).
@@ -917,8 +1004,11 @@ mod tests {
         let p = &c.msgx.pipeline;
         assert_eq!(p.claim_batch, 500);
         assert_eq!(p.max_commit_delay, Dur::secs(30));
-        assert_eq!(p.max_attempts, 5);
-        assert_eq!(p.retry_backoff.len(), 4);
+        assert_eq!(p.retry.infra.max_attempts, None, "INFRA never exhausts");
+        assert_eq!(p.retry.unsupported.max_attempts, Some(3));
+        assert_eq!(p.retry.codec_error.backoff, [Dur::secs(10), Dur::secs(30)]);
+        assert_eq!(p.read_ahead_bytes, 8 * 1024 * 1024);
+        assert_eq!(p.max_message_bytes, 16_777_215);
         assert_eq!(p.backfill_deadline, Dur::hours(24));
         assert_eq!(c.msgx.mailbox.raw_retention, Dur::days(7));
         assert_eq!(c.msgx.archive.dedup_memory, Dur::days(30));

@@ -33,19 +33,8 @@ impl Config {
             });
         };
 
-        // §9.1: a tier per retry, so no tier can be configured that never fires.
-        let tiers = m.pipeline.retry_backoff.len();
-        let attempts = m.pipeline.max_attempts as usize;
-        if attempts == 0 {
-            fail("msgx.pipeline.max-attempts", "must be at least 1".into());
-        } else if tiers != attempts - 1 {
-            fail(
-                "msgx.pipeline.retry-backoff",
-                format!(
-                    "needs exactly max-attempts − 1 = {} tiers (one per retry), has {tiers}",
-                    attempts - 1
-                ),
-            );
+        for (key, rule) in retry_issues(&m.pipeline) {
+            fail(&key, rule);
         }
         if m.pipeline.backfill_backoff.is_empty() {
             fail(
@@ -101,6 +90,20 @@ impl Config {
             ("msgx.dispatch.max-attempts", m.dispatch.max_attempts),
             ("msgx.schd.flush-limit", m.schd.flush_limit),
             ("msgx.postgres.max-connections", m.postgres.max_connections),
+        ] {
+            if n == 0 {
+                fail(key, "must be > 0".into());
+            }
+        }
+        for (key, n) in [
+            (
+                "msgx.pipeline.read-ahead-bytes",
+                m.pipeline.read_ahead_bytes,
+            ),
+            (
+                "msgx.pipeline.max-message-bytes",
+                m.pipeline.max_message_bytes,
+            ),
         ] {
             if n == 0 {
                 fail(key, "must be > 0".into());
@@ -289,6 +292,14 @@ impl Config {
                 m.pipeline.event_retention,
             ),
             (
+                "msgx.pipeline.head-blocked-alert".into(),
+                m.pipeline.head_blocked_alert,
+            ),
+            (
+                "msgx.pipeline.late-row-recheck".into(),
+                m.pipeline.late_row_recheck,
+            ),
+            (
                 "msgx.dispatch.transient-deadline".into(),
                 m.dispatch.transient_deadline,
             ),
@@ -334,14 +345,70 @@ impl Config {
             ),
             ("msgx.http.body-timeout".into(), m.http.body_timeout),
         ];
-        for (i, d) in m.pipeline.retry_backoff.iter().enumerate() {
-            all.push((format!("msgx.pipeline.retry-backoff[{i}]"), *d));
+        for (class, schedule) in m.pipeline.retry.by_key() {
+            for (i, d) in schedule.backoff.iter().enumerate() {
+                all.push((format!("msgx.pipeline.retry.{class}.backoff[{i}]"), *d));
+            }
         }
         for (i, d) in m.pipeline.backfill_backoff.iter().enumerate() {
             all.push((format!("msgx.pipeline.backfill-backoff[{i}]"), *d));
         }
         all
     }
+}
+
+/// The retry schedules (issue 17 item 4; §9.1): a limited schedule has
+/// exactly max-attempts − 1 tiers, so no tier can be configured that never
+/// fires; INFRA is unlimited (an outage must never turn a head
+/// DEAD(EXHAUSTED)) and repeats its last tier, so it needs one; CODEC_ERROR
+/// and UNSUPPORTED are limited (they hold the FIFO head while they retry).
+/// The removed single-schedule keys are refused with a pointer.
+fn retry_issues(p: &super::Pipeline) -> Vec<(String, String)> {
+    let mut issues = Vec::new();
+    for (key, set) in [
+        ("max-attempts", p.removed_max_attempts.is_some()),
+        ("retry-backoff", p.removed_retry_backoff.is_some()),
+    ] {
+        if set {
+            issues.push((
+                format!("msgx.pipeline.{key}"),
+                "was removed (issue 17): set one schedule per class in [msgx.pipeline.retry.infra], \
+                 [msgx.pipeline.retry.codec-error] and [msgx.pipeline.retry.unsupported] \
+                 (docs/configuration.md)"
+                    .into(),
+            ));
+        }
+    }
+    for (class, s) in p.retry.by_key() {
+        let key = |k: &str| format!("msgx.pipeline.retry.{class}.{k}");
+        let tiers = s.backoff.len();
+        match (class, s.max_attempts) {
+            ("infra", Some(_)) => issues.push((
+                key("max-attempts"),
+                "INFRA is unlimited: an outage must never turn a head DEAD(EXHAUSTED); remove the key"
+                    .into(),
+            )),
+            ("infra", None) if tiers == 0 => issues.push((
+                key("backoff"),
+                "needs at least one tier (the last one repeats)".into(),
+            )),
+            ("infra", None) => {}
+            (_, None) => issues.push((
+                key("max-attempts"),
+                "must be set: this class holds the FIFO head while it retries".into(),
+            )),
+            (_, Some(0)) => issues.push((key("max-attempts"), "must be at least 1".into())),
+            (_, Some(n)) if tiers != n as usize - 1 => issues.push((
+                key("backoff"),
+                format!(
+                    "needs exactly max-attempts − 1 = {} tiers (one per retry), has {tiers}",
+                    n - 1
+                ),
+            )),
+            (_, Some(_)) => {}
+        }
+    }
+    issues
 }
 
 /// The compat entry's rules (issue 16 item 4): its address parses; TLS files
@@ -461,8 +528,47 @@ mod tests {
 
     #[test]
     fn backoff_tiers_must_match_attempts() {
-        let keys = issue_keys("[msgx.pipeline]\nmax-attempts = 3\n");
-        assert_eq!(keys, vec!["msgx.pipeline.retry-backoff"]);
+        let keys = issue_keys(
+            "[msgx.pipeline.retry.unsupported]\nmax-attempts = 3\nbackoff = [\"10s\"]\n",
+        );
+        assert_eq!(keys, vec!["msgx.pipeline.retry.unsupported.backoff"]);
+        let keys = issue_keys("[msgx.pipeline.retry.codec-error]\nmax-attempts = 0\n");
+        assert_eq!(keys, vec!["msgx.pipeline.retry.codec-error.max-attempts"]);
+        assert!(issue_keys("[msgx.pipeline.retry.codec-error]\nmax-attempts = 1\n").is_empty());
+    }
+
+    #[test]
+    fn infra_is_unlimited_and_the_others_are_not() {
+        let keys = issue_keys(
+            "[msgx.pipeline.retry.infra]\nmax-attempts = 5\nbackoff = [\"5s\", \"1m\", \"1m\", \"1m\"]\n",
+        );
+        assert_eq!(keys, vec!["msgx.pipeline.retry.infra.max-attempts"]);
+        let keys = issue_keys("[msgx.pipeline.retry.infra]\nbackoff = []\n");
+        assert_eq!(keys, vec!["msgx.pipeline.retry.infra.backoff"]);
+        let keys = issue_keys("[msgx.pipeline.retry.unsupported]\nbackoff = [\"10s\"]\n");
+        assert_eq!(keys, vec!["msgx.pipeline.retry.unsupported.max-attempts"]);
+        let keys = issue_keys("[msgx.pipeline.retry.infra]\nbackoff = [\"0s\"]\n");
+        assert_eq!(keys, vec!["msgx.pipeline.retry.infra.backoff[0]"]);
+    }
+
+    #[test]
+    fn the_removed_single_schedule_keys_point_to_the_new_ones() {
+        let c = Config::from_toml(
+            "[msgx.pipeline]\nmax-attempts = 5\nretry-backoff = [\"10s\", \"1m\", \"5m\", \"15m\"]\n",
+            "test",
+        )
+        .expect("parses");
+        let issues = c.validate().unwrap_err();
+        let keys: Vec<&str> = issues.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["msgx.pipeline.max-attempts", "msgx.pipeline.retry-backoff"]
+        );
+        assert!(
+            issues[0].rule.contains("[msgx.pipeline.retry.infra]"),
+            "{}",
+            issues[0]
+        );
     }
 
     #[test]

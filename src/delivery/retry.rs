@@ -9,8 +9,8 @@
 //!   that they count too. A transient row may then become DEAD; an in-doubt
 //!   row never does (it may already be in the topic: it stays PENDING and is
 //!   re-sent, at-least-once).
-//! - Backoff: `msgx.pipeline.retry-backoff`, tier = counted attempts − 1 (the
-//!   last tier repeats); an uncounted failure uses the first tier.
+//! - Backoff: [`BACKOFF`], tier = counted attempts − 1 (the last tier
+//!   repeats); an uncounted failure uses the first tier.
 
 use super::producer::FailureClass;
 use crate::config::Config;
@@ -23,23 +23,27 @@ pub struct RetryPolicy {
     pub max_attempts: u32,
     /// `msgx.dispatch.transient-deadline`.
     pub transient_deadline: Duration,
-    /// `msgx.pipeline.retry-backoff` (never empty here: a 10 s default stands in).
+    /// [`BACKOFF`].
     pub backoff: Vec<Duration>,
 }
+
+/// The delivery backoff tiers: the values `msgx.pipeline.retry-backoff` had
+/// by default, which delivery shared until issue 17 replaced that key by
+/// per-class pipeline schedules (delivery gets its own key there, item 3).
+pub const BACKOFF: [std::time::Duration; 4] = [
+    std::time::Duration::from_secs(10),
+    std::time::Duration::from_secs(60),
+    std::time::Duration::from_secs(300),
+    std::time::Duration::from_secs(900),
+];
 
 impl RetryPolicy {
     /// The policy of `config`.
     pub fn from_config(config: &Config) -> Self {
-        let mut backoff: Vec<Duration> = config
-            .msgx
-            .pipeline
-            .retry_backoff
+        let backoff: Vec<Duration> = BACKOFF
             .iter()
-            .map(|d| d.chrono())
+            .map(|d| Duration::from_std(*d).unwrap_or(Duration::MAX))
             .collect();
-        if backoff.is_empty() {
-            backoff.push(Duration::seconds(10));
-        }
         Self {
             max_attempts: config.msgx.dispatch.max_attempts,
             transient_deadline: config.msgx.dispatch.transient_deadline.chrono(),

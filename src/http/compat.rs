@@ -298,8 +298,14 @@ impl CompatServer {
     }
 }
 
+/// An error answer; the text is cut (crate::error_text, issue 17 item 5).
 fn error(status: StatusCode, text: impl Into<String>) -> Response {
-    (status, axum::Json(json!({ "error": text.into() }))).into_response()
+    let text = text.into();
+    (
+        status,
+        axum::Json(json!({ "error": crate::error_text::cut(&text) })),
+    )
+        .into_response()
 }
 
 fn peer(req: &Request) -> Option<SocketAddr> {
@@ -413,10 +419,13 @@ async fn send(State(s): State<Arc<Compat>>, req: Request) -> Response {
     let meta = match codec::decode(&body) {
         Ok(m) => m.meta,
         Err(e) => {
-            tracing::info!(?peer, error = %e, "Compat entry: body refused (400), nothing written");
+            // A decode error quotes the refused value: cut (issue 17 item 5).
+            let text = e.to_string();
+            let text = crate::error_text::cut(&text);
+            tracing::info!(?peer, error = %text, "Compat entry: body refused (400), nothing written");
             return (
                 StatusCode::BAD_REQUEST,
-                axum::Json(json!({"error": e.to_string(), "class": e.class()})),
+                axum::Json(json!({"error": text, "class": e.class()})),
             )
                 .into_response();
         }

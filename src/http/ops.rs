@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `/metrics` | always: Prometheus text; the database gauges are read first, within `msgx.http.probe-timeout` | — (a failed read sets `msgx_collector_success 0`) |
 //! | `/healthz` | the scheduler heartbeat is younger than `msgx.http.health-max-age` | the loop is stuck or dead: restart the process |
-//! | `/readyz` | this process holds the instance lock, PostgreSQL and the mailbox answer, W has advanced recently or nothing waits beyond it, and every scheduled job completed a run within its schedule (`scheduler::supervision`) | any check fails; the JSON body names it (an overdue job by name) |
+//! | `/readyz` | this process holds the instance lock, PostgreSQL and the mailbox answer, W has advanced recently or nothing waits beyond it, the head is not failing for longer than `msgx.pipeline.head-blocked-alert`, and every scheduled job completed a run within its schedule (`scheduler::supervision`) | any check fails; the JSON body names it (an overdue job by name) |
 //!
 //! The two health answers are kept apart on purpose: a hot standby is
 //! alive (200 on `/healthz`) but not ready (503 on `/readyz`: it does not
@@ -16,7 +16,7 @@ use crate::clock::SharedClock;
 use crate::config::{Config, Dur};
 use crate::instance_lock::AdvisoryLock;
 use crate::store::mailbox::Mailbox;
-use crate::store::pg::inbox;
+use crate::store::pg::{inbox, proc_state};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -209,6 +209,9 @@ async fn readyz(State(s): State<OpsState>) -> Response {
         None => Ok("no jobs scheduled by this process yet".to_string()),
     };
     checks.insert("jobs", Check::from(jobs));
+    let alert = s.config.msgx.pipeline.head_blocked_alert;
+    let failing = bounded(limit, proc_state::head_failure(&s.pg)).await;
+    checks.insert("head", Check::from(head_ready(failing, now, alert)));
     let ready = checks.values().all(|c| c.ok);
     (
         status_of(ready),
@@ -255,6 +258,34 @@ pub fn watermark_ready(
     }
 }
 
+/// The head part of readiness (issue 17 item 4): unready once the head has
+/// been failing for `alert` (`msgx.pipeline.head-blocked-alert`). Every later
+/// message waits behind it (strict FIFO); an INFRA head is never given up,
+/// so this check is what tells an operator that an outage holds the feed.
+pub fn head_ready(
+    failing: Result<Option<proc_state::HeadFailure>, String>,
+    now: DateTime<Utc>,
+    alert: Dur,
+) -> Result<String, String> {
+    let Some(f) = failing.map_err(|e| format!("unknown: the head cannot be read: {e}"))? else {
+        return Ok("not failing".into());
+    };
+    let secs = (now - f.since).num_seconds().max(0);
+    let class = f.error_class.as_deref().unwrap_or("?");
+    if now - f.since < alert.chrono() {
+        return Ok(format!(
+            "head {} failing for {secs}s ({class}, {} attempt(s)), alert after {alert}",
+            f.msg_id, f.attempts
+        ));
+    }
+    Err(format!(
+        "blocked: head {} has been failing for {secs}s ({class}, {} attempt(s)): {}; every later message waits",
+        f.msg_id,
+        f.attempts,
+        f.last_error.as_deref().unwrap_or("")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,6 +304,25 @@ mod tests {
         assert!(watermark_ready(None, 0, None, t0(), stall).is_ok());
         // A seeded W above the mailbox's highest ID.
         assert!(watermark_ready(Some(5), 9, None, t0(), stall).is_ok());
+    }
+
+    #[test]
+    fn a_head_failing_past_the_alert_is_unready() {
+        let alert = Dur::mins(5);
+        let failing = |secs| {
+            Ok(Some(proc_state::HeadFailure {
+                msg_id: 7,
+                error_class: Some("INFRA".into()),
+                attempts: 12,
+                last_error: Some("cannot read raw message".into()),
+                since: t0() - Duration::seconds(secs),
+            }))
+        };
+        assert!(head_ready(Ok(None), t0(), alert).is_ok());
+        assert!(head_ready(failing(299), t0(), alert).is_ok());
+        let err = head_ready(failing(300), t0(), alert).unwrap_err();
+        assert!(err.contains("head 7") && err.contains("INFRA"), "{err}");
+        assert!(head_ready(Err("timeout".into()), t0(), alert).is_err());
     }
 
     #[test]

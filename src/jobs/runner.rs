@@ -296,7 +296,11 @@ impl Runner {
         let (outcome, error) = match &failure {
             None => (Outcome::Succeeded, None),
             Some(JobError::LockLost) => (Outcome::Aborted, Some(JobError::LockLost.to_string())),
-            Some(e) => (Outcome::Failed, Some(e.to_string())),
+            // Cut once here: JOB_RUN.ERROR, the log line and the summary (issue 17 item 5).
+            Some(e) => (
+                Outcome::Failed,
+                Some(crate::error_text::cut(&e.to_string()).into_owned()),
+            ),
         };
         let details = serde_json::Value::Object(total.details.clone());
         if let Err(e) = job_run::finish(

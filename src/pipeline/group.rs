@@ -3,7 +3,8 @@
 //! would record for it.
 //!
 //! A member is a PENDING head message that is a FLOP/FDEL, matches an ignore
-//! rule, or is DEAD(MALFORMED) (raw text missing or not well-formed). The
+//! rule, or is DEAD(MALFORMED) (raw text missing, too large or not
+//! well-formed). The
 //! prefix ends before anything else (SCHD, reference data, unsupported, a
 //! CODEC_ERROR, a read error, a FAILED row): those go one per transaction.
 //!
@@ -29,8 +30,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::identity::{identity_of, ignore_rule};
-use super::process_one::{MessageProcessor, ProcessOutcome, log_dead};
-use crate::codec::{self, DecodeError, DecodedMessage, MsgKind, ScalarTag};
+use super::process_one::{MessageProcessor, ProcessOutcome, Raw, decode_off_thread, log_dead};
+use crate::codec::{DecodeError, DecodedMessage, MsgKind, ScalarTag};
 use crate::domain::{
     ApplyContext, Decision, DomainEvent, FlightSet, FlightState, FlightStateEngine, FlightStatus,
 };
@@ -72,7 +73,8 @@ impl MessageProcessor<'_> {
             let member = match self.raw(h.msg_id, h.w).await {
                 Err(_) => break,
                 Ok(None) => Member::Malformed("raw-missing".into()),
-                Ok(Some(raw)) => match codec::decode(&raw) {
+                Ok(Some(Raw::TooLarge(bytes))) => Member::Malformed(format!("too-large:{bytes}")),
+                Ok(Some(Raw::Text(raw))) => match decode_off_thread(raw).await? {
                     Err(e @ DecodeError::Malformed { .. }) => Member::Malformed(e.to_string()),
                     Err(DecodeError::Codec { .. }) => break,
                     Ok(msg)

@@ -9,6 +9,13 @@
 //! messages". Released holes are recorded in INBOX_HOLE; a row that later
 //! appears inside a released hole (a late commit) is recorded in
 //! INBOX_LATE_ROW and logged as an error — never skipped silently.
+//!
+//! The late-row re-check queries the shared mailbox, so it is rationed
+//! (issue 17 item 7): each hole at most once per
+//! `msgx.pipeline.late-row-recheck` (INBOX_HOLE.CHECKED_AT). It runs after
+//! the enqueue transactions committed, so a failing check is logged and
+//! counted (`msgx_ingest_late_row_check_failures_total`) but never fails the
+//! run: the rows it enqueued stand.
 
 use super::watermark::plan_round;
 use crate::config::CutoverWatermark;
@@ -19,7 +26,7 @@ use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
 /// The ingest job.
 pub struct InboxPoller;
 
-/// How many recent released holes each run re-checks for late commits.
+/// How many due released holes one run re-checks for late commits at most.
 const LATE_ROW_HOLES_CHECKED: i64 = 100;
 
 #[async_trait::async_trait]
@@ -87,7 +94,21 @@ impl Job for InboxPoller {
                 break;
             }
         }
-        report.count("late_rows", detect_late_rows(ctx).await?);
+        match detect_late_rows(ctx).await {
+            Ok(check) => {
+                report.count("late_rows", check.found);
+                report.count("late_row_holes_checked", check.holes);
+            }
+            Err(e) => {
+                metrics::counter!("msgx_ingest_late_row_check_failures_total").increment(1);
+                report.count("late_row_check_failures", 1);
+                tracing::warn!(
+                    error = %crate::error_text::cut(&e.to_string()),
+                    "Late-row check failed; the rows enqueued stand, the holes are checked again \
+                     after msgx.pipeline.late-row-recheck"
+                );
+            }
+        }
         Ok(report)
     }
 }
@@ -143,28 +164,78 @@ async fn seed_if_configured(ctx: &JobContext) -> Result<(), JobError> {
     Ok(())
 }
 
-/// Re-checks recently released holes for rows that committed late.
-async fn detect_late_rows(ctx: &JobContext) -> Result<u64, JobError> {
+/// What one late-row check did.
+#[derive(Debug, Default)]
+struct LateRowCheck {
+    /// Holes whose mailbox range was read.
+    holes: u64,
+    /// Late rows found for the first time.
+    found: u64,
+}
+
+/// Re-checks the released holes that are due (released within
+/// `msgx.mailbox.raw-retention`, not checked within
+/// `msgx.pipeline.late-row-recheck`) for rows that committed late. Every hole
+/// attempted is marked checked, the failing one too, so a failing check is
+/// not repeated against the shared mailbox on every run.
+async fn detect_late_rows(ctx: &JobContext) -> Result<LateRowCheck, JobError> {
     let now = ctx.clock.now();
-    let since = now - ctx.config.msgx.mailbox.raw_retention.chrono();
-    let mut found = 0;
-    for hole in inbox::recent_holes(&ctx.pg, since, LATE_ROW_HOLES_CHECKED).await? {
-        for row in ctx
-            .mailbox
-            .rows_between(hole.first_id, hole.last_id)
-            .await?
-        {
-            let received = row.received_at.and_then(|t| to_utc(ctx, t));
-            if inbox::record_late_row(&ctx.pg, row.id, hole.id, received, now).await? {
-                found += 1;
-                tracing::error!(
-                    msg_id = row.id,
-                    hole_first = hole.first_id,
-                    hole_last = hole.last_id,
-                    "Late row: committed inside a released hole, below the watermark; \
-                     it was NOT processed — operator action needed (see docs/operations.md, Late rows)"
-                );
+    let m = &ctx.config.msgx;
+    let since = now - m.mailbox.raw_retention.chrono();
+    let checked_before = now - m.pipeline.late_row_recheck.chrono();
+    let due =
+        inbox::holes_due_for_check(&ctx.pg, since, checked_before, LATE_ROW_HOLES_CHECKED).await?;
+    let mut check = LateRowCheck::default();
+    let mut attempted = Vec::with_capacity(due.len());
+    let mut failure = None;
+    for hole in &due {
+        attempted.push(hole.id);
+        match check_hole(ctx, hole, now).await {
+            Ok(found) => {
+                check.holes += 1;
+                check.found += found;
             }
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    let marked = if attempted.is_empty() {
+        Ok(())
+    } else {
+        inbox::mark_holes_checked(&ctx.pg, &attempted, now).await
+    };
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    marked?;
+    Ok(check)
+}
+
+/// Reads one hole's ID range in the mailbox; records and logs every row
+/// found there for the first time. Returns how many were new.
+async fn check_hole(
+    ctx: &JobContext,
+    hole: &inbox::HoleRow,
+    now: DateTime<Utc>,
+) -> Result<u64, JobError> {
+    let mut found = 0;
+    for row in ctx
+        .mailbox
+        .rows_between(hole.first_id, hole.last_id)
+        .await?
+    {
+        let received = row.received_at.and_then(|t| to_utc(ctx, t));
+        if inbox::record_late_row(&ctx.pg, row.id, hole.id, received, now).await? {
+            found += 1;
+            tracing::error!(
+                msg_id = row.id,
+                hole_first = hole.first_id,
+                hole_last = hole.last_id,
+                "Late row: committed inside a released hole, below the watermark; \
+                 it was NOT processed — operator action needed (see docs/operations.md, Late rows)"
+            );
         }
     }
     Ok(found)

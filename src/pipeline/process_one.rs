@@ -19,7 +19,7 @@ use super::processors::resp::RespProcessor;
 use super::processors::{
     AdftProcessor, FdelProcessor, FlightTxnResult, FlopProcessor, ScheduleProcessor,
 };
-use crate::codec::{self, DecodeError, MsgKind, RefStyp, SchdStyp};
+use crate::codec::{self, DecodeError, DecodedMessage, MsgKind, RefStyp, SchdStyp};
 use crate::domain::FlightStateEngine;
 use crate::jobs::{JobContext, JobError};
 use crate::store::pg::flight::FlightStore;
@@ -62,72 +62,203 @@ pub struct MessageProcessor<'a> {
     pub ctx: &'a JobContext,
     pub engine: FlightStateEngine,
     pub store: FlightStore,
-    /// Read-ahead of raw texts: `(first, last, rows)` of the last range read.
-    /// Raw messages are immutable (PRE-7), so a copy read a moment earlier is
-    /// the message; an ID inside the range with no row is a missing row.
+    /// The raw texts read ahead of the head. Raw messages are immutable
+    /// (PRE-7), so a copy read a moment earlier is the message; an ID inside
+    /// the range with no row is a missing row.
     pub read_ahead: std::sync::Mutex<Option<ReadAhead>>,
 }
 
-/// `(first ID, last ID, raw texts by ID)` of one read-ahead range.
-pub type ReadAhead = (i64, i64, std::collections::HashMap<i64, Vec<u8>>);
+/// One read-ahead range: every ID in `first..=last` is known, as a text, a
+/// size over `msgx.pipeline.max-message-bytes`, or absent (no row).
+#[derive(Debug, Default)]
+pub struct ReadAhead {
+    pub first: i64,
+    pub last: i64,
+    pub rows: std::collections::HashMap<i64, Raw>,
+    /// The lengths already asked for beyond `last`, up to `lengths_last`
+    /// (raw texts are immutable, PRE-7): the next range is cut from them
+    /// instead of asking again, so the mailbox measures each text once.
+    pub lengths: Vec<(i64, u64)>,
+    pub lengths_last: i64,
+}
 
-/// How many mailbox rows one read-ahead fetches.
-const READ_AHEAD: i64 = 200;
+/// A raw message as the pump sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Raw {
+    /// The text (shared with the read-ahead, never copied).
+    Text(std::sync::Arc<[u8]>),
+    /// Longer than `msgx.pipeline.max-message-bytes`: this many bytes, never
+    /// read (issue 17 item 5).
+    TooLarge(u64),
+}
+
+/// How many mailbox rows one read-ahead covers at most (the byte bound is
+/// `msgx.pipeline.read-ahead-bytes`).
+const READ_AHEAD_ROWS: i64 = 200;
+
+/// Which rows one read-ahead fetches (issue 17 item 5). `lengths` are the
+/// `(ID, bytes)` of the rows in `head..=last`, ascending. The head is always
+/// taken (unless too large); later rows while their sum stays within
+/// `budget`; a row over `max_message` is never fetched and does not count.
+/// Returns the last ID the read-ahead covers and the too-large rows in it.
+pub fn plan_read_ahead(
+    head: i64,
+    last: i64,
+    lengths: &[(i64, u64)],
+    budget: u64,
+    max_message: u64,
+) -> (i64, Vec<(i64, u64)>) {
+    let mut total: u64 = 0;
+    let mut too_large = Vec::new();
+    for &(id, bytes) in lengths {
+        if bytes > max_message {
+            too_large.push((id, bytes));
+            continue;
+        }
+        if id != head && total.saturating_add(bytes) > budget {
+            return (id - 1, too_large);
+        }
+        total = total.saturating_add(bytes);
+    }
+    (last, too_large)
+}
 
 impl MessageProcessor<'_> {
-    /// The raw text of `id` (`None` = the row does not exist), reading ahead
-    /// up to [`READ_AHEAD`] IDs but never past `w`.
+    /// The raw message `id` (`None` = the row does not exist), reading ahead
+    /// up to [`READ_AHEAD_ROWS`] IDs and `msgx.pipeline.read-ahead-bytes`,
+    /// never past `w`. Lengths are asked first (`LENGTH()`), so the pump
+    /// never holds more than the byte budget (plus the head) and never reads
+    /// a text over `msgx.pipeline.max-message-bytes`.
     pub(super) async fn raw(
         &self,
         id: i64,
         w: i64,
-    ) -> Result<Option<Vec<u8>>, crate::store::mailbox::MailboxError> {
-        if let Ok(guard) = self.read_ahead.lock()
-            && let Some((first, last, rows)) = guard.as_ref()
-            && (*first..=*last).contains(&id)
-        {
-            return Ok(rows.get(&id).cloned());
-        }
-        let last = (id + READ_AHEAD - 1).min(w.max(id));
-        let rows: std::collections::HashMap<i64, Vec<u8>> = self
-            .ctx
-            .mailbox
-            .read_raw_range(id, last)
-            .await?
+    ) -> Result<Option<Raw>, crate::store::mailbox::MailboxError> {
+        let known = {
+            let mut guard = self.read_ahead.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(r) = guard.as_ref()
+                && (r.first..=r.last).contains(&id)
+            {
+                return Ok(r.rows.get(&id).cloned());
+            }
+            // Drop the old texts before reading the next: one budget at a
+            // time. Lengths measured beyond them carry over.
+            guard
+                .take()
+                .filter(|r| id > r.last && id <= r.lengths_last)
+                .map(|r| (r.lengths, r.lengths_last))
+        };
+        let p = &self.ctx.config.msgx.pipeline;
+        let mailbox = &self.ctx.mailbox;
+        let (mut lengths, lengths_last) = match known {
+            Some(known) => known,
+            None => {
+                let last = (id + READ_AHEAD_ROWS - 1).min(w.max(id));
+                (mailbox.raw_lengths(id, last).await?, last)
+            }
+        };
+        lengths.retain(|(i, _)| *i >= id);
+        let (last, too_large) = plan_read_ahead(
+            id,
+            lengths_last,
+            &lengths,
+            p.read_ahead_bytes,
+            p.max_message_bytes,
+        );
+        lengths.retain(|(i, _)| *i > last);
+        let mut rows: std::collections::HashMap<i64, Raw> = too_large
             .into_iter()
+            .map(|(i, bytes)| (i, Raw::TooLarge(bytes)))
             .collect();
-        let found = rows.get(&id).cloned();
-        if let Ok(mut guard) = self.read_ahead.lock() {
-            *guard = Some((id, last, rows));
+        for (i, text) in mailbox
+            .read_raw_range(id, last, p.max_message_bytes)
+            .await?
+        {
+            rows.insert(i, Raw::Text(text.into()));
         }
+        let found = rows.get(&id).cloned();
+        let mut guard = self.read_ahead.lock().unwrap_or_else(|e| e.into_inner());
+        *guard = Some(ReadAhead {
+            first: id,
+            last,
+            rows,
+            lengths,
+            lengths_last,
+        });
         Ok(found)
     }
 }
+
+/// Decodes off the async worker threads (issue 17 item 5): a large SCHD
+/// takes seconds of CPU, which on a worker would stall the HTTP endpoints
+/// and the lock keep-alive. A panic inside the decoder becomes a
+/// CODEC_ERROR naming it (a codec fix, then a replay, is the remedy), never
+/// a crashed run. `Err` only when the runtime shuts down meanwhile.
+pub(super) async fn decode_off_thread(
+    raw: std::sync::Arc<[u8]>,
+) -> Result<Result<DecodedMessage, DecodeError>, JobError> {
+    let task = tokio::task::spawn_blocking(move || {
+        #[cfg(debug_assertions)]
+        if memchr::memmem::find(&raw, DECODE_PANIC_MARKER.as_bytes()).is_some() {
+            panic!("decode fault injected by the test hook");
+        }
+        codec::decode(&raw)
+    });
+    match task.await {
+        Ok(decoded) => Ok(decoded),
+        Err(e) if e.is_panic() => {
+            let panic = e.into_panic();
+            let text = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            Ok(Err(DecodeError::codec(
+                "MSG",
+                format!("the decoder panicked: {text}"),
+            )))
+        }
+        Err(e) => Err(JobError::Other(format!("decode task did not finish: {e}"))),
+    }
+}
+
+/// Test-only fault hook, compiled into debug builds only: decoding a text
+/// that contains this marker panics, so tests can prove that a decoder
+/// panic is a recorded failure (issue 17 item 5).
+#[cfg(debug_assertions)]
+pub const DECODE_PANIC_MARKER: &str = "<!-- msgx test hook: panic in decode -->";
 
 impl MessageProcessor<'_> {
     /// processOne for `head` (design §5.2).
     pub async fn process_one(&self, head: &Head) -> Result<ProcessOutcome, JobError> {
         let id = head.msg_id;
         let raw = match self.raw(id, head.w).await {
-            Ok(Some(raw)) => raw,
+            Ok(Some(Raw::Text(raw))) => raw,
+            Ok(Some(Raw::TooLarge(bytes))) => {
+                return self
+                    .dead(id, ErrorClass::Malformed, &format!("too-large:{bytes}"))
+                    .await;
+            }
             Ok(None) => return self.dead(id, ErrorClass::Malformed, "raw-missing").await,
             Err(e) => {
                 return self
                     .fail(
-                        id,
+                        head,
                         ErrorClass::Infra,
                         &format!("cannot read raw message: {e}"),
                     )
                     .await;
             }
         };
-        let msg = match codec::decode(&raw) {
+        let msg = match decode_off_thread(raw).await? {
             Ok(m) => m,
             Err(e @ DecodeError::Malformed { .. }) => {
                 return self.dead(id, ErrorClass::Malformed, &e.to_string()).await;
             }
             Err(e @ DecodeError::Codec { .. }) => {
-                return self.fail(id, ErrorClass::CodecError, &e.to_string()).await;
+                return self
+                    .fail(head, ErrorClass::CodecError, &e.to_string())
+                    .await;
             }
         };
         let m = &self.ctx.config.msgx;
@@ -171,7 +302,7 @@ impl MessageProcessor<'_> {
                 SchdStyp::Other(o) => {
                     return self
                         .fail(
-                            id,
+                            head,
                             ErrorClass::Unsupported,
                             &format!("SCHD subtype {o} is not supported"),
                         )
@@ -191,7 +322,7 @@ impl MessageProcessor<'_> {
                 RefStyp::Other(o) => {
                     return self
                         .fail(
-                            id,
+                            head,
                             ErrorClass::Unsupported,
                             &format!("{} subtype {o} is not supported", r.rtype),
                         )
@@ -202,7 +333,7 @@ impl MessageProcessor<'_> {
             MsgKind::Unsupported(u) => {
                 return self
                     .fail(
-                        id,
+                        head,
                         ErrorClass::Unsupported,
                         &format!("unsupported: {}", u.reason),
                     )
@@ -218,7 +349,7 @@ impl MessageProcessor<'_> {
             Err(JobError::Db(e)) => {
                 return self
                     .fail(
-                        id,
+                        head,
                         ErrorClass::Infra,
                         &format!("database error while processing: {e}"),
                     )
@@ -252,34 +383,106 @@ impl MessageProcessor<'_> {
         Ok(ProcessOutcome::Dead(class, reason.to_string()))
     }
 
-    /// ProcFailure (§9.1): attempts + 1 and the next attempt time.
+    /// ProcFailure (§9.1): the attempt count and next attempt time from the
+    /// class's schedule (`msgx.pipeline.retry.<class>`, failure.rs), computed
+    /// from the head as this tick read it (one instance processes, under
+    /// the instance lock).
     async fn fail(
         &self,
-        id: i64,
+        head: &Head,
         class: ErrorClass,
         reason: &str,
     ) -> Result<ProcessOutcome, JobError> {
         let now = self.ctx.clock.now();
-        let p = &self.ctx.config.msgx.pipeline;
-        // Attempts after this failure = stored + 1; compute its tier from that.
-        let stored: i32 = sqlx::query_scalar("SELECT attempts FROM proc_state WHERE msg_id = $1")
-            .bind(id)
-            .fetch_one(&self.ctx.pg)
-            .await?;
-        let next = failure::next_attempt_at(stored + 1, p.max_attempts, &p.retry_backoff, now);
-        let attempts =
-            proc_state::record_failure(&self.ctx.pg, id, class, reason, next, now).await?;
-        tracing::warn!(msg_id = id, class = class.as_str(), attempts, %next, reason, "Message failed; will retry");
-        Ok(ProcessOutcome::Failed(class, reason.to_string()))
+        let attempts = failure::attempts_after(head.attempts, head.error_class, class);
+        let next = match failure::schedule_for(&self.ctx.config.msgx.pipeline.retry, class) {
+            Some(schedule) => failure::next_attempt_at(attempts, schedule, now),
+            None => now,
+        };
+        let recorded = proc_state::Failure {
+            class,
+            reason,
+            attempts,
+            next_attempt_at: next,
+            first: head.state != "FAILED",
+        };
+        if !proc_state::record_failure(&self.ctx.pg, head.msg_id, &recorded, now).await? {
+            return Ok(ProcessOutcome::AlreadyTerminal);
+        }
+        let reason = crate::error_text::cut(reason);
+        tracing::warn!(msg_id = head.msg_id, class = class.as_str(), attempts, %next, reason = %reason, "Message failed; will retry");
+        Ok(ProcessOutcome::Failed(class, reason.into_owned()))
     }
 }
 
-/// The WARN every DEAD outcome logs once it is recorded.
+/// The WARN every DEAD outcome logs once it is recorded (the reason cut,
+/// crate::error_text).
 pub(super) fn log_dead(id: i64, class: ErrorClass, reason: &str) {
     tracing::warn!(
         msg_id = id,
         class = class.as_str(),
-        reason,
+        reason = %crate::error_text::cut(reason),
         "Message is DEAD: operator action needed"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan_read_ahead;
+    use proptest::prelude::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn the_budget_cuts_the_range_but_the_head_is_always_read() {
+        // 40 rows of 4 MiB (issue 17: 296 MB RSS): an 8 MiB budget takes two.
+        let rows: Vec<(i64, u64)> = (1..=40).map(|id| (id, 4 * MIB)).collect();
+        assert_eq!(
+            plan_read_ahead(1, 40, &rows, 8 * MIB, 16 * MIB),
+            (2, vec![])
+        );
+        // A head larger than the budget is still read, alone.
+        let rows = [(5, 12 * MIB), (6, 10)];
+        assert_eq!(plan_read_ahead(5, 6, &rows, 8 * MIB, 16 * MIB), (5, vec![]));
+        // Small rows: the whole range, IDs without a row included.
+        let rows = [(1, 10), (3, 10)];
+        assert_eq!(plan_read_ahead(1, 4, &rows, 8 * MIB, 16 * MIB), (4, vec![]));
+    }
+
+    #[test]
+    fn a_row_over_the_message_limit_is_never_read_and_costs_nothing() {
+        let rows = [(1, 100), (2, 40 * MIB), (3, 100)];
+        assert_eq!(
+            plan_read_ahead(1, 3, &rows, 8 * MIB, 16 * MIB),
+            (3, vec![(2, 40 * MIB)])
+        );
+        assert_eq!(
+            plan_read_ahead(2, 3, &rows[1..], 8 * MIB, 16 * MIB),
+            (3, vec![(2, 40 * MIB)])
+        );
+    }
+
+    proptest! {
+        /// The texts fetched (rows within the range, not too large) never
+        /// exceed the budget unless the head alone does; the head is always
+        /// covered; every too-large row in the range is reported.
+        #[test]
+        fn never_more_than_the_budget_plus_the_head(
+            sizes in proptest::collection::vec(proptest::option::of(0u64..6_000), 1..60),
+            budget in 1u64..20_000,
+            max in 1u64..8_000,
+        ) {
+            let rows: Vec<(i64, u64)> = sizes.iter().enumerate()
+                .filter_map(|(i, s)| s.map(|s| (i as i64 + 1, s))).collect();
+            let last = sizes.len() as i64;
+            let (cut, too_large) = plan_read_ahead(1, last, &rows, budget, max);
+            prop_assert!((1..=last).contains(&cut));
+            let fetched: Vec<&(i64, u64)> = rows.iter().filter(|(id, s)| *id <= cut && *s <= max).collect();
+            let total: u64 = fetched.iter().map(|(_, s)| s).sum();
+            let head = rows.iter().find(|(id, s)| *id == 1 && *s <= max).map_or(0, |(_, s)| *s);
+            prop_assert!(total <= budget.max(head));
+            let expected: Vec<(i64, u64)> = rows.iter().filter(|(id, s)| *id <= cut && *s > max).copied().collect();
+            prop_assert_eq!(too_large, expected);
+        }
+    }
 }

@@ -4,10 +4,12 @@
 //! none → the run ends (the schedule is the poll interval); head beyond W →
 //! not taken (only the compat entry registers such rows; taking it would pass
 //! smaller IDs not yet enqueued), one throttled WARN per value of W; FAILED at
-//! the attempt limit → DEAD(EXHAUSTED) in one UPDATE; FAILED not yet due →
-//! the run ends and later messages wait (strict FIFO, no time-based poison
-//! pill); otherwise processOne.
+//! its class's attempt limit → DEAD(EXHAUSTED) in one UPDATE (INFRA has none:
+//! an outage is waited out, issue 17 item 4); FAILED not yet due → the run
+//! ends and later messages wait (strict FIFO, no time-based poison pill);
+//! otherwise processOne.
 
+use super::failure;
 use super::group::GroupResult;
 use super::process_one::{MessageProcessor, ProcessOutcome};
 use crate::config::{AbsentFieldPolicy, Config};
@@ -54,7 +56,7 @@ impl Job for Pump {
             engine: FlightStateEngine::new(dc),
             read_ahead: std::sync::Mutex::new(None),
         };
-        let max_attempts = i32::try_from(ctx.config.msgx.pipeline.max_attempts).unwrap_or(i32::MAX);
+        let retry = &ctx.config.msgx.pipeline.retry;
         let mut report = RunReport::default();
         // After a rolled-back group, its messages go one per transaction, so
         // the one that fails is recorded on its own (and the rest not retried
@@ -86,7 +88,11 @@ impl Job for Pump {
                 break;
             }
             let now = ctx.clock.now();
-            if head.state == "FAILED" && head.attempts >= max_attempts {
+            let limit = head
+                .error_class
+                .and_then(|c| failure::schedule_for(retry, c));
+            if head.state == "FAILED" && limit.is_some_and(|s| failure::exhausted(head.attempts, s))
+            {
                 if proc_state::mark_exhausted(&ctx.pg, head.msg_id, now).await? {
                     count_processed("dead", ErrorClass::Exhausted.as_str());
                     tracing::warn!(

@@ -105,6 +105,29 @@ impl TestDb {
         file
     }
 
+    /// Makes every INSERT into `table` fail with `message` (a trigger), to
+    /// inject a database fault at one exact step; [`TestDb::allow_inserts`]
+    /// undoes it.
+    pub async fn fail_inserts(&self, table: &str, message: &str) {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "CREATE FUNCTION fail_{table}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '{message}'; END $$; \
+             CREATE TRIGGER fail_{table} BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION fail_{table}();"
+        )))
+        .execute(&self.pool)
+        .await
+        .expect("fault trigger");
+    }
+
+    /// Undoes [`TestDb::fail_inserts`].
+    pub async fn allow_inserts(&self, table: &str) {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "DROP TRIGGER fail_{table} ON {table}"
+        )))
+        .execute(&self.pool)
+        .await
+        .expect("drop fault trigger");
+    }
+
     /// [`TestDb::config_file_with`] without changes.
     pub fn config_file(&self) -> tempfile::NamedTempFile {
         self.config_file_with(|_| {})

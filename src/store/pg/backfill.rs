@@ -152,7 +152,7 @@ pub async fn record_transient(
          WHERE msg_id = $1 RETURNING backfill_attempts",
     )
     .bind(msg_id)
-    .bind(error)
+    .bind(crate::error_text::cut(error).as_ref())
     .bind(next_at)
     .bind(now)
     .fetch_one(conn)
@@ -176,7 +176,7 @@ pub async fn abandon(
     )
     .bind(msg_id)
     .bind(reason.as_str())
-    .bind(error)
+    .bind(crate::error_text::cut(error).as_ref())
     .bind(now)
     .fetch_one(conn)
     .await

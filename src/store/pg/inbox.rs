@@ -108,14 +108,16 @@ pub async fn enqueue(
     .rows_affected())
 }
 
-/// Records a released hole.
+/// Records a released hole. Its late-row check time starts at the release:
+/// the round that released it found no row inside.
 pub async fn record_hole(
     conn: &mut PgConnection,
     h: ReleasedHole,
     now: DateTime<Utc>,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
-        "INSERT INTO inbox_hole (first_id, last_id, first_seen, released_at) VALUES ($1, $2, $3, $4) RETURNING id",
+        "INSERT INTO inbox_hole (first_id, last_id, first_seen, released_at, checked_at) \
+         VALUES ($1, $2, $3, $4, $4) RETURNING id",
     )
     .bind(h.first_id)
     .bind(h.last_id)
@@ -133,16 +135,23 @@ pub struct HoleRow {
     pub last_id: i64,
 }
 
-/// The most recent holes released after `since`.
-pub async fn recent_holes(
+/// Holes released after `since` whose last late-row check is at or before
+/// `checked_before` (or never made), the longest unchecked first, at most
+/// `limit` (issue 17 item 7: each hole at most once per recheck interval,
+/// and every hole in turn however many there are).
+pub async fn holes_due_for_check(
     pool: &PgPool,
     since: DateTime<Utc>,
+    checked_before: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<HoleRow>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT id, first_id, last_id FROM inbox_hole WHERE released_at >= $1 ORDER BY released_at DESC LIMIT $2",
+        "SELECT id, first_id, last_id FROM inbox_hole \
+         WHERE released_at >= $1 AND (checked_at IS NULL OR checked_at <= $2) \
+         ORDER BY checked_at NULLS FIRST, id LIMIT $3",
     )
     .bind(since)
+    .bind(checked_before)
     .bind(limit)
     .fetch_all(pool)
     .await?;
@@ -155,6 +164,20 @@ pub async fn recent_holes(
             })
         })
         .collect()
+}
+
+/// Records that these holes were re-checked for late rows at `at`.
+pub async fn mark_holes_checked(
+    pool: &PgPool,
+    hole_ids: &[i64],
+    at: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE inbox_hole SET checked_at = $2 WHERE id = ANY($1)")
+        .bind(hole_ids)
+        .bind(at)
+        .execute(pool)
+        .await?;
+    Ok(())
 }
 
 /// Records a late row; true when it is new.

@@ -155,7 +155,7 @@ pub async fn record_failure(
     .bind(update.attempts)
     .bind(update.next_attempt_at)
     .bind(update.first_failure_at)
-    .bind(error)
+    .bind(crate::error_text::cut(error).as_ref())
     .execute(conn)
     .await?
     .rows_affected()

@@ -13,6 +13,8 @@ pub struct Head {
     pub state: String,
     pub attempts: i32,
     pub next_attempt_at: Option<DateTime<Utc>>,
+    /// The class of the last failure (a FAILED row's schedule, issue 17 item 4).
+    pub error_class: Option<ErrorClass>,
     pub identity_key: Option<String>,
     /// The watermark W read in the same statement (§5.1 step 2).
     pub w: i64,
@@ -72,7 +74,7 @@ pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
 /// its group commit in one round trip.
 pub async fn unfinished(pool: &PgPool, limit: i64) -> Result<Vec<Head>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT msg_id, state, attempts, next_attempt_at, identity_key, \
+        "SELECT msg_id, state, attempts, next_attempt_at, error_class, identity_key, \
                 (SELECT w FROM inbox_cursor WHERE id = 1) AS w FROM proc_state \
          WHERE state IN ('PENDING', 'FAILED') ORDER BY msg_id LIMIT $1",
     )
@@ -86,6 +88,10 @@ pub async fn unfinished(pool: &PgPool, limit: i64) -> Result<Vec<Head>, sqlx::Er
                 state: r.try_get("state")?,
                 attempts: r.try_get("attempts")?,
                 next_attempt_at: r.try_get("next_attempt_at")?,
+                error_class: r
+                    .try_get::<Option<String>, _>("error_class")?
+                    .as_deref()
+                    .and_then(ErrorClass::parse),
                 identity_key: r.try_get("identity_key")?,
                 w: r.try_get::<Option<i64>, _>("w")?.unwrap_or(0),
             })
@@ -127,10 +133,11 @@ pub async fn finish_non_business<'e, E>(
 where
     E: sqlx::Executor<'e, Database = sqlx::Postgres>,
 {
+    let reason = crate::error_text::cut(reason);
     let (outcome, error) = if class.is_some() {
-        (None, Some(reason))
+        (None, Some(reason.as_ref()))
     } else {
-        (Some(reason), None)
+        (Some(reason.as_ref()), None)
     };
     let n = sqlx::query(
         "UPDATE proc_state SET state = $2, error_class = COALESCE($3, error_class), \
@@ -150,27 +157,76 @@ where
     Ok(n == 1)
 }
 
-/// Records a failed attempt (ProcFailure, §9.1): attempts + 1, the class and
-/// reason, and when it may be retried.
+/// One failed attempt as ProcFailure records it (§9.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure<'a> {
+    pub class: ErrorClass,
+    pub reason: &'a str,
+    /// The attempt count after this failure (`failure::attempts_after`).
+    pub attempts: i32,
+    pub next_attempt_at: DateTime<Utc>,
+    /// True when the row was not FAILED before: a new failure streak starts
+    /// (the head-blocked time counts from it).
+    pub first: bool,
+}
+
+/// Records a failed attempt (ProcFailure, §9.1): FAILED with the attempt
+/// count, class, reason (cut, crate::error_text) and retry time, and — in
+/// the same statement — when the head's failure streak began (HEAD_FAILURE,
+/// read by `msgx_pipeline_head_blocked_seconds` and `/readyz`). Returns false
+/// when the row was no longer unfinished (nothing written).
 pub async fn record_failure(
     pool: &PgPool,
     msg_id: i64,
-    class: ErrorClass,
-    reason: &str,
-    next_attempt_at: DateTime<Utc>,
+    f: &Failure<'_>,
     now: DateTime<Utc>,
-) -> Result<i32, sqlx::Error> {
-    sqlx::query_scalar(
-        "UPDATE proc_state SET state = 'FAILED', attempts = attempts + 1, error_class = $2, \
-         last_error = $3, next_attempt_at = $4, updated_at = $5 \
-         WHERE msg_id = $1 AND state IN ('PENDING', 'FAILED') RETURNING attempts",
+) -> Result<bool, sqlx::Error> {
+    let n = sqlx::query(
+        "WITH failed AS (UPDATE proc_state SET state = 'FAILED', attempts = $6, error_class = $2, \
+           last_error = $3, next_attempt_at = $4, updated_at = $5 \
+           WHERE msg_id = $1 AND state IN ('PENDING', 'FAILED') RETURNING msg_id) \
+         INSERT INTO head_failure (id, msg_id, since) SELECT 1, msg_id, $5 FROM failed \
+         ON CONFLICT (id) DO UPDATE SET msg_id = EXCLUDED.msg_id, since = CASE \
+           WHEN $7 OR head_failure.msg_id <> EXCLUDED.msg_id THEN EXCLUDED.since \
+           ELSE head_failure.since END",
     )
     .bind(msg_id)
-    .bind(class.as_str())
-    .bind(reason)
-    .bind(next_attempt_at)
+    .bind(f.class.as_str())
+    .bind(crate::error_text::cut(f.reason).as_ref())
+    .bind(f.next_attempt_at)
     .bind(now)
-    .fetch_one(pool)
+    .bind(f.attempts)
+    .bind(f.first)
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(n == 1)
+}
+
+/// The head while it is FAILED (issue 17 item 4): since when its current
+/// failure streak runs, with its class and reason.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct HeadFailure {
+    pub msg_id: i64,
+    pub error_class: Option<String>,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    /// HEAD_FAILURE.SINCE for this message; its UPDATED_AT when a failure
+    /// was recorded before HEAD_FAILURE existed.
+    pub since: DateTime<Utc>,
+}
+
+/// The failing head, if the head (the smallest unfinished row) is FAILED.
+pub async fn head_failure(pool: &PgPool) -> Result<Option<HeadFailure>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT p.msg_id, p.error_class, p.attempts, p.last_error, \
+                COALESCE(h.since, p.updated_at) AS since \
+         FROM (SELECT msg_id, state, error_class, attempts, last_error, updated_at FROM proc_state \
+               WHERE state IN ('PENDING', 'FAILED') ORDER BY msg_id LIMIT 1) p \
+         LEFT JOIN head_failure h ON h.msg_id = p.msg_id \
+         WHERE p.state = 'FAILED'",
+    )
+    .fetch_optional(pool)
     .await
 }
 
@@ -365,7 +421,11 @@ pub async fn finish_group(
         .iter()
         .map(|o| o.class.map(ErrorClass::as_str))
         .collect();
-    let reasons: Vec<Option<&str>> = outcomes.iter().map(|o| o.reason.as_deref()).collect();
+    let reasons: Vec<Option<std::borrow::Cow<'_, str>>> = outcomes
+        .iter()
+        .map(|o| o.reason.as_deref().map(crate::error_text::cut))
+        .collect();
+    let reasons: Vec<Option<&str>> = reasons.iter().map(|r| r.as_deref()).collect();
     let bind = |f: fn(&(String, String, String)) -> &str| -> Vec<Option<&str>> {
         outcomes.iter().map(|o| o.bind.as_ref().map(f)).collect()
     };
