@@ -241,6 +241,12 @@ pub const CATALOG: &[MetricSpec] = &[
         "Job runs of this process by job and outcome.",
     ),
     m(
+        "msgx_job_panics_total",
+        Counter,
+        &["job"],
+        "Panics caught at a job run's boundary (the run is recorded FAILED; issue 17).",
+    ),
+    m(
         "msgx_job_items_total",
         Counter,
         &["job"],
@@ -388,6 +394,7 @@ fn register_known_series() {
                 .increment(0);
         }
         metrics::counter!("msgx_job_items_total", "job" => job).increment(0);
+        metrics::counter!("msgx_job_panics_total", "job" => job).increment(0);
         let _ = metrics::histogram!("msgx_job_duration_seconds", "job" => job);
     }
     metrics::gauge!("msgx_instance_lock_held").set(0.0);
