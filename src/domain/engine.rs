@@ -229,8 +229,17 @@ fn finish(
         }
         writes.push(Pending { next, changed });
     }
-    let mut after = current.clone();
-    writes.iter().for_each(|w| after.insert(w.next.clone()));
+    // The links before and after, not a second copy of every flight, and an
+    // index of the writes by FLID: a 20,000-flight schedule stays linear
+    // (issue 17, item 5).
+    let before = mafl::Links::of_set(current);
+    let mut after = before.clone();
+    writes.iter().for_each(|w| after.set(&w.next));
+    let mut index: std::collections::HashMap<i64, usize> = writes
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.next.flid, i))
+        .collect();
 
     // 2. A deleted master detaches its shares (§12.3).
     let deleted_masters: Vec<i64> = writes
@@ -240,19 +249,30 @@ fn finish(
         .map(|w| w.next.flid)
         .collect();
     for m in deleted_masters {
-        for share in mafl::detach_shares(m, &after) {
+        for flid in after.active_shares(m) {
+            let state = match index.get(&flid) {
+                Some(&i) => &writes[i].next,
+                None => match current.get(flid) {
+                    Some(f) => f,
+                    None => continue,
+                },
+            };
+            let share = mafl::detached(state);
             let old = current.get(share.flid);
             let changed = old.map(|o| o.changed_fields(&share)).unwrap_or_default();
-            after.insert(share.clone());
-            match writes.iter_mut().find(|w| w.next.flid == share.flid) {
-                Some(w) => {
-                    w.changed = changed;
-                    w.next = share;
+            after.set(&share);
+            match index.get(&flid) {
+                Some(&i) => {
+                    writes[i].changed = changed;
+                    writes[i].next = share;
                 }
-                None => writes.push(Pending {
-                    next: share,
-                    changed,
-                }),
+                None => {
+                    index.insert(flid, writes.len());
+                    writes.push(Pending {
+                        next: share,
+                        changed,
+                    });
+                }
             }
         }
     }
@@ -265,13 +285,15 @@ fn finish(
     }
     for m in candidates {
         // An absent MAFL (share) and an empty one list the same children.
-        if mafl::of(m, current).unwrap_or_default() == mafl::of(m, &after).unwrap_or_default() {
+        if before.mafl(m).unwrap_or_default() == after.mafl(m).unwrap_or_default() {
             continue;
         }
-        match writes.iter_mut().find(|w| w.next.flid == m) {
-            Some(w) => w.changed.push("MAFL".to_string()),
+        match index.get(&m) {
+            Some(&i) => writes[i].changed.push("MAFL".to_string()),
             None => {
-                if let Some(master) = after.get(m).filter(|f| f.is_active()) {
+                // Not written by this message: its state is the loaded one.
+                if let Some(master) = current.get(m).filter(|f| f.is_active()) {
+                    index.insert(m, writes.len());
                     writes.push(Pending {
                         next: master.clone(),
                         changed: vec!["MAFL".to_string()],
@@ -295,13 +317,12 @@ fn finish(
         if old.is_none() {
             w.next.created_at = now;
         }
-        after.insert(w.next.clone());
     }
 
     // 5. Events (INV-13): one notification and one projection/tombstone each.
     let mut events = Vec::with_capacity(writes.len() * 2);
     for w in &writes {
-        let m = mafl::of(w.next.flid, &after);
+        let m = after.mafl(w.next.flid);
         events.extend(events_for(&w.next, m, kind, w.changed.clone()));
     }
     Decision::Applied {

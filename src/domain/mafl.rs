@@ -52,6 +52,86 @@ pub fn of(flid: i64, set: &FlightSet) -> Option<Vec<MaflEntry>> {
     set.get(flid).and_then(|m| derive(m, set.with_master(flid)))
 }
 
+/// What MAFL needs of one flight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Link {
+    active: bool,
+    master: Option<i64>,
+    flno: Option<String>,
+}
+
+/// The master/share links of a set of flights, without their content: the
+/// engine derives MAFL before and after a decision from these instead of a
+/// second full copy of every flight (a 20,000-flight schedule, issue 17
+/// item 5). [`Links::mafl`] gives exactly what [`of`] gives on the same
+/// flights (a property test checks it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Links {
+    flights: std::collections::BTreeMap<i64, Link>,
+    by_master: std::collections::BTreeMap<i64, std::collections::BTreeSet<i64>>,
+}
+
+impl Links {
+    /// The links of every flight in `set`.
+    pub fn of_set(set: &FlightSet) -> Self {
+        let mut links = Links::default();
+        for f in set.iter() {
+            links.set(f);
+        }
+        links
+    }
+
+    /// Records `flight`'s links (replacing what was recorded for its FLID).
+    pub fn set(&mut self, flight: &FlightState) {
+        let link = Link {
+            active: flight.is_active(),
+            master: flight.master_id(),
+            flno: flight.text(ScalarTag::FLNO).map(str::to_string),
+        };
+        if let Some(old) = self.flights.insert(flight.flid, link.clone())
+            && let Some(m) = old.master
+            && let Some(shares) = self.by_master.get_mut(&m)
+        {
+            shares.remove(&flight.flid);
+            if shares.is_empty() {
+                self.by_master.remove(&m);
+            }
+        }
+        if let Some(m) = link.master {
+            self.by_master.entry(m).or_default().insert(flight.flid);
+        }
+    }
+
+    /// The ACTIVE shares of `master` (FLIDs, ascending).
+    pub fn active_shares(&self, master: i64) -> Vec<i64> {
+        self.by_master
+            .get(&master)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|f| *f != master && self.flights.get(f).is_some_and(|l| l.active))
+            .collect()
+    }
+
+    /// The MAFL of `flid` (`None` when it is not recorded or does not carry
+    /// MAFL), as [`of`] derives it.
+    pub fn mafl(&self, flid: i64) -> Option<Vec<MaflEntry>> {
+        let master = self.flights.get(&flid)?;
+        if !master.active || master.master.is_some() {
+            return None;
+        }
+        Some(
+            self.active_shares(flid)
+                .into_iter()
+                .map(|f| MaflEntry {
+                    flid: f,
+                    flno: self.flights.get(&f).and_then(|l| l.flno.clone()),
+                })
+                .collect(),
+        )
+    }
+}
+
 /// The masters whose child set may change when `old` becomes `new`: the
 /// master before (if the flight was ACTIVE) and after (if it is ACTIVE).
 pub fn masters_touched(old: Option<&FlightState>, new: &FlightState) -> Vec<i64> {
@@ -78,14 +158,17 @@ pub fn masters_touched(old: Option<&FlightState>, new: &FlightState) -> Vec<i64>
 pub fn detach_shares(master: i64, set: &FlightSet) -> Vec<FlightState> {
     set.with_master(master)
         .filter(|f| f.is_active() && f.flid != master && f.master_id() == Some(master))
-        .map(|f| {
-            let mut next = f.clone();
-            for tag in [ScalarTag::MAID, ScalarTag::CSOP, ScalarTag::CSFT] {
-                next.set_scalar(tag, None);
-            }
-            next
-        })
+        .map(detached)
         .collect()
+}
+
+/// `share` without its association to a master (MAID, CSOP, CSFT cleared).
+pub fn detached(share: &FlightState) -> FlightState {
+    let mut next = share.clone();
+    for tag in [ScalarTag::MAID, ScalarTag::CSOP, ScalarTag::CSFT] {
+        next.set_scalar(tag, None);
+    }
+    next
 }
 
 #[cfg(test)]
@@ -103,6 +186,34 @@ mod tests {
             f.state = FlightStatus::Deleted;
         }
         f
+    }
+
+    proptest::proptest! {
+        /// The links give the MAFL the full scan gives, and the set's
+        /// by-master index lists exactly the flights with that MAID, after
+        /// any sequence of inserts and replacements (issue 17, item 5).
+        #[test]
+        fn links_and_the_index_agree_with_the_scan(
+            ops in proptest::collection::vec((0i64..12, proptest::option::of(0i64..12), proptest::bool::ANY), 0..60)
+        ) {
+            let mut set = FlightSet::new();
+            let mut links = Links::default();
+            for (flid, maid, active) in ops {
+                let f = flight(flid, maid, active);
+                links.set(&f);
+                set.insert(f);
+                for m in 0..12 {
+                    let scan: Option<Vec<MaflEntry>> =
+                        set.get(m).and_then(|x| derive(x, set.iter()));
+                    proptest::prop_assert_eq!(&links.mafl(m), &scan, "master {}", m);
+                    proptest::prop_assert_eq!(of(m, &set), scan);
+                    let indexed: Vec<i64> = set.with_master(m).map(|f| f.flid).collect();
+                    let scanned: Vec<i64> =
+                        set.iter().filter(|f| f.master_id() == Some(m)).map(|f| f.flid).collect();
+                    proptest::prop_assert_eq!(indexed, scanned);
+                }
+            }
+        }
     }
 
     #[test]
