@@ -3,7 +3,13 @@
 # steady inflow (`msgx mailbox generate --rate`) through three outages:
 #   1. MariaDB (the mailbox) stopped for --outage, then started again;
 #   2. every Kafka broker down for --outage (dev-kafka SIGUSR1), then up (SIGUSR2);
-#   3. PostgreSQL restarted.
+#   3. PostgreSQL restarted;
+#   4. a 30-minute MariaDB outage, time-compressed (issue 17): the daemon is
+#      restarted on a copy of the configuration whose INFRA and backfill
+#      retry tiers are divided by 15, and MariaDB is stopped for 120 s (= 30
+#      minutes of the documented schedule; the predecessor's single schedule
+#      turned a head DEAD(EXHAUSTED) after 21). After it no message may be
+#      DEAD(EXHAUSTED) and nothing may be lost.
 # After each, the harness waits until every mailbox row inserted before the
 # recovery is processed, its events SENT and its mark written (the catch-up
 # time is reported), and fails at once on a DEAD message that is not
@@ -65,8 +71,10 @@ harness_dev_kafka "$WORK/kafka.log"
 "$MSGX" mailbox generate --messages $(( (FLIGHTS + 99) / 100 )) --flights "$FLIGHTS" --seed 11 >/dev/null
 
 # The daemon under a supervisor (restart after any exit, as systemd would).
+# The config it starts with is read from $WORK/config-path at each start (phase 4).
+echo "$MSGX_CONFIG" >"$WORK/config-path"
 ( while true; do
-    "$MSGX" daemon --standby >>"$WORK/daemon.log" 2>&1 &
+    MSGX_CONFIG=$(cat "$WORK/config-path") "$MSGX" daemon --standby >>"$WORK/daemon.log" 2>&1 &
     echo $! >"$WORK/daemon.pid"
     wait $! || true
     echo "$(date -u +%H:%M:%S) daemon exited" >>"$WORK/daemon-exits"
@@ -139,6 +147,30 @@ log "== 3. PostgreSQL restart"
 pg_ctl_private restart
 log "PostgreSQL restarted"
 after "PostgreSQL restart" "$(date +%s)" || failed=1
+sleep "$PHASE_GAP"
+
+LONG=120 # 30 minutes at 1/15
+log "== 4. MariaDB down for 30 min, time-compressed: $LONG s with the INFRA and backfill tiers / 15"
+sed -e '/^\[msgx.pipeline.retry.infra\]/,/^\[/ s/^backoff = .*/backoff = ["333ms", "1s", "4s"]/' \
+    -e 's/^backfill-backoff = .*/backfill-backoff = ["2s", "8s", "40s", "4m"]/' \
+    "$MSGX_CONFIG" >"$WORK/msgx-compressed.toml"
+grep -q '"333ms", "1s", "4s"' "$WORK/msgx-compressed.toml" || { log "FAIL: compressed config not written"; exit 1; }
+echo "$WORK/msgx-compressed.toml" >"$WORK/config-path"
+kill -TERM "$(cat "$WORK/daemon.pid")" # the supervisor restarts it on the compressed config
+sleep 5
+mariadb_private_stop
+sleep "$LONG"
+mariadb_private_start
+log "MariaDB up again"
+after "30-min MariaDB outage" "$(date +%s)" || failed=1
+exhausted=$(psql "$MSGX_DATABASE_URL" -qtAX -c "SELECT count(*) FROM proc_state WHERE state = 'DEAD' AND error_class = 'EXHAUSTED'")
+if [ "$exhausted" != 0 ]; then
+  log "FAIL: $exhausted message(s) DEAD(EXHAUSTED) after the long outage"
+  results+=("no EXHAUSTED|FAIL|$exhausted message(s) DEAD(EXHAUSTED)")
+  failed=1
+else
+  results+=("no EXHAUSTED|ok|no message DEAD(EXHAUSTED) after 30 compressed minutes of outage")
+fi
 
 sleep "$PHASE_GAP"
 log "== end of inflow, final verification"
