@@ -91,12 +91,15 @@ harness_build() {
 }
 
 # harness_config: a config file for harness runs, $MSGX_CONFIG. The documented
-# defaults except: retry tiers of 1 s (a failed head is retried in seconds),
-# max-commit-delay 2 s (a rolled-back insert stalls ingest 2 s, not 30 s), and
-# logs under $WORK. Extra `sed` expressions may be passed.
+# defaults except: retry tiers of 1 s (a failed head or outbox row is retried in
+# seconds), max-commit-delay 2 s (a rolled-back insert stalls ingest 2 s, not
+# 30 s), and logs under $WORK. Extra `sed` expressions may be passed; a
+# `retry-backoff` line exists in [msgx.pipeline] and in [msgx.dispatch], so an
+# expression for it is limited to its section (`/^\[msgx.dispatch\]/,/^\[/`).
 harness_config() {
   MSGX_CONFIG=$WORK/msgx.toml
-  sed -e 's/^retry-backoff = .*/retry-backoff = ["1s", "1s", "1s", "1s"]/' \
+  sed -e '/^\[msgx.pipeline\]/,/^\[/s/^retry-backoff = .*/retry-backoff = ["1s", "1s", "1s", "1s"]/' \
+      -e '/^\[msgx.dispatch\]/,/^\[/s/^retry-backoff = .*/retry-backoff = ["1s", "1s", "1s", "1s", "1s", "1s", "1s", "1s", "1s"]/' \
       -e 's/^max-commit-delay = [^#]*/max-commit-delay = "2s"         /' \
       -e "s|^dir = \"var/log\"|dir = \"$WORK/log\"|" \
       "$@" config/msgx.toml >"$MSGX_CONFIG"

@@ -43,7 +43,8 @@ harness_init soak
 trap harness_cleanup EXIT
 trap 'exit 143' INT TERM # so that the EXIT trap cleans up
 harness_build $BUILD
-harness_config -e 's/^retry-backoff = .*/retry-backoff = ["10s", "1m", "5m", "15m"]/' \
+harness_config -e '/^\[msgx.pipeline\]/,/^\[/s/^retry-backoff = .*/retry-backoff = ["10s", "1m", "5m", "15m"]/' \
+               -e '/^\[msgx.dispatch\]/,/^\[/s/^retry-backoff = .*/retry-backoff = ["10s", "30s", "1m", "2m", "5m", "5m", "10m", "10m", "10m"]/' \
                -e 's/^max-commit-delay = [^#]*/max-commit-delay = "30s"        /'
 export RUST_LOG=${RUST_LOG:-info}
 started=$(date +%s)

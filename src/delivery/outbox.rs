@@ -231,7 +231,7 @@ impl WaveSender<'_> {
             let update = self
                 .policy
                 .on_failure(row.attempts, row.first_failure_at, *class, now);
-            let error = format!("{class:?}: {err}");
+            let error = format!("{}: {err}", class.as_str());
             msg_event::record_failure(&mut tx, row.event_id, row.state_version, &update, &error)
                 .await?;
             report.count(
@@ -247,7 +247,7 @@ impl WaveSender<'_> {
             }
             if update.dead {
                 report.count("dead", 1);
-                tracing::error!(event_id = row.event_id, flid = %row.partition_key, attempts = update.attempts, error = %error, "Outbox event is DEAD (kept as the DLQ)");
+                tracing::error!(event_id = row.event_id, flid = %row.partition_key, error_class = class.as_str(), attempts = update.attempts, error = %error, "Outbox event is DEAD (kept as the DLQ)");
             } else {
                 tracing::debug!(event_id = row.event_id, flid = %row.partition_key, attempts = update.attempts, counted = update.counted, next_attempt_at = ?update.next_attempt_at, error = %error, "Outbox event not delivered; backing off");
             }
