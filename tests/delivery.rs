@@ -1395,7 +1395,7 @@ async fn dev_kafka_serves_dispatch_and_tail_and_obeys_signals() {
     let kafka = DevKafka::start();
     let cfg = db.config_file_with(|c| {
         fast_kafka(c, &kafka.bootstrap);
-        c.msgx.pipeline.retry_backoff = vec!["100ms".parse().expect("duration"); 4];
+        c.msgx.dispatch.retry_backoff = vec!["100ms".parse().expect("duration"); 9];
     });
     let e1 = insert_msg(&db, &clock, 91, 1).await;
     let e2 = insert_msg(&db, &clock, 91, 2).await;
