@@ -14,7 +14,9 @@ MSGX=target/debug/msgx
 # the one Unsupported sample (025, FLOP ESTT) visibly backs off, is retried
 # and ends DEAD(EXHAUSTED) within seconds instead of the default 40 s.
 demo_cfg=$(mktemp --suffix=.toml)
-sed 's/^backoff = \[[^]]*\]/backoff = ["1s", "1s"]/' config/msgx.toml >"$demo_cfg"
+sed -e 's/^backoff = \[[^]]*\]/backoff = ["1s", "1s"]/' \
+    -e '/^\[msgx.dispatch\]/,/^\[/s/^retry-backoff = .*/retry-backoff = ["1s", "1s", "1s", "1s", "1s", "1s", "1s", "1s", "1s"]/' \
+    config/msgx.toml >"$demo_cfg"
 export MSGX_CONFIG=$demo_cfg
 
 # The demo runs on its own databases, recreated each time, so it is repeatable

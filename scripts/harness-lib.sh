@@ -91,16 +91,18 @@ harness_build() {
 }
 
 # harness_config: a config file for harness runs, $MSGX_CONFIG. The documented
-# defaults except: pipeline retry tiers of 1 s (every `backoff` line of
-# [msgx.pipeline.retry.*]: a failed head is retried in seconds; set
-# HARNESS_RETRY=defaults to keep the documented schedules), max-commit-delay
-# 2 s (a rolled-back insert stalls ingest 2 s, not 30 s), and logs under
-# $WORK. Extra `sed` expressions may be passed.
+# defaults except: retry tiers of 1 s (every `backoff` line of
+# [msgx.pipeline.retry.*] and `retry-backoff` of [msgx.dispatch]: a failed head
+# or outbox row is retried in seconds; set HARNESS_RETRY=defaults to keep the
+# documented schedules), max-commit-delay 2 s (a rolled-back insert stalls
+# ingest 2 s, not 30 s), and logs under $WORK. Extra `sed` expressions may be
+# passed; limit one for `retry-backoff` to its section (`/^\[msgx.dispatch\]/,/^\[/`).
 harness_config() {
   MSGX_CONFIG=$WORK/msgx.toml
   local retry='s/^backoff = \[[^]]*\]/backoff = ["1s", "1s"]/'
-  [ "${HARNESS_RETRY:-fast}" = defaults ] && retry='s/^$//'
-  sed -e "$retry" \
+  local dispatch='/^\[msgx.dispatch\]/,/^\[/s/^retry-backoff = .*/retry-backoff = ["1s", "1s", "1s", "1s", "1s", "1s", "1s", "1s", "1s"]/'
+  if [ "${HARNESS_RETRY:-fast}" = defaults ]; then retry='s/^$//'; dispatch='s/^$//'; fi
+  sed -e "$retry" -e "$dispatch" \
       -e 's/^max-commit-delay = [^#]*/max-commit-delay = "2s"         /' \
       -e "s|^dir = \"var/log\"|dir = \"$WORK/log\"|" \
       "$@" config/msgx.toml >"$MSGX_CONFIG"

@@ -73,6 +73,15 @@ fn infra_retries_may_not_be_limited_and_the_old_keys_are_refused() {
 }
 
 #[test]
+fn delivery_retry_tiers_must_be_dispatch_max_attempts_minus_one() {
+    // Issue 17 item 3: delivery has its own tiers, checked as the pipeline's (§9.1).
+    assert_rejected(
+        "[msgx.dispatch]\nmax-attempts = 4\nretry-backoff = [\"10s\", \"1m\"]\n",
+        "msgx.dispatch.retry-backoff",
+    );
+}
+
+#[test]
 fn r_must_not_exceed_r_keep() {
     assert_rejected(
         "[msgx.pipeline]\nbackfill-deadline = \"10d\"\n",

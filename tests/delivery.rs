@@ -6,11 +6,15 @@
 mod common;
 
 use common::*;
+use msgx::clock::Clock;
 use msgx::clock::ManualClock;
 use msgx::commands::tail::{TailOptions, TailRecord, tail};
 use msgx::config::Config;
+use msgx::domain::events::{DomainEvent, events_for};
+use msgx::domain::{FlightState, FlightStatus};
 use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
 use msgx::store::pg::job_run::Outcome;
+use msgx::store::pg::msg_event;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{DefaultProducerContext, Producer};
 use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
@@ -31,6 +35,15 @@ fn kafka_runner(
         fast_kafka(c, &bootstrap);
         tweak(c);
     })
+}
+
+/// A record above 10,000 bytes is refused before sending (MSG_SIZE_TOO_LARGE,
+/// message-specific): a head that fails on its own.
+fn refuse_large_records(c: &mut Config) {
+    c.msgx
+        .kafka
+        .properties
+        .insert("message.max.bytes".into(), "10000".into());
 }
 
 async fn run(r: &Runner, job: &str) -> RunSummary {
@@ -62,7 +75,6 @@ async fn insert_msg_payload(
     version: i64,
     body: Vec<u8>,
 ) -> i64 {
-    use msgx::clock::Clock;
     sqlx::query_scalar(
         "INSERT INTO msg_event (target, partition_key, event_type, state_version, payload, created_at) \
          VALUES ('KAFKA:msg', $1, 'UPSERT', $2, $3, $4) RETURNING event_id",
@@ -76,34 +88,49 @@ async fn insert_msg_payload(
     .expect("insert msg event")
 }
 
-/// The processors' only-forward KAFKA:schd upsert (§8.2): a new EVENT_ID per
-/// accepted write, reset to PENDING. `None` = TOMBSTONE.
-const SCHD_UPSERT: &str = "INSERT INTO msg_event (target, partition_key, event_type, state_version, payload, created_at) \
-     VALUES ('KAFKA:schd', $1, $2, $3, $4, now()) \
-     ON CONFLICT (partition_key) WHERE target = 'KAFKA:schd' DO UPDATE SET \
-       event_id = nextval('msg_event_id_seq'), event_type = EXCLUDED.event_type, \
-       state_version = EXCLUDED.state_version, payload = EXCLUDED.payload, status = 'PENDING', \
-       attempts = 0, next_attempt_at = NULL, first_failure_at = NULL, last_error = NULL, \
-       sent_at = NULL, created_at = EXCLUDED.created_at \
-     WHERE msg_event.state_version <= EXCLUDED.state_version";
+/// The KAFKA:schd event of flight `flid` at `version` as the processors build
+/// it (`events_for`): its full-state projection, or a tombstone when
+/// `deleted`.
+fn schd_event(flid: i64, version: i64, deleted: bool) -> DomainEvent {
+    let mut state = FlightState::new(flid, clock_now());
+    state.state_version = version;
+    state.last_msg_id = version;
+    if deleted {
+        state.state = FlightStatus::Deleted;
+    }
+    let [_, schd] = events_for(&state, None, "FLOP-GTDT", vec![]);
+    schd
+}
 
-async fn upsert_schd<'c, E>(exec: E, flid: i64, version: i64, body: Option<Vec<u8>>)
-where
-    E: sqlx::PgExecutor<'c>,
-{
-    let kind = if body.is_some() {
-        "UPSERT"
-    } else {
-        "TOMBSTONE"
-    };
-    sqlx::query(SCHD_UPSERT)
-        .bind(flid.to_string())
-        .bind(kind)
-        .bind(version)
-        .bind(body)
-        .execute(exec)
+/// Stores `events` through the processors' own append (`msg_event::append`:
+/// KAFKA:msg appended, KAFKA:schd upserted only-forward, §8.2) in `conn`'s
+/// transaction.
+async fn append_in(conn: &mut sqlx::PgConnection, events: &[DomainEvent], msg_id: i64) {
+    msg_event::append(conn, events, Some(msg_id), clock_now())
         .await
-        .expect("upsert schd row");
+        .expect("append through the processors' path");
+}
+
+/// A processor's KAFKA:schd write of `flid` at `version`, in `conn`'s transaction.
+async fn upsert_schd_in(conn: &mut sqlx::PgConnection, flid: i64, version: i64, deleted: bool) {
+    append_in(conn, &[schd_event(flid, version, deleted)], version).await;
+}
+
+/// The test clock's start: the write time of the helpers' events.
+fn clock_now() -> chrono::DateTime<chrono::Utc> {
+    manual_clock().0.now()
+}
+
+/// [`upsert_schd_in`] in a transaction of its own.
+async fn upsert_schd(db: &TestDb, flid: i64, version: i64, deleted: bool) {
+    let mut tx = db.pool.begin().await.expect("tx");
+    upsert_schd_in(&mut tx, flid, version, deleted).await;
+    tx.commit().await.expect("commit");
+}
+
+/// The Kafka value of [`schd_event`] (`None` for a tombstone).
+fn schd_bytes(flid: i64, version: i64) -> Option<Vec<u8>> {
+    schd_event(flid, version, false).to_bytes()
 }
 
 #[derive(Debug, sqlx::FromRow)]
@@ -195,11 +222,7 @@ async fn per_flid_order_holds_while_another_flids_head_fails() {
     let kafka = mock_kafka(1);
     let (clock, shared) = manual_clock();
     let (r, _stop) = kafka_runner(&db, &kafka, shared, |c| {
-        // A record above this is refused before sending (MSG_SIZE_TOO_LARGE).
-        c.msgx
-            .kafka
-            .properties
-            .insert("message.max.bytes".into(), "10000".into());
+        refuse_large_records(c);
         c.msgx.dispatch.max_attempts = 2;
     });
     let big = insert_msg_payload(&db, &clock, 100, 1, vec![b'x'; 20_000]).await;
@@ -236,12 +259,12 @@ async fn per_flid_order_holds_while_another_flids_head_fails() {
     assert_eq!(s.items, 0, "{s:?}");
     assert_eq!(row(&db, a2).await.status, "PENDING");
 
-    // Second failure reaches max-attempts: DEAD (the DLQ); the FLID resumes.
+    // Second failure reaches max-attempts: DEAD (the DLQ); the FLID resumes
+    // in the same run (the next round reads it again from A2).
     clock.advance(chrono::Duration::seconds(11));
     let s = run(&r, "dispatch-msg").await;
     assert_eq!(count(&s, "dead"), 1, "{s:?}");
     assert_eq!(row(&db, big).await.status, "DEAD");
-    let s = run(&r, "dispatch-msg").await;
     assert_eq!(s.items, 1, "{s:?}");
     assert_eq!(row(&db, a2).await.status, "SENT");
 
@@ -436,11 +459,11 @@ async fn schd_conflation_sends_only_the_last_version() {
     let (_clock, shared) = manual_clock();
     let (r, _stop) = kafka_runner(&db, &kafka, shared, |_| {});
     for v in 1..=10 {
-        upsert_schd(&db.pool, 15, v, Some(payload(15, v))).await;
+        upsert_schd(&db, 15, v, false).await;
     }
     // A late, older version is refused by the only-forward rule.
-    upsert_schd(&db.pool, 15, 7, Some(payload(15, 7))).await;
-    upsert_schd(&db.pool, 16, 1, Some(payload(16, 1))).await;
+    upsert_schd(&db, 15, 7, false).await;
+    upsert_schd(&db, 16, 1, false).await;
 
     let s = run(&r, "schd-flush").await;
     assert_eq!(s.items, 2, "{s:?}");
@@ -453,7 +476,7 @@ async fn schd_conflation_sends_only_the_last_version() {
     assert_eq!(f15[0].header_i64("state-version"), Some(10));
     assert_eq!(
         f15[0].value.as_deref().map(str::as_bytes),
-        Some(&payload(15, 10)[..])
+        schd_bytes(15, 10).as_deref()
     );
     assert_eq!(keys["16"].len(), 1);
 }
@@ -464,14 +487,14 @@ async fn schd_version_written_during_a_flush_is_not_marked_sent() {
     let kafka = mock_kafka(1);
     let (_clock, shared) = manual_clock();
     let (r, _stop) = kafka_runner(&db, &kafka, shared, |_| {});
-    upsert_schd(&db.pool, 15, 1, Some(payload(15, 1))).await;
+    upsert_schd(&db, 15, 1, false).await;
     let read = schd_row(&db, 15).await;
 
     // A processor writes version 2 while the flush runs: its transaction holds
     // the row, so the flush reads version 1 (MVCC), sends it, and its mark
     // waits for the processor's commit — then finds a new generation.
     let mut processor = db.pool.begin().await.expect("tx");
-    upsert_schd(&mut *processor, 15, 2, Some(payload(15, 2))).await;
+    upsert_schd_in(&mut processor, 15, 2, false).await;
     let (s, ()) = tokio::join!(run(&r, "schd-flush"), async {
         wait_until(
             "the flush's mark to wait on the row lock",
@@ -513,10 +536,10 @@ async fn tombstone_after_fdel_is_a_null_value() {
     let kafka = mock_kafka(1);
     let (_clock, shared) = manual_clock();
     let (r, _stop) = kafka_runner(&db, &kafka, shared, |_| {});
-    upsert_schd(&db.pool, 16, 1, Some(payload(16, 1))).await;
+    upsert_schd(&db, 16, 1, false).await;
     assert_eq!(run(&r, "schd-flush").await.items, 1);
     // FDEL: the flight is DELETED at version 2; the projection is a tombstone.
-    upsert_schd(&db.pool, 16, 2, None).await;
+    upsert_schd(&db, 16, 2, true).await;
     assert_eq!(run(&r, "schd-flush").await.items, 1);
     assert_eq!(schd_row(&db, 16).await.status, "SENT");
 
@@ -550,7 +573,7 @@ async fn at_least_once_under_faults_and_versions_never_go_backwards() {
                 let v = version.entry(flid).or_insert(0);
                 *v += 1;
                 msg_ids.push(insert_msg(&db, clock, flid, *v).await);
-                upsert_schd(&db.pool, flid, *v, Some(payload(flid, *v))).await;
+                upsert_schd(&db, flid, *v, false).await;
             }
         }
     };
@@ -680,6 +703,501 @@ async fn dry_run_reports_due_events_and_sends_nothing() {
         .expect("runs");
     assert_eq!((s.items, count(&s, "due")), (3, 3), "{s:?}");
     assert_eq!(statuses(&db).await, BTreeMap::from([("PENDING".into(), 3)]));
+}
+
+/// Issue 17, item 2: head A1 turns DEAD in round 1 with A2 in the same
+/// batch; round 2 must not send A3 while A2 still waits. (Before the fix the
+/// next round read after A2 and sent A3 first: FLID 100 went A3, A2.)
+#[tokio::test]
+async fn a_dead_head_does_not_let_a_later_round_overtake_its_follower() {
+    let db = TestDb::migrated().await;
+    let kafka = mock_kafka(1);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = kafka_runner(&db, &kafka, shared, |c| {
+        refuse_large_records(c);
+        c.msgx.dispatch.max_attempts = 1;
+        c.msgx.dispatch.retry_backoff = Vec::new();
+        c.msgx.dispatch.batch = 2;
+    });
+    let a1 = insert_msg_payload(&db, &clock, 100, 1, vec![b'x'; 20_000]).await;
+    let a2 = insert_msg(&db, &clock, 100, 2).await;
+    let a3 = insert_msg(&db, &clock, 100, 3).await;
+
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!((count(&s, "dead"), count(&s, "paused")), (1, 1), "{s:?}");
+    let dead = row(&db, a1).await;
+    assert_eq!(dead.status, "DEAD");
+    assert!(
+        dead.last_error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("MESSAGE_SPECIFIC: ")),
+        "{dead:?}"
+    );
+    for id in [a2, a3] {
+        assert_eq!(row(&db, id).await.status, "SENT", "event {id}: {s:?}");
+    }
+    assert_eq!(s.items, 2, "both followers in the same run: {s:?}");
+    let records = consume(&kafka, MSG).await;
+    assert_eq!(event_ids(&by_key(&records)["100"]), vec![a2, a3]);
+}
+
+/// Issue 17, item 3: a record that is always in doubt is re-sent until
+/// `in-doubt-deadline` after its first failure (never DEAD by its count),
+/// then DEAD with class IN_DOUBT: in the DLQ listing, in the outbox gauge
+/// behind the DEAD alert, and resendable.
+#[tokio::test]
+async fn in_doubt_failures_end_dead_in_doubt_at_their_deadline_and_can_be_resent() {
+    let db = TestDb::migrated().await;
+    let kafka = mock_kafka(1);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = kafka_runner(&db, &kafka, shared, |c| {
+        c.msgx.dispatch.max_attempts = 2;
+        c.msgx.dispatch.retry_backoff = vec!["10s".parse().expect("duration")];
+        c.msgx.dispatch.transient_deadline = "10m".parse().expect("duration");
+        c.msgx.dispatch.in_doubt_deadline = "30m".parse().expect("duration");
+    });
+    let e1 = insert_msg(&db, &clock, 300, 1).await;
+    let e2 = insert_msg(&db, &clock, 300, 2).await;
+    // NETWORK_EXCEPTION: a permanent error for librdkafka that msgx cannot
+    // rule out as persisted (in doubt); it surfaces at once.
+    let in_doubt = || {
+        kafka.request_errors(
+            RDKafkaApiKey::Produce,
+            &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION],
+        )
+    };
+
+    in_doubt();
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(count(&s, "failed_in_doubt"), 1, "{s:?}");
+    let head = row(&db, e1).await;
+    assert_eq!((head.status.as_str(), head.attempts), ("PENDING", 0));
+    assert_eq!(error_class(&db, e1).await.as_deref(), Some("IN_DOUBT"));
+    assert!(
+        head.last_error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("IN_DOUBT: ")),
+        "{head:?}"
+    );
+
+    // Past the transient deadline it counts — beyond max-attempts (2) — but
+    // stays PENDING until its own deadline.
+    for minutes in [15, 10] {
+        clock.advance(chrono::Duration::minutes(minutes));
+        in_doubt();
+        let s = run(&r, "dispatch-msg").await;
+        assert_eq!(count(&s, "failed_in_doubt"), 1, "{s:?}");
+        assert_eq!(count(&s, "dead"), 0, "{s:?}");
+    }
+    let head = row(&db, e1).await;
+    assert_eq!((head.status.as_str(), head.attempts), ("PENDING", 2));
+    assert_eq!(row(&db, e2).await.status, "PENDING", "its FLID waits");
+
+    // 30 min after the first failure: DEAD(IN_DOUBT), and its FLID goes on.
+    clock.advance(chrono::Duration::minutes(6));
+    in_doubt();
+    let s = run(&r, "dispatch-msg").await;
+    assert_eq!(count(&s, "dead"), 1, "{s:?}");
+    let head = row(&db, e1).await;
+    assert_eq!((head.status.as_str(), head.next_attempt_at), ("DEAD", None));
+    assert_eq!(error_class(&db, e1).await.as_deref(), Some("IN_DOUBT"));
+    run(&r, "dispatch-msg").await;
+    assert_eq!(row(&db, e2).await.status, "SENT");
+
+    let cfg = db.config_file();
+    let out = msgx(cfg.path(), &["events", "dead", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let listed: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["event_id"], e1);
+    assert_eq!(listed[0]["error_class"], "IN_DOUBT");
+    let out = msgx(cfg.path(), &["events", "dead"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(" IN_DOUBT "),
+        "{}",
+        text(&out)
+    );
+    let facts = msgx::status::pg_facts(&db.pool, clock.now(), &r.config)
+        .await
+        .expect("facts");
+    assert_eq!(
+        facts.outbox["KAFKA:msg"].get("DEAD"),
+        Some(&1),
+        "msgx_outbox_events{{status=\"DEAD\"}} counts it: {:?}",
+        facts.outbox
+    );
+
+    let out = msgx(
+        cfg.path(),
+        &[
+            "events",
+            "resend",
+            &e1.to_string(),
+            "--reason",
+            "broker fixed",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(
+        error_class(&db, e1).await,
+        None,
+        "a resend clears the class"
+    );
+    run(&r, "dispatch-msg").await;
+    assert_eq!(row(&db, e1).await.status, "SENT");
+    let records = consume(&kafka, MSG).await;
+    // Resending restores delivery, not the order (docs/delivery.md).
+    assert_eq!(event_ids(&by_key(&records)["300"]), vec![e2, e1]);
+}
+
+async fn error_class(db: &TestDb, event_id: i64) -> Option<String> {
+    sqlx::query_scalar("SELECT error_class FROM msg_event WHERE event_id = $1")
+        .bind(event_id)
+        .fetch_one(&db.pool)
+        .await
+        .expect("error class")
+}
+
+/// EVENT_TYPE and PAYLOAD of a row.
+async fn stored_value(db: &TestDb, event_id: i64) -> (String, Option<Vec<u8>>) {
+    sqlx::query_as("SELECT event_type, payload FROM msg_event WHERE event_id = $1")
+        .bind(event_id)
+        .fetch_one(&db.pool)
+        .await
+        .expect("stored value")
+}
+
+/// Issue 17 item 6: the processors' only-forward KAFKA:schd upsert (§8.2),
+/// through `msg_event::append` / `append_many` in a transaction: one row per
+/// FLID; a lower version never replaces a higher one; an equal or higher one
+/// does, with a fresh EVENT_ID (the write generation), reset to PENDING with
+/// its failure record cleared.
+#[tokio::test]
+async fn schd_upsert_through_append_is_only_forward_and_starts_a_fresh_generation() {
+    let db = TestDb::migrated().await;
+    upsert_schd(&db, 21, 5, false).await;
+    let v5 = schd_row(&db, 21).await;
+    assert_eq!((v5.state_version, v5.status.as_str()), (5, "PENDING"));
+
+    // Lower: refused, the row is untouched (same generation, same value).
+    upsert_schd(&db, 21, 4, true).await;
+    let now = schd_row(&db, 21).await;
+    assert_eq!((now.event_id, now.state_version), (v5.event_id, 5));
+    assert_eq!(
+        stored_value(&db, v5.event_id).await,
+        ("UPSERT".into(), schd_bytes(21, 5))
+    );
+
+    // Equal and higher: replace, fresh generation, PENDING, failure cleared.
+    let mut previous = v5.event_id;
+    for (version, deleted) in [(5, false), (6, true)] {
+        sqlx::query(
+            "UPDATE msg_event SET status = 'DEAD', attempts = 3, first_failure_at = now(), \
+                    last_error = 'MESSAGE_SPECIFIC: x', error_class = 'MESSAGE_SPECIFIC' \
+             WHERE target = 'KAFKA:schd' AND partition_key = '21'",
+        )
+        .execute(&db.pool)
+        .await
+        .expect("fail the row");
+        upsert_schd(&db, 21, version, deleted).await;
+        let now = schd_row(&db, 21).await;
+        assert!(now.event_id > previous, "a fresh EVENT_ID: {now:?}");
+        assert_eq!(now.state_version, version);
+        assert_eq!(
+            (now.status.as_str(), now.attempts, now.last_error.as_deref()),
+            ("PENDING", 0, None)
+        );
+        assert_eq!((now.first_failure_at, now.sent_at), (None, None));
+        assert_eq!(error_class(&db, now.event_id).await, None);
+        previous = now.event_id;
+    }
+    assert_eq!(
+        stored_value(&db, previous).await,
+        ("TOMBSTONE".into(), None)
+    );
+
+    // The group commit's append_many: several messages writing one FLID in
+    // one statement leave the row one-by-one processing would (the last with
+    // the highest version), and never go back below the stored one.
+    let (e7, e9, e8) = (
+        [schd_event(21, 7, false)],
+        [schd_event(21, 9, false)],
+        [schd_event(21, 8, false)],
+    );
+    let batch: [(Option<i64>, &[DomainEvent]); 3] =
+        [(Some(7), &e7), (Some(9), &e9), (Some(8), &e8)];
+    let mut tx = db.pool.begin().await.expect("tx");
+    msg_event::append_many(&mut tx, &batch, clock_now())
+        .await
+        .expect("append_many");
+    let stale = [schd_event(21, 3, false)];
+    msg_event::append_many(&mut tx, &[(Some(3), &stale[..])], clock_now())
+        .await
+        .expect("append_many");
+    tx.commit().await.expect("commit");
+    let now = schd_row(&db, 21).await;
+    assert_eq!((now.state_version, now.status.as_str()), (9, "PENDING"));
+    assert!(now.event_id > previous);
+    let rows: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = '21'",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("count");
+    assert_eq!(rows, 1, "one row per FLID");
+}
+
+// ------------------------------------------- per-FLID order, property test --
+
+/// One fault on the mock cluster's Produce error stack: the next Produce
+/// request fails with it. Each code is reported to msgx at once (librdkafka
+/// treats it as permanent), so a case needs no real waiting.
+#[derive(Debug, Clone, Copy)]
+enum Fault {
+    /// THROTTLING_QUOTA_EXCEEDED: certainly not written.
+    Transient,
+    /// NETWORK_EXCEPTION: possibly written.
+    InDoubt,
+    /// INVALID_RECORD: the broker refused this record.
+    MessageSpecific,
+    /// OUT_OF_ORDER_SEQUENCE_NUMBER on the head request: the idempotent
+    /// producer's fatal sequence desynchronisation; the run stops and the
+    /// next one recreates the producer.
+    Fatal,
+}
+
+impl Fault {
+    fn code(self) -> RDKafkaRespErr {
+        match self {
+            Fault::Transient => RDKafkaRespErr::RD_KAFKA_RESP_ERR_THROTTLING_QUOTA_EXCEEDED,
+            Fault::InDoubt => RDKafkaRespErr::RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION,
+            Fault::MessageSpecific => RDKafkaRespErr::RD_KAFKA_RESP_ERR_INVALID_RECORD,
+            Fault::Fatal => RDKafkaRespErr::RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
+        }
+    }
+}
+
+/// One run of `dispatch-msg`: events committed before it (FLID indexes),
+/// the faults it meets, and how far the clock moves first.
+#[derive(Debug, Clone)]
+struct Step {
+    commits: Vec<usize>,
+    faults: Vec<Fault>,
+    advance_minutes: i64,
+}
+
+#[derive(Debug, Clone)]
+struct Plan {
+    /// Which runner: 0 = max-attempts 1 (a message-specific failure is DEAD
+    /// at once), 1 = max-attempts 2 (it backs off first).
+    runner: usize,
+    initial: Vec<usize>,
+    steps: Vec<Step>,
+}
+
+fn plans() -> impl proptest::strategy::Strategy<Value = Plan> {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+    let fault = prop_oneof![
+        3 => Just(Fault::Transient),
+        3 => Just(Fault::InDoubt),
+        3 => Just(Fault::MessageSpecific),
+        1 => Just(Fault::Fatal),
+    ];
+    // 1 min passes the 10 s backoff; 25 and 45 min pass the transient (20 m)
+    // and in-doubt (40 m) deadlines of the runner below.
+    let advance = prop_oneof![Just(0i64), Just(1), Just(12), Just(25), Just(45)];
+    let step = (vec(0..3usize, 0..5), vec(fault, 0..8), advance).prop_map(
+        |(commits, faults, advance_minutes)| Step {
+            commits,
+            faults,
+            advance_minutes,
+        },
+    );
+    (0..2usize, vec(0..3usize, 4..12), vec(step, 2..5)).prop_map(|(runner, initial, steps)| Plan {
+        runner,
+        initial,
+        steps,
+    })
+}
+
+/// What the property cases share: one database, one mock cluster, runners
+/// sharing one producer (cases use FLIDs of their own).
+struct OrderBench {
+    db: TestDb,
+    kafka: MockCluster<'static, DefaultProducerContext>,
+    clock: ManualClock,
+    /// max-attempts 1 and 2.
+    runners: Vec<Runner>,
+    _stops: Vec<tokio::sync::watch::Sender<bool>>,
+    cases: std::sync::atomic::AtomicI64,
+}
+
+/// SENT KAFKA:msg rows of `flids` that have an earlier PENDING row of their
+/// FLID: a later event went out while an earlier one still waited.
+async fn overtaking(db: &TestDb, flids: &[String]) -> Vec<(String, i64, i64)> {
+    sqlx::query_as(
+        "SELECT s.partition_key, p.event_id, s.event_id FROM msg_event s \
+         JOIN msg_event p ON p.partition_key = s.partition_key AND p.event_id < s.event_id \
+         WHERE s.target = 'KAFKA:msg' AND p.target = 'KAFKA:msg' \
+           AND s.status = 'SENT' AND p.status = 'PENDING' AND s.partition_key = ANY($1)",
+    )
+    .bind(flids)
+    .fetch_all(&db.pool)
+    .await
+    .expect("overtaking rows")
+}
+
+/// Runs `plan`, then runs without faults until nothing is PENDING, and checks
+/// per-FLID order after every run in the outbox (no SENT row behind a PENDING
+/// one of its FLID: a failed earlier event is DEAD or still waits, never
+/// overtaken) and at the end on the topic (each FLID's EVENT_IDs never go
+/// down; every SENT row is there). The mock cluster persists nothing for a
+/// failed request, so an in-doubt record is never a hidden copy here.
+async fn order_case(
+    bench: &OrderBench,
+    plan: Plan,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    use proptest::prop_assert;
+    let case = bench
+        .cases
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let flid = |i: usize| 1_000 * (case + 1) + i as i64;
+    let flids: Vec<String> = (0..3).map(|i| flid(i).to_string()).collect();
+    let mut versions = [0i64; 3];
+    let mut events: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    let mut commit = async |ids: &[usize], events: &mut BTreeMap<String, Vec<i64>>| {
+        for &i in ids {
+            versions[i] += 1;
+            let id = insert_msg(&bench.db, &bench.clock, flid(i), versions[i]).await;
+            events.entry(flid(i).to_string()).or_default().push(id);
+        }
+    };
+    let kafka = &bench.kafka;
+    kafka.clear_request_errors(RDKafkaApiKey::Produce);
+    commit(&plan.initial, &mut events).await;
+    let drain = (0..12).map(|_| Step {
+        commits: Vec::new(),
+        faults: Vec::new(),
+        advance_minutes: 1,
+    });
+    for (n, step) in plan.steps.iter().cloned().chain(drain).enumerate() {
+        commit(&step.commits, &mut events).await;
+        kafka.clear_request_errors(RDKafkaApiKey::Produce);
+        let codes: Vec<RDKafkaRespErr> = step.faults.iter().map(|f| f.code()).collect();
+        kafka.request_errors(RDKafkaApiKey::Produce, &codes);
+        bench
+            .clock
+            .advance(chrono::Duration::minutes(step.advance_minutes));
+        let s = run(&bench.runners[plan.runner], "dispatch-msg").await;
+        let bad = overtaking(&bench.db, &flids).await;
+        prop_assert!(
+            bad.is_empty(),
+            "run {n}: sent while an earlier event of its FLID was PENDING (flid, pending, sent): {bad:?}; {s:?}"
+        );
+        let open: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM msg_event WHERE status = 'PENDING' AND partition_key = ANY($1)",
+        )
+        .bind(&flids)
+        .fetch_one(&bench.db.pool)
+        .await
+        .expect("pending");
+        if n >= plan.steps.len() && open == 0 {
+            break;
+        }
+    }
+    let sent: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT partition_key, event_id FROM msg_event \
+         WHERE partition_key = ANY($1) AND status <> 'DEAD' ORDER BY event_id",
+    )
+    .bind(&flids)
+    .fetch_all(&bench.db.pool)
+    .await
+    .expect("statuses");
+    let still: Vec<i64> = sqlx::query_scalar(
+        "SELECT event_id FROM msg_event WHERE status = 'PENDING' AND partition_key = ANY($1)",
+    )
+    .bind(&flids)
+    .fetch_all(&bench.db.pool)
+    .await
+    .expect("pending");
+    prop_assert!(still.is_empty(), "not drained: {still:?}");
+
+    let records = consume(kafka, MSG).await;
+    let keys = by_key(&records);
+    for f in &flids {
+        let on_topic = keys.get(f).map(|r| event_ids(r)).unwrap_or_default();
+        prop_assert!(
+            on_topic.windows(2).all(|w| w[0] <= w[1]),
+            "FLID {f}: the topic has a later event before an earlier one: {on_topic:?} (events {:?})",
+            events.get(f)
+        );
+        let known = events.get(f).cloned().unwrap_or_default();
+        prop_assert!(
+            on_topic.iter().all(|id| known.contains(id)),
+            "FLID {f}: {on_topic:?}"
+        );
+        for (_, id) in sent.iter().filter(|(k, _)| k == f) {
+            prop_assert!(
+                on_topic.contains(id),
+                "FLID {f}: SENT event {id} not on the topic"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Issue 17, item 2: whatever happens to a head (SENT, backing off, DEAD,
+/// in doubt, a fatal producer error), no event of a FLID goes out while an
+/// earlier one of it is PENDING — within a run, across rounds (batch 3) and
+/// across runs — and the topic holds each FLID's events in order
+/// (at-least-once duplicates allowed).
+#[test]
+fn per_flid_order_holds_under_random_faults_rounds_and_runs() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let bench = rt.block_on(async {
+        let db = TestDb::migrated().await;
+        let kafka = mock_kafka(1);
+        let (clock, shared) = manual_clock();
+        let (mut runners, mut stops): (Vec<Runner>, _) = (Vec::new(), Vec::new());
+        for max_attempts in [1, 2] {
+            let (mut runner, stop) = kafka_runner(&db, &kafka, shared.clone(), |c| {
+                c.msgx.dispatch.batch = 3;
+                c.msgx.dispatch.max_attempts = max_attempts;
+                c.msgx.dispatch.retry_backoff =
+                    vec!["10s".parse().expect("duration"); max_attempts as usize - 1];
+                c.msgx.dispatch.transient_deadline = "20m".parse().expect("duration");
+                c.msgx.dispatch.in_doubt_deadline = "40m".parse().expect("duration");
+            });
+            // One producer for both, as the jobs of one process share it.
+            if let Some(first) = runners.first() {
+                runner.kafka = first.kafka.clone();
+            }
+            runners.push(runner);
+            stops.push(stop);
+        }
+        OrderBench {
+            db,
+            kafka,
+            clock,
+            runners,
+            _stops: stops,
+            cases: Default::default(),
+        }
+    });
+    let mut cases = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: 12,
+        max_shrink_iters: 24,
+        failure_persistence: None,
+        ..Default::default()
+    });
+    let result = cases.run(&plans(), |plan| rt.block_on(order_case(&bench, plan)));
+    if let Err(e) = result {
+        panic!("{e}");
+    }
 }
 
 // ------------------------------------------------------------ the binary --
@@ -877,10 +1395,11 @@ async fn dev_kafka_serves_dispatch_and_tail_and_obeys_signals() {
     let kafka = DevKafka::start();
     let cfg = db.config_file_with(|c| {
         fast_kafka(c, &kafka.bootstrap);
+        c.msgx.dispatch.retry_backoff = vec!["100ms".parse().expect("duration"); 9];
     });
     let e1 = insert_msg(&db, &clock, 91, 1).await;
     let e2 = insert_msg(&db, &clock, 91, 2).await;
-    upsert_schd(&db.pool, 91, 2, None).await;
+    upsert_schd(&db, 91, 2, true).await;
 
     for job in ["dispatch-msg", "schd-flush"] {
         let out = msgx(cfg.path(), &["run", job]);

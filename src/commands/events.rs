@@ -30,20 +30,21 @@ pub async fn dead(pool: &PgPool, json: bool, out: &mut impl Write) -> i32 {
     } else {
         let mut r = writeln!(
             out,
-            "{:>10} {:<11} {:>10} {:<9} {:>7} {:>8}  LAST-ERROR",
-            "EVENT-ID", "TARGET", "FLID", "TYPE", "VERSION", "ATTEMPTS"
+            "{:>10} {:<11} {:>10} {:<9} {:>7} {:>8} {:<16}  LAST-ERROR",
+            "EVENT-ID", "TARGET", "FLID", "TYPE", "VERSION", "ATTEMPTS", "CLASS"
         );
         for e in &rows {
             r = r.and_then(|_| {
                 writeln!(
                     out,
-                    "{:>10} {:<11} {:>10} {:<9} {:>7} {:>8}  {}",
+                    "{:>10} {:<11} {:>10} {:<9} {:>7} {:>8} {:<16}  {}",
                     e.event_id,
                     e.target,
                     e.partition_key,
                     e.event_type,
                     e.state_version,
                     e.attempts,
+                    e.error_class.as_deref().unwrap_or("-"),
                     e.last_error.as_deref().unwrap_or("")
                 )
             });

@@ -442,6 +442,15 @@ pub struct Dispatch {
     pub max_attempts: u32,
     /// Transient failures retry without counting until this long.
     pub transient_deadline: Dur,
+    /// In-doubt failures (the record may be in the topic) retry with the
+    /// idempotent producer until this long after the row's first failure,
+    /// then the row is DEAD with class IN_DOUBT, so one always-timing-out
+    /// record cannot hold its FLID forever (issue 17, item 3).
+    pub in_doubt_deadline: Dur,
+    /// Delivery backoff, one tier per counted retry: exactly max-attempts − 1
+    /// tiers (§9.1). An uncounted failure waits the first tier; an in-doubt
+    /// row counted past max-attempts waits the last.
+    pub retry_backoff: Vec<Dur>,
 }
 
 impl Default for Dispatch {
@@ -450,6 +459,18 @@ impl Default for Dispatch {
             batch: 500,
             max_attempts: 10,
             transient_deadline: Dur::hours(1),
+            in_doubt_deadline: Dur::hours(1),
+            retry_backoff: vec![
+                Dur::secs(10),
+                Dur::secs(30),
+                Dur::mins(1),
+                Dur::mins(2),
+                Dur::mins(5),
+                Dur::mins(5),
+                Dur::mins(10),
+                Dur::mins(10),
+                Dur::mins(10),
+            ],
         }
     }
 }

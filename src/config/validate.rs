@@ -36,6 +36,18 @@ impl Config {
         for (key, rule) in retry_issues(&m.pipeline) {
             fail(&key, rule);
         }
+        // §9.1 for delivery too: one tier per counted retry of an outbox row.
+        let tiers = m.dispatch.retry_backoff.len();
+        let attempts = m.dispatch.max_attempts as usize;
+        if attempts > 0 && tiers != attempts - 1 {
+            fail(
+                "msgx.dispatch.retry-backoff",
+                format!(
+                    "needs exactly max-attempts − 1 = {} tiers (one per retry), has {tiers}",
+                    attempts - 1
+                ),
+            );
+        }
         if m.pipeline.backfill_backoff.is_empty() {
             fail(
                 "msgx.pipeline.backfill-backoff",
@@ -303,6 +315,10 @@ impl Config {
                 "msgx.dispatch.transient-deadline".into(),
                 m.dispatch.transient_deadline,
             ),
+            (
+                "msgx.dispatch.in-doubt-deadline".into(),
+                m.dispatch.in_doubt_deadline,
+            ),
             ("msgx.schd.flush-interval".into(), m.schd.flush_interval),
             ("msgx.archive.after".into(), m.archive.after),
             ("msgx.archive.dedup-memory".into(), m.archive.dedup_memory),
@@ -349,6 +365,9 @@ impl Config {
             for (i, d) in schedule.backoff.iter().enumerate() {
                 all.push((format!("msgx.pipeline.retry.{class}.backoff[{i}]"), *d));
             }
+        }
+        for (i, d) in m.dispatch.retry_backoff.iter().enumerate() {
+            all.push((format!("msgx.dispatch.retry-backoff[{i}]"), *d));
         }
         for (i, d) in m.pipeline.backfill_backoff.iter().enumerate() {
             all.push((format!("msgx.pipeline.backfill-backoff[{i}]"), *d));
@@ -568,6 +587,34 @@ mod tests {
             issues[0].rule.contains("[msgx.pipeline.retry.infra]"),
             "{}",
             issues[0]
+        );
+    }
+
+    #[test]
+    fn delivery_backoff_tiers_must_match_dispatch_attempts() {
+        assert!(issue_keys("").is_empty(), "the defaults are valid");
+        let keys = issue_keys("[msgx.dispatch]\nmax-attempts = 3\n");
+        assert_eq!(keys, vec!["msgx.dispatch.retry-backoff"]);
+        let keys =
+            issue_keys("[msgx.dispatch]\nmax-attempts = 3\nretry-backoff = [\"1s\", \"2s\"]\n");
+        assert!(keys.is_empty(), "{keys:?}");
+        let keys = issue_keys("[msgx.dispatch]\nmax-attempts = 1\nretry-backoff = []\n");
+        assert!(keys.is_empty(), "one attempt needs no tier: {keys:?}");
+        let keys = issue_keys("[msgx.dispatch]\nmax-attempts = 0\nretry-backoff = []\n");
+        assert_eq!(keys, vec!["msgx.dispatch.max-attempts"]);
+    }
+
+    #[test]
+    fn in_doubt_deadline_and_delivery_tiers_must_be_positive() {
+        let keys = issue_keys(
+            "[msgx.dispatch]\nmax-attempts = 2\nretry-backoff = [\"0s\"]\nin-doubt-deadline = \"0s\"\n",
+        );
+        assert_eq!(
+            keys,
+            vec![
+                "msgx.dispatch.in-doubt-deadline",
+                "msgx.dispatch.retry-backoff[0]"
+            ]
         );
     }
 

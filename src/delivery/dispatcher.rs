@@ -9,8 +9,11 @@
 //! - **A failed head pauses only its FLID.** Its later rows in the batch are
 //!   left untouched (counted as `paused`); the failure sets the head's
 //!   NEXT_ATTEMPT_AT, and the read query leaves out every row of a FLID whose
-//!   earlier PENDING row is still backing off, so later runs keep the pause
-//!   (`store::pg::msg_event::fetch_due_msg`). Other FLIDs go on.
+//!   earlier PENDING row is still backing off, so later rounds and runs keep
+//!   the pause (`store::pg::msg_event::fetch_due_msg`). A head that turned
+//!   DEAD no longer blocks: the next round reads its FLID again from the
+//!   first row this round did not send ([`super::outbox`], issue 17 item 2),
+//!   so its followers go out in order. Other FLIDs go on.
 //! - **SENT after the report.** A wave's confirmed rows are marked SENT with
 //!   SENT_AT in one UPDATE, in a fenced transaction, after every report of the
 //!   wave arrived. A crash in between re-sends them (at-least-once).
@@ -82,6 +85,9 @@ impl OutboxJob for Dispatcher {
                     end.confirmed += 1;
                 } else {
                     // The head failed: the rest of this FLID waits (§8.1).
+                    if let Some(head) = q.front() {
+                        end.unsent(head.event_id);
+                    }
                     report.count("paused", (q.len() - 1) as u64);
                     q.clear();
                 }
@@ -89,6 +95,10 @@ impl OutboxJob for Dispatcher {
             if end.fatal {
                 break;
             }
+        }
+        // Cut short or fatal: the rows still queued were not sent either.
+        for head in queues.iter().filter_map(|q| q.front()) {
+            end.unsent(head.event_id);
         }
         Ok(end)
     }

@@ -5,6 +5,21 @@
 //!
 //! A round reads its rows once (the batch is frozen at read time) and acts
 //! only on those rows; rows committed meanwhile wait for the next round.
+//!
+//! **Per-FLID order across rounds (§8.1; issue 17, item 2).** No event of a
+//! FLID may go out while an earlier event of it is still PENDING, whatever
+//! happened to that earlier one (SENT, backing off, DEAD, in doubt). Inside a
+//! round the dispatcher's per-FLID queues guarantee it. Across rounds the
+//! loop keeps `after`, the EVENT_ID up to which everything read so far is
+//! settled, and reads only above it: a round moves `after` to its last row
+//! only when it left nothing unsent, otherwise to just before its first
+//! unsent row (a failed head, a follower paused behind it). So a row at or
+//! below `after` is SENT, DEAD, or backing off past the run's start — and the
+//! read leaves out every row behind a backing-off one — while the followers
+//! of a head that turned DEAD lie above `after` and are read again, earliest
+//! first. (Reading strictly after the last row, as before, let round 2 send
+//! A3 while A2 waited, untouched, behind a DEAD A1.) A new run starts at 0.
+//! The cost is re-reading at most the rows after a round's first unsent one.
 
 use super::producer::{DeliveryProducer, FailureClass, Outgoing, SendError, Topic, classify};
 use super::retry::RetryPolicy;
@@ -50,6 +65,16 @@ pub(crate) struct RoundEnd {
     pub fatal: bool,
     /// Stopped early (deadline, shutdown): rows of the batch were left unsent.
     pub cut_short: bool,
+    /// The lowest EVENT_ID of the batch that this round did not send (failed,
+    /// or left behind a failed head); the next round reads from it again.
+    pub first_unsent: Option<i64>,
+}
+
+impl RoundEnd {
+    /// Notes that `event_id` of the batch was not sent.
+    pub fn unsent(&mut self, event_id: i64) {
+        self.first_unsent = Some(self.first_unsent.map_or(event_id, |f| f.min(event_id)));
+    }
 }
 
 /// Runs rounds of `job` until the batch comes back short, the item bound, the
@@ -57,13 +82,14 @@ pub(crate) struct RoundEnd {
 /// (a broker outage: waiting out every next head's message timeout in the
 /// same run would only delay the run's end).
 ///
-/// "Due" is judged at the run's start for every round, and each round reads
-/// after the previous round's last EVENT_ID. That is safe: a row a round did
+/// "Due" is judged at the run's start for every round, so a row failing in
+/// this run (it backs off past that instant) is not read again in the run.
+/// Each round reads after the settled prefix (module docs): a row a round did
 /// not return was not eligible at that instant (SENT, DEAD, backing off, or
-/// behind a backing-off head), stays so for the rest of the run, and rows
-/// committed later get higher EVENT_IDs. A row failing in this run backs off
-/// past the run's start. It also keeps each read from filtering past the rows
-/// earlier rounds already sent (docs/BENCHMARKS.md).
+/// behind a backing-off head) and stays so for the rest of the run; rows
+/// committed later get higher EVENT_IDs. Skipping the settled prefix keeps
+/// each read from filtering past the rows earlier rounds already sent
+/// (docs/BENCHMARKS.md).
 pub(crate) async fn run_rounds(
     job: &dyn OutboxJob,
     ctx: &JobContext,
@@ -92,7 +118,7 @@ pub(crate) async fn run_rounds(
             )
             .await?;
         let n = rows.len() as u64;
-        after = rows.last().map_or(after, |r| r.event_id);
+        let last = rows.last().map_or(after, |r| r.event_id);
         read += n;
         if ctx.dry_run {
             report.items += n;
@@ -122,6 +148,8 @@ pub(crate) async fn run_rounds(
             deadline,
         };
         let end = job.deliver(&wave, rows, &mut report).await?;
+        // Only the settled prefix is skipped from now on (module docs).
+        after = end.first_unsent.map_or(last, |id| id - 1);
         report.items += end.confirmed;
         if end.fatal {
             ctx.kafka.discard(&p);
@@ -134,7 +162,9 @@ pub(crate) async fn run_rounds(
             break;
         }
         report.more = n == limit;
-        if !report.more {
+        // A short round that left rows unsent reads once more: a DEAD head's
+        // followers may go out now (the read returns nothing otherwise).
+        if !report.more && end.first_unsent.is_none() {
             break;
         }
     }
@@ -231,7 +261,7 @@ impl WaveSender<'_> {
             let update = self
                 .policy
                 .on_failure(row.attempts, row.first_failure_at, *class, now);
-            let error = format!("{class:?}: {err}");
+            let error = format!("{}: {err}", class.as_str());
             msg_event::record_failure(&mut tx, row.event_id, row.state_version, &update, &error)
                 .await?;
             report.count(
@@ -247,7 +277,7 @@ impl WaveSender<'_> {
             }
             if update.dead {
                 report.count("dead", 1);
-                tracing::error!(event_id = row.event_id, flid = %row.partition_key, attempts = update.attempts, error = %error, "Outbox event is DEAD (kept as the DLQ)");
+                tracing::error!(event_id = row.event_id, flid = %row.partition_key, error_class = class.as_str(), attempts = update.attempts, error = %error, "Outbox event is DEAD (kept as the DLQ)");
             } else {
                 tracing::debug!(event_id = row.event_id, flid = %row.partition_key, attempts = update.attempts, counted = update.counted, next_attempt_at = ?update.next_attempt_at, error = %error, "Outbox event not delivered; backing off");
             }

@@ -101,10 +101,22 @@ pub enum FailureClass {
     Transient,
     /// The record may have been persisted (timed out after being sent,
     /// connection lost mid-request, purged in flight, unknown). Stays PENDING
-    /// and is re-sent (at-least-once); counts after the transient deadline but
-    /// never becomes DEAD, because marking it failed-and-skipped would let
-    /// later events of its FLID overtake a copy already in the topic.
+    /// and is re-sent (at-least-once), counting after the transient deadline;
+    /// DEAD (class IN_DOUBT) only after `msgx.dispatch.in-doubt-deadline`
+    /// (issue 17, item 3): until then its FLID waits, so a later event never
+    /// overtakes a copy that may already be in the topic.
     InDoubt,
+}
+
+impl FailureClass {
+    /// The stored name (`MSG_EVENT.ERROR_CLASS`, the `LAST_ERROR` prefix).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::MessageSpecific => "MESSAGE_SPECIFIC",
+            FailureClass::Transient => "TRANSIENT",
+            FailureClass::InDoubt => "IN_DOUBT",
+        }
+    }
 }
 
 /// Classifies a send failure: the one place that decides (issue 6, item 3).

@@ -6,11 +6,16 @@
 //!   `msgx.dispatch.max-attempts` the row becomes DEAD (kept as the DLQ).
 //! - [`FailureClass::Transient`] and [`FailureClass::InDoubt`] do not count
 //!   while `now − first_failure_at < msgx.dispatch.transient-deadline`; after
-//!   that they count too. A transient row may then become DEAD; an in-doubt
-//!   row never does (it may already be in the topic: it stays PENDING and is
-//!   re-sent, at-least-once).
-//! - Backoff: [`BACKOFF`], tier = counted attempts − 1 (the last tier
-//!   repeats); an uncounted failure uses the first tier.
+//!   that they count too. A transient row may then become DEAD at
+//!   max-attempts.
+//! - An in-doubt row (it may already be in the topic) never becomes DEAD by
+//!   its count: it is re-sent with the idempotent producer until
+//!   `now − first_failure_at ≥ msgx.dispatch.in-doubt-deadline`, then it is
+//!   DEAD with class IN_DOUBT (issue 17, item 3), so one record that always
+//!   times out ends in the DLQ instead of holding its FLID forever.
+//! - Backoff: `msgx.dispatch.retry-backoff`, tier = counted attempts − 1 (the
+//!   last tier repeats, for in-doubt rows counted past max-attempts); an
+//!   uncounted failure uses the first tier.
 
 use super::producer::FailureClass;
 use crate::config::Config;
@@ -23,30 +28,26 @@ pub struct RetryPolicy {
     pub max_attempts: u32,
     /// `msgx.dispatch.transient-deadline`.
     pub transient_deadline: Duration,
-    /// [`BACKOFF`].
+    /// `msgx.dispatch.in-doubt-deadline`.
+    pub in_doubt_deadline: Duration,
+    /// `msgx.dispatch.retry-backoff` (never empty here: with max-attempts 1
+    /// the check allows no tier, and a 10 s tier stands in for the uncounted
+    /// failures).
     pub backoff: Vec<Duration>,
 }
-
-/// The delivery backoff tiers: the values `msgx.pipeline.retry-backoff` had
-/// by default, which delivery shared until issue 17 replaced that key by
-/// per-class pipeline schedules (delivery gets its own key there, item 3).
-pub const BACKOFF: [std::time::Duration; 4] = [
-    std::time::Duration::from_secs(10),
-    std::time::Duration::from_secs(60),
-    std::time::Duration::from_secs(300),
-    std::time::Duration::from_secs(900),
-];
 
 impl RetryPolicy {
     /// The policy of `config`.
     pub fn from_config(config: &Config) -> Self {
-        let backoff: Vec<Duration> = BACKOFF
-            .iter()
-            .map(|d| Duration::from_std(*d).unwrap_or(Duration::MAX))
-            .collect();
+        let d = &config.msgx.dispatch;
+        let mut backoff: Vec<Duration> = d.retry_backoff.iter().map(|t| t.chrono()).collect();
+        if backoff.is_empty() {
+            backoff.push(Duration::seconds(10));
+        }
         Self {
-            max_attempts: config.msgx.dispatch.max_attempts,
-            transient_deadline: config.msgx.dispatch.transient_deadline.chrono(),
+            max_attempts: d.max_attempts,
+            transient_deadline: d.transient_deadline.chrono(),
+            in_doubt_deadline: d.in_doubt_deadline.chrono(),
             backoff,
         }
     }
@@ -60,10 +61,11 @@ impl RetryPolicy {
         now: DateTime<Utc>,
     ) -> FailureUpdate {
         let first = first_failure_at.unwrap_or(now);
+        let failing_for = now - first;
         let counted = match class {
             FailureClass::MessageSpecific => true,
             FailureClass::Transient | FailureClass::InDoubt => {
-                now - first >= self.transient_deadline
+                failing_for >= self.transient_deadline
             }
         };
         let attempts = if counted {
@@ -72,7 +74,10 @@ impl RetryPolicy {
             attempts
         };
         let limit = i32::try_from(self.max_attempts).unwrap_or(i32::MAX);
-        let dead = counted && attempts >= limit && class != FailureClass::InDoubt;
+        let dead = match class {
+            FailureClass::MessageSpecific | FailureClass::Transient => counted && attempts >= limit,
+            FailureClass::InDoubt => failing_for >= self.in_doubt_deadline,
+        };
         let tier = if counted {
             usize::try_from(attempts.saturating_sub(1)).unwrap_or(0)
         } else {
@@ -81,6 +86,7 @@ impl RetryPolicy {
         let wait = self.backoff[tier.min(self.backoff.len() - 1)];
         FailureUpdate {
             dead,
+            class,
             attempts,
             counted,
             next_attempt_at: (!dead).then(|| now + wait),
@@ -94,6 +100,9 @@ impl RetryPolicy {
 pub struct FailureUpdate {
     /// DEAD (kept as the DLQ) instead of PENDING.
     pub dead: bool,
+    /// The class of this failure (`MSG_EVENT.ERROR_CLASS`; for a DEAD row,
+    /// the class it died of).
+    pub class: FailureClass,
     pub attempts: i32,
     /// Whether this failure counted toward `max-attempts`.
     pub counted: bool,
@@ -111,6 +120,7 @@ mod tests {
         RetryPolicy {
             max_attempts: 3,
             transient_deadline: Duration::hours(1),
+            in_doubt_deadline: Duration::hours(3),
             backoff: vec![Duration::seconds(10), Duration::minutes(1)],
         }
     }
@@ -127,6 +137,7 @@ mod tests {
             u1,
             FailureUpdate {
                 dead: false,
+                class: FailureClass::MessageSpecific,
                 attempts: 1,
                 counted: true,
                 next_attempt_at: Some(t0() + Duration::seconds(10)),
@@ -161,13 +172,70 @@ mod tests {
     }
 
     #[test]
-    fn in_doubt_counts_after_the_deadline_but_never_dies() {
+    fn in_doubt_counts_after_the_transient_deadline_but_never_dies_by_count() {
         let p = policy();
         let past = t0() + Duration::hours(2);
         let u = p.on_failure(10, Some(t0()), FailureClass::InDoubt, past);
         assert!(u.counted);
-        assert_eq!(u.attempts, 11);
+        assert_eq!(u.attempts, 11, "past max-attempts (3)");
         assert!(!u.dead);
-        assert_eq!(u.next_attempt_at, Some(past + Duration::minutes(1)));
+        assert_eq!(
+            u.next_attempt_at,
+            Some(past + Duration::minutes(1)),
+            "the last tier repeats"
+        );
+    }
+
+    #[test]
+    fn in_doubt_is_dead_at_its_deadline_since_the_first_failure() {
+        let p = policy();
+        let u = p.on_failure(0, None, FailureClass::InDoubt, t0());
+        assert!(!u.dead && !u.counted);
+        assert_eq!(u.next_attempt_at, Some(t0() + Duration::seconds(10)));
+        let just_before = t0() + Duration::hours(3) - Duration::seconds(1);
+        let u = p.on_failure(4, Some(t0()), FailureClass::InDoubt, just_before);
+        assert!(!u.dead, "{u:?}");
+        let at = t0() + Duration::hours(3);
+        let u = p.on_failure(4, Some(t0()), FailureClass::InDoubt, at);
+        assert!(u.dead, "{u:?}");
+        assert_eq!(u.class, FailureClass::InDoubt);
+        assert_eq!(u.next_attempt_at, None);
+        assert_eq!(u.first_failure_at, t0(), "the window is not restarted");
+    }
+
+    #[test]
+    fn in_doubt_deadline_shorter_than_the_transient_one_ends_uncounted() {
+        let p = RetryPolicy {
+            in_doubt_deadline: Duration::minutes(10),
+            ..policy()
+        };
+        let u = p.on_failure(
+            0,
+            Some(t0()),
+            FailureClass::InDoubt,
+            t0() + Duration::minutes(10),
+        );
+        assert!(u.dead && !u.counted && u.attempts == 0, "{u:?}");
+        // A transient failure of the same row is not bound by it.
+        let u = p.on_failure(
+            0,
+            Some(t0()),
+            FailureClass::Transient,
+            t0() + Duration::minutes(10),
+        );
+        assert!(!u.dead, "{u:?}");
+    }
+
+    #[test]
+    fn delivery_uses_its_own_backoff_key() {
+        let mut c = Config::default();
+        c.msgx.dispatch.retry_backoff = vec!["3s".parse().expect("duration"); 9];
+        c.msgx.dispatch.in_doubt_deadline = "20m".parse().expect("duration");
+        let p = RetryPolicy::from_config(&c);
+        assert_eq!(p.backoff, vec![Duration::seconds(3); 9]);
+        assert_eq!(p.in_doubt_deadline, Duration::minutes(20));
+        let d = RetryPolicy::from_config(&Config::default());
+        assert_eq!(d.backoff.len(), 9, "max-attempts 10 − 1");
+        assert_eq!(d.in_doubt_deadline, d.transient_deadline, "1 h both");
     }
 }

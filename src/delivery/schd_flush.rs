@@ -57,11 +57,15 @@ impl OutboxJob for SchdFlush {
     ) -> Result<RoundEnd, JobError> {
         let refs: Vec<&PendingEvent> = rows.iter().collect();
         let outcome = wave.send(Topic::Schd, &refs, report).await?;
-        Ok(RoundEnd {
+        let mut end = RoundEnd {
             confirmed: outcome.confirmed.iter().filter(|ok| **ok).count() as u64,
             broker_failures: outcome.broker_failures,
             fatal: outcome.fatal,
-            cut_short: false,
-        })
+            ..RoundEnd::default()
+        };
+        for (row, _) in rows.iter().zip(&outcome.confirmed).filter(|(_, ok)| !**ok) {
+            end.unsent(row.event_id);
+        }
+        Ok(end)
     }
 }

@@ -136,7 +136,8 @@ pub async fn mark_schd_sent(
 }
 
 /// Records a failed send on the row read (same EVENT_ID and STATE_VERSION,
-/// still PENDING). Returns false when the row changed meanwhile.
+/// still PENDING), with its class in ERROR_CLASS (migration 0005). Returns
+/// false when the row changed meanwhile.
 pub async fn record_failure(
     conn: &mut PgConnection,
     event_id: i64,
@@ -146,7 +147,7 @@ pub async fn record_failure(
 ) -> Result<bool, sqlx::Error> {
     Ok(sqlx::query(
         "UPDATE msg_event SET status = $3, attempts = $4, next_attempt_at = $5, \
-                first_failure_at = $6, last_error = $7 \
+                first_failure_at = $6, last_error = $7, error_class = $8 \
          WHERE event_id = $1 AND state_version = $2 AND status = 'PENDING'",
     )
     .bind(event_id)
@@ -156,6 +157,7 @@ pub async fn record_failure(
     .bind(update.next_attempt_at)
     .bind(update.first_failure_at)
     .bind(crate::error_text::cut(error).as_ref())
+    .bind(update.class.as_str())
     .execute(conn)
     .await?
     .rows_affected()
@@ -173,6 +175,9 @@ pub struct DeadEvent {
     pub msg_id: Option<i64>,
     pub attempts: i32,
     pub first_failure_at: Option<DateTime<Utc>>,
+    /// The class it died of: `MESSAGE_SPECIFIC`, `TRANSIENT` or `IN_DOUBT`
+    /// (`None` for a row that died before migration 0005 without a known class).
+    pub error_class: Option<String>,
     pub last_error: Option<String>,
     pub created_at: DateTime<Utc>,
     /// Payload size in bytes; `None` for a null value.
@@ -183,7 +188,7 @@ pub struct DeadEvent {
 }
 
 const DEAD_COLUMNS: &str = "event_id, target, partition_key, event_type, state_version, msg_id, \
-     attempts, first_failure_at, last_error, created_at, octet_length(payload) AS payload_bytes, payload";
+     attempts, first_failure_at, error_class, last_error, created_at, octet_length(payload) AS payload_bytes, payload";
 
 /// DEAD rows (the DLQ, §8.3), oldest first.
 pub async fn list_dead(pool: &PgPool, limit: i64) -> Result<Vec<DeadEvent>, sqlx::Error> {
@@ -211,7 +216,7 @@ pub async fn resend_dead(
     if before.is_some() {
         sqlx::query(
             "UPDATE msg_event SET status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
-                    first_failure_at = NULL, last_error = NULL \
+                    first_failure_at = NULL, last_error = NULL, error_class = NULL \
              WHERE event_id = $1 AND status = 'DEAD'",
         )
         .bind(event_id)
@@ -333,7 +338,8 @@ pub async fn append_many(
                event_id = EXCLUDED.event_id, event_type = EXCLUDED.event_type, \
                state_version = EXCLUDED.state_version, msg_id = EXCLUDED.msg_id, \
                payload = EXCLUDED.payload, status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
-               first_failure_at = NULL, last_error = NULL, created_at = EXCLUDED.created_at, sent_at = NULL \
+               first_failure_at = NULL, last_error = NULL, error_class = NULL, \
+               created_at = EXCLUDED.created_at, sent_at = NULL \
              WHERE msg_event.state_version <= EXCLUDED.state_version",
         )
         .bind(&targets)
