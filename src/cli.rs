@@ -756,6 +756,9 @@ fn config_check(loaded: &Loaded) -> i32 {
         return exit::CONFIG;
     }
     println!("config OK ({source})");
+    for d in loaded.config.deprecations() {
+        eprintln!("warning: {d}");
+    }
     for unset in target::missing(&loaded.config, Needs::BOTH) {
         eprintln!("note: {unset} is not set; commands that need it refuse until it is");
     }
