@@ -61,8 +61,9 @@ impl ErrorClass {
     }
 }
 
-/// The head: the smallest PENDING/FAILED MSG_ID. ARCHIVED and terminal rows
-/// are excluded explicitly (§9.3).
+/// The head: the smallest PENDING/FAILED MSG_ID. Terminal rows are left out
+/// by the state list and ARCHIVED shadows by an explicit `state <>
+/// 'ARCHIVED'` beside it (§9.3: not by the list alone).
 pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
     Ok(unfinished(pool, 1).await?.into_iter().next())
 }
@@ -74,7 +75,7 @@ pub async fn unfinished(pool: &PgPool, limit: i64) -> Result<Vec<Head>, sqlx::Er
     let rows = sqlx::query(
         "SELECT msg_id, state, attempts, next_attempt_at, identity_key, \
                 (SELECT w FROM inbox_cursor WHERE id = 1) AS w FROM proc_state \
-         WHERE state IN ('PENDING', 'FAILED') ORDER BY msg_id LIMIT $1",
+         WHERE state IN ('PENDING', 'FAILED') AND state <> 'ARCHIVED' ORDER BY msg_id LIMIT $1",
     )
     .bind(limit)
     .fetch_all(pool)
