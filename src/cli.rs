@@ -147,6 +147,9 @@ pub enum Command {
     },
     /// Move FAILED/DEAD messages back to PENDING (whitelisted classes; recorded).
     Replay(crate::commands::backfill::ReplayArgs),
+    /// Set PENDING/FAILED backlog messages SKIPPED with a reason (recorded;
+    /// they are then backfilled, never processed; §5.4).
+    Skip(crate::commands::skip::SkipArgs),
     /// Upstream requests through COUTMSGS: schedule (RQFD), ref (RQRD), list (docs/requests.md).
     Request {
         #[command(subcommand)]
@@ -326,6 +329,7 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
             !matches!(action, B::Abandoned { .. }),
         ),
         Command::Replay(args) => ("replay", Needs::POSTGRES, !args.dry_run),
+        Command::Skip(args) => ("skip", Needs::POSTGRES, !args.dry_run),
         Command::Request { action } => ("request", Needs::BOTH, !matches!(action, R::List { .. })),
         Command::Flight { .. } => ("flight", Needs::POSTGRES, false),
         Command::Msg { .. } => ("msg", Needs::BOTH, false),
@@ -454,6 +458,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Replay(args) => {
             crate::commands::backfill::replay(&loaded.config, clock, args).await
         }
+        Command::Skip(args) => crate::commands::skip::run(&loaded.config, clock, args).await,
         Command::Request { action } => {
             crate::commands::request::run(&loaded.config, clock, action).await
         }

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod servers;
+pub mod sis;
 
 use msgx::clock::{ManualClock, SharedClock};
 use msgx::config::Config;
