@@ -29,20 +29,18 @@ async fn pooled_sessions_carry_the_timeouts_and_the_lock_session_has_no_idle_lim
     let db = TestDb::migrated().await;
     // A database-level idle limit, as a DBA might set one: the lock session
     // must still not be ended by it.
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "ALTER DATABASE \"{}\" SET idle_in_transaction_session_timeout = '1s'",
-        db.name
-    )))
-    .execute(&db.pool)
-    .await
-    .unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "ALTER DATABASE \"{}\" SET idle_session_timeout = '1s'",
-        db.name
-    )))
-    .execute(&db.pool)
-    .await
-    .unwrap();
+    for setting in [
+        "idle_in_transaction_session_timeout",
+        "idle_session_timeout",
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "ALTER DATABASE \"{}\" SET {setting} = '1s'",
+            db.name
+        )))
+        .execute(&db.pool)
+        .await
+        .unwrap();
+    }
     let mut cfg = db.config().msgx.postgres;
     cfg.statement_timeout = ms("45s");
     cfg.lock_timeout = ms("7s");
