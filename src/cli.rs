@@ -147,6 +147,9 @@ pub enum Command {
     },
     /// Move FAILED/DEAD messages back to PENDING (whitelisted classes; recorded).
     Replay(crate::commands::backfill::ReplayArgs),
+    /// Set PENDING/FAILED backlog messages SKIPPED with a reason (recorded;
+    /// they are then backfilled, never processed; §5.4).
+    Skip(crate::commands::skip::SkipArgs),
     /// Upstream requests through COUTMSGS: schedule (RQFD), ref (RQRD), list (docs/requests.md).
     Request {
         #[command(subcommand)]
@@ -334,6 +337,7 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
             !matches!(action, B::Abandoned { .. }),
         ),
         Command::Replay(args) => ("replay", Needs::POSTGRES, !args.dry_run),
+        Command::Skip(args) => ("skip", Needs::POSTGRES, !args.dry_run),
         Command::Request { action } => ("request", Needs::BOTH, !matches!(action, R::List { .. })),
         Command::Flight { .. } => ("flight", Needs::POSTGRES, false),
         Command::Msg { .. } => ("msg", Needs::BOTH, false),
@@ -466,6 +470,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Replay(args) => {
             crate::commands::backfill::replay(&loaded.config, clock, args).await
         }
+        Command::Skip(args) => crate::commands::skip::run(&loaded.config, clock, args).await,
         Command::Request { action } => {
             crate::commands::request::run(&loaded.config, clock, action).await
         }
@@ -768,6 +773,9 @@ fn config_check(loaded: &Loaded) -> i32 {
         return exit::CONFIG;
     }
     println!("config OK ({source})");
+    for d in loaded.config.deprecations() {
+        eprintln!("warning: {d}");
+    }
     for unset in target::missing(&loaded.config, Needs::BOTH) {
         eprintln!("note: {unset} is not set; commands that need it refuse until it is");
     }

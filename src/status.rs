@@ -103,8 +103,11 @@ pub async fn pg_facts(
     {
         proc_state.insert(r.try_get::<String, _>("state")?, r.try_get::<i64, _>("n")?);
     }
+    // The backlog's age (§5.1): live unfinished rows, ARCHIVED shadows
+    // excluded explicitly (§9.3).
     let oldest: Option<DateTime<Utc>> = sqlx::query_scalar(
-        "SELECT min(enqueued_at) FROM proc_state WHERE state IN ('PENDING', 'FAILED')",
+        "SELECT min(enqueued_at) FROM proc_state \
+         WHERE state IN ('PENDING', 'FAILED') AND state <> 'ARCHIVED'",
     )
     .fetch_one(pool)
     .await?;

@@ -61,7 +61,8 @@ async fn settled_terminal_rows_become_shadows_with_a_full_copy_in_hst() {
     let (clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     three_marked(&db, &mb, &r).await;
-    // An abandoned, unreconciled row is never archived; a reconciled one is.
+    // An abandoned, unreconciled row is never archived; a reconciled one is,
+    // once it has been on the abandoned list for R_keep (7 d; §9.3 (3)).
     sqlx::query("UPDATE proc_state SET backfill_at = NULL, backfill_abandoned_at = updated_at, backfill_abandoned_reason = 'MISSING_ROW' WHERE msg_id IN (2, 3)")
         .execute(&db.pool)
         .await
@@ -78,7 +79,7 @@ async fn settled_terminal_rows_become_shadows_with_a_full_copy_in_hst() {
     );
     clock.advance(Duration::days(3) + Duration::seconds(1));
     let dry = run(&r, "archive-proc-state", true).await;
-    assert_eq!(dry.items, 2);
+    assert_eq!(dry.items, 1);
     assert_eq!(
         states(&db)
             .await
@@ -92,7 +93,19 @@ async fn settled_terminal_rows_become_shadows_with_a_full_copy_in_hst() {
     let s = run(&r, "archive-proc-state", false).await;
     assert_eq!(
         s.details.get("archived").and_then(|v| v.as_u64()),
-        Some(2),
+        Some(1),
+        "{s:?}"
+    );
+    assert_eq!(
+        states(&db).await[2].1,
+        "SKIPPED",
+        "reconciled, but abandoned less than R_keep ago: still on the abandoned list"
+    );
+    clock.advance(Duration::days(4));
+    let s = run(&r, "archive-proc-state", false).await;
+    assert_eq!(
+        s.details.get("archived").and_then(|v| v.as_u64()),
+        Some(1),
         "{s:?}"
     );
     let st = states(&db).await;
@@ -246,4 +259,134 @@ async fn shadows_and_history_rows_expire_by_their_own_retention() {
         Some(3),
         "hst retention 180 d"
     );
+}
+
+#[tokio::test]
+async fn the_abandoned_list_stays_queryable_for_r_keep_and_so_does_its_archived_copy() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (clock, shared) = manual_clock();
+    // hst-retention 1 d is below R_keep (7 d): `config check` refuses it, and
+    // the job still keeps the abandoned-backfill evidence (§9.3 (3)).
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |c| {
+        c.msgx.archive.hst_retention = "1d".parse().unwrap();
+    });
+    three_marked(&db, &mb, &r).await;
+    sqlx::query(
+        "UPDATE proc_state SET backfill_at = NULL, backfill_abandoned_at = $1, \
+         backfill_abandoned_reason = 'MISSING_ROW' WHERE msg_id = 2",
+    )
+    .bind(shared.now())
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    let reconciled =
+        msgx::backfill::ops::reconcile(&db.pool, shared.now(), &[2], Some("owner ok"), "test")
+            .await
+            .unwrap();
+    assert_eq!(reconciled.changed, vec![2]);
+    let listed = |pool: sqlx::PgPool| async move {
+        msgx::backfill::ops::abandoned(&pool)
+            .await
+            .unwrap()
+            .iter()
+            .map(|a| a.msg_id)
+            .collect::<Vec<_>>()
+    };
+    let archived = |s: &RunSummary| s.details.get("archived").and_then(|v| v.as_u64());
+
+    clock.advance(Duration::days(7) - Duration::seconds(1));
+    assert_eq!(
+        archived(&run(&r, "archive-proc-state", false).await),
+        Some(2)
+    );
+    assert_eq!(
+        listed(db.pool.clone()).await,
+        vec![2],
+        "reconciled and past archive.after, but abandoned less than R_keep ago"
+    );
+    clock.advance(Duration::seconds(2));
+    assert_eq!(
+        archived(&run(&r, "archive-proc-state", false).await),
+        Some(1)
+    );
+    assert!(listed(db.pool.clone()).await.is_empty());
+    let copy: (String, Option<String>) = sqlx::query_as(
+        "SELECT state, backfill_abandoned_reason FROM proc_state_hst WHERE msg_id = 2",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(copy, ("SKIPPED".into(), Some("MISSING_ROW".into())));
+
+    // One day on, the other copies are past hst-retention; the evidence is not.
+    clock.advance(Duration::days(1) + Duration::seconds(1));
+    let s = run(&r, "archive-proc-state", false).await;
+    assert_eq!(
+        s.details.get("hst_purged").and_then(|v| v.as_u64()),
+        Some(2)
+    );
+    let left: Vec<i64> = sqlx::query_scalar("SELECT msg_id FROM proc_state_hst")
+        .fetch_all(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(left, vec![2], "abandoned evidence outlives hst-retention");
+    clock.advance(Duration::days(7));
+    let s = run(&r, "archive-proc-state", false).await;
+    assert_eq!(
+        s.details.get("hst_purged").and_then(|v| v.as_u64()),
+        Some(1),
+        "and goes once R_keep has passed"
+    );
+}
+
+#[tokio::test]
+async fn archived_shadows_are_never_the_head_the_backlog_or_backfill_work() {
+    let db = TestDb::migrated().await;
+    let (_clock, shared) = manual_clock();
+    let now = shared.now();
+    // Shadow rows below and above a PENDING row: every column a live row
+    // would be selected by (no mark, no abandonment, no backoff) is NULL.
+    sqlx::query(
+        "INSERT INTO proc_state (msg_id, state, identity_key) \
+         VALUES (1, 'ARCHIVED', 'AODB|FLOP|REMC|1'), (3, 'ARCHIVED', 'AODB|FLOP|REMC|3')",
+    )
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO proc_state (msg_id, state, enqueued_at, updated_at) VALUES (2, 'PENDING', $1, $1)",
+    )
+    .bind(now - Duration::minutes(5))
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    sqlx::query("UPDATE inbox_cursor SET w = 3")
+        .execute(&db.pool)
+        .await
+        .unwrap();
+    use msgx::store::pg::{backfill, proc_state};
+    let head = proc_state::head(&db.pool).await.unwrap().expect("a head");
+    assert_eq!(head.msg_id, 2);
+    let unfinished: Vec<i64> = proc_state::unfinished(&db.pool, 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|h| h.msg_id)
+        .collect();
+    assert_eq!(unfinished, vec![2]);
+    let r = now - Duration::hours(24);
+    assert!(
+        backfill::due(&db.pool, now, r, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(backfill::count_due(&db.pool, now, r).await.unwrap(), 0);
+    let stats = backfill::stats(&db.pool, now, r, 20).await.unwrap();
+    assert_eq!((stats.pending, stats.due, stats.confirmed), (0, 0, 0));
+    let facts = msgx::status::pg_facts(&db.pool, now, &db.config())
+        .await
+        .unwrap();
+    assert_eq!(facts.oldest_unprocessed_seconds, Some(300));
+    assert_eq!(facts.proc_state.get("ARCHIVED"), Some(&2));
 }

@@ -25,6 +25,30 @@ fn a_valid_file_passes() {
     assert_eq!(code(&out), 0, "{}", text(&out));
 }
 
+/// Issue 17, item 6: keys that never did anything are still accepted for one
+/// release, with a warning; §9.3's HST retention rule is enforced.
+#[test]
+fn dead_keys_warn_and_the_hst_retention_rule_is_enforced() {
+    let out =
+        check("[msgx.pipeline]\npoll-interval = \"1s\"\n[msgx.schd]\nflush-interval = \"2s\"\n");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for key in ["msgx.pipeline.poll-interval", "msgx.schd.flush-interval"] {
+        assert!(
+            err.contains(&format!("warning: {key}: deprecated and ignored")),
+            "{err}"
+        );
+    }
+    assert_rejected(
+        "[msgx.archive]\nhst-retention = \"10d\"\n",
+        "msgx.archive.hst-retention",
+    );
+    assert_rejected(
+        "[msgx.mailbox]\nstatement-timeout = \"1m\"\n",
+        "msgx.mailbox.statement-timeout",
+    );
+}
+
 /// Issue 16, item 5: no built-in database target. A command that needs one
 /// refuses with exit 2 and says what to set; `config check` notes it.
 #[test]

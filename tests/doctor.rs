@@ -44,6 +44,7 @@ async fn a_healthy_setup_passes_every_check() {
         "postgres.connect",
         "postgres.tls",
         "postgres.schema",
+        "postgres.identity",
         "mailbox.connect",
         "mailbox.tls",
         "mailbox.inbox",
@@ -72,7 +73,7 @@ async fn a_healthy_setup_passes_every_check() {
     // The human form: one line per check.
     let out = msgx(cfg.path(), &["doctor"]);
     let lines = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(lines.lines().count(), 14, "{lines}");
+    assert_eq!(lines.lines().count(), 15, "{lines}");
     assert!(
         lines
             .lines()

@@ -5,7 +5,8 @@
 //! - [`gate`]: `MessageLifecycleGate`, the PostgreSQL advisory lock by which
 //!   replay and backfill exclude each other;
 //! - [`replay`]: `ReplayService`, FAILED/DEAD back to PENDING;
-//! - [`ops`]: the abandoned list, `reopen` and `reconcile`.
+//! - [`ops`]: the abandoned list, `reopen` and `reconcile`;
+//! - [`skip`]: `SkipService`, backlog rows set SKIPPED by an operator (§5.4).
 //!
 //! Every operator action is recorded in BACKFILL_ACTION. docs/backfill.md is
 //! the operator's guide.
@@ -14,6 +15,7 @@ pub mod gate;
 pub mod ops;
 pub mod replay;
 pub mod scan;
+pub mod skip;
 
 /// One requested message that an operator command refused, and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -35,4 +37,38 @@ pub fn actor(explicit: Option<&str>) -> String {
                 .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
         })
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// Sorted MSG_IDs in runs, e.g. `5-7 9 12-13`: a skip of a range stays one
+/// readable line.
+pub fn id_ranges(ids: &[i64]) -> String {
+    let mut sorted = ids.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut runs: Vec<(i64, i64)> = Vec::new();
+    for id in sorted {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == id => *last = id,
+            _ => runs.push((id, id)),
+        }
+    }
+    runs.iter()
+        .map(|(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_are_shown_in_runs() {
+        assert_eq!(super::id_ranges(&[9, 5, 6, 7, 13, 12, 7]), "5-7 9 12-13");
+        assert_eq!(super::id_ranges(&[]), "");
+    }
 }

@@ -12,6 +12,7 @@
 //! | `postgres.tls` | never; says whether the session is encrypted |
 //! | `postgres.schema` | the schema is not at this binary's migration |
 //! | `postgres.role` | the role lacks SELECT/INSERT/UPDATE/DELETE on a msgx table (warn: SUPERUSER) |
+//! | `postgres.identity` | `msgx.identity.include-day-boundary` differs from the value the database recorded at its first start (§2) |
 //! | `mailbox.connect`, `mailbox.tls` | as for PostgreSQL |
 //! | `mailbox.inbox`, `mailbox.outbox` | the table or a column msgx uses is missing |
 //! | `mailbox.privileges` | no SELECT on the inbox, no UPDATE of the mark column, no SELECT/INSERT on the outbox (warn: UPDATE of the whole inbox) |
@@ -147,7 +148,36 @@ async fn postgres(config: &Config, c: &mut Checks) {
         ),
         Err(e) => c.fail("postgres.role", e.to_string()),
     };
+    identity(config, &pool, c).await;
     pool.close().await;
+}
+
+/// `postgres.identity`: the configured identity algorithm against the one
+/// recorded (read only: the doctor records nothing).
+async fn identity(config: &Config, pool: &sqlx::PgPool, c: &mut Checks) {
+    use crate::pipeline::identity::{SETTING, check};
+    let configured = config.msgx.identity.include_day_boundary;
+    match pg::setting::get(pool, SETTING).await {
+        Ok(None) => c.ok(
+            "postgres.identity",
+            format!(
+                "include-day-boundary = {configured}; not recorded yet (the first daemon start \
+                 or pump-drain run records it)"
+            ),
+        ),
+        Ok(Some(r)) => match check(configured, &r) {
+            Ok(()) => c.ok(
+                "postgres.identity",
+                format!(
+                    "include-day-boundary = {configured}, as recorded ({}, {})",
+                    r.recorded_by,
+                    r.recorded_at.format("%Y-%m-%d %H:%M:%S UTC")
+                ),
+            ),
+            Err(e) => c.fail("postgres.identity", e.to_string()),
+        },
+        Err(e) => c.fail("postgres.identity", e.to_string()),
+    };
 }
 
 async fn mailbox(config: &Config, c: &mut Checks) {

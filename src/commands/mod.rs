@@ -9,5 +9,6 @@ pub mod events;
 pub mod generate;
 pub mod inspect;
 pub mod request;
+pub mod skip;
 pub mod tail;
 pub mod target;

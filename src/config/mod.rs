@@ -99,6 +99,21 @@ pub struct Postgres {
     pub max_connections: u32,
     /// How long to wait for a pooled connection.
     pub acquire_timeout: Dur,
+    /// `statement_timeout` of every pooled session: the server cancels a
+    /// statement that runs longer, so a hung query fails its job run instead
+    /// of wedging it (issue 17, item 5). `msgx migrate` lifts it for its own
+    /// session (a migration may rewrite a large table).
+    pub statement_timeout: Dur,
+    /// `lock_timeout` of every pooled session: a statement that waits longer
+    /// for a row or table lock fails (55P03) instead of waiting forever
+    /// behind a stuck session. The lifecycle gate sets its own wait.
+    pub lock_timeout: Dur,
+    /// `idle_in_transaction_session_timeout` of every pooled session: the
+    /// server ends a session that sits idle inside an open transaction this
+    /// long, releasing its locks. Longer than `msgx.mailbox.timeout`, since
+    /// the backfill scan holds its gate transaction across one mailbox call.
+    /// The instance-lock session is exempt (it is idle, not in a transaction).
+    pub idle_in_transaction_timeout: Dur,
 }
 
 impl Default for Postgres {
@@ -107,6 +122,9 @@ impl Default for Postgres {
             url: String::new(),
             max_connections: 8,
             acquire_timeout: Dur::secs(5),
+            statement_timeout: Dur::secs(60),
+            lock_timeout: Dur::secs(10),
+            idle_in_transaction_timeout: Dur::secs(60),
         }
     }
 }
@@ -130,8 +148,15 @@ pub struct Mailbox {
     pub raw_retention: Dur,
     /// `msgx.mailbox.shadow`: true = never write to the mailbox.
     pub shadow: bool,
-    /// Bound on connecting and on each statement.
+    /// Client-side bound on each mailbox call (connecting included).
     pub timeout: Dur,
+    /// Server-side bound on each mailbox statement, set on every session
+    /// (MariaDB `max_statement_time`, MySQL `max_execution_time` for reads,
+    /// both `lock_wait_timeout` and `innodb_lock_wait_timeout` for writes):
+    /// the server stops the statement itself, so nothing keeps running on
+    /// the shared mailbox after msgx gave up (issue 17, item 5). Shorter than
+    /// `timeout`, so the server's error arrives first.
+    pub statement_timeout: Dur,
     /// `[msgx.mailbox.tls]`.
     pub tls: MailboxTls,
 }
@@ -146,6 +171,7 @@ impl Default for Mailbox {
             raw_retention: Dur::days(7),
             shadow: false,
             timeout: Dur::secs(10),
+            statement_timeout: Dur::secs(5),
             tls: MailboxTls::default(),
         }
     }
@@ -293,8 +319,12 @@ pub struct Pipeline {
     pub claim_batch: u32,
     /// A hole older than this is permanent (§4.1).
     pub max_commit_delay: Dur,
-    /// Pump idle wait.
-    pub poll_interval: Dur,
+    /// Deprecated, does nothing (issue 17, item 6): the pump's cadence is
+    /// its cron line in the schedule profile plus the `[then]` chain. Still
+    /// accepted for one release; `msgx config check` warns. A later issue
+    /// gives it its design meaning (§5.1 "按轮询间隔休眠").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll_interval: Option<Dur>,
     /// `[msgx.pipeline.retry.<class>]`: one retry schedule per FAILED class
     /// (issue 17 item 4, §9.1).
     pub retry: RetrySchedules,
@@ -344,7 +374,7 @@ impl Default for Pipeline {
         Self {
             claim_batch: 500,
             max_commit_delay: Dur::secs(30),
-            poll_interval: Dur::secs(1),
+            poll_interval: None,
             retry: RetrySchedules::default(),
             removed_max_attempts: None,
             removed_retry_backoff: None,
@@ -490,8 +520,11 @@ pub enum AbsentFieldPolicy {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Schd {
-    /// schd aggregation period.
-    pub flush_interval: Dur,
+    /// Deprecated, does nothing (issue 17, item 6): `schd-flush` runs at its
+    /// cron line in the schedule profile (§8.2's aggregation period). Still
+    /// accepted for one release; `msgx config check` warns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flush_interval: Option<Dur>,
     /// FLIDs per flush.
     pub flush_limit: u32,
     /// preserve | clear.
@@ -501,7 +534,7 @@ pub struct Schd {
 impl Default for Schd {
     fn default() -> Self {
         Self {
-            flush_interval: Dur::secs(2),
+            flush_interval: None,
             flush_limit: 500,
             absent_field_policy: AbsentFieldPolicy::Preserve,
         }

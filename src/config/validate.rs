@@ -74,6 +74,52 @@ impl Config {
                 ),
             );
         }
+        // §9.3 (3) and G-HST-RETENTION: a shadow row is removed by its
+        // archive copy's age, so the copy must outlive the dedup memory; and
+        // archived abandoned rows are C-8 evidence for at least R_keep.
+        if m.archive.hst_retention < m.archive.dedup_memory {
+            fail(
+                "msgx.archive.hst-retention",
+                format!(
+                    "must be ≥ msgx.archive.dedup-memory ({}): a shadow row expires by the age of \
+                     its PROC_STATE_HST copy, so a copy purged first would keep it forever; is {}",
+                    m.archive.dedup_memory, m.archive.hst_retention
+                ),
+            );
+        }
+        if m.archive.hst_retention < m.mailbox.raw_retention {
+            fail(
+                "msgx.archive.hst-retention",
+                format!(
+                    "must be ≥ msgx.mailbox.raw-retention R_keep ({}): the abandoned-backfill \
+                     evidence stays queryable for R_keep (§9.3, C-16); is {}",
+                    m.mailbox.raw_retention, m.archive.hst_retention
+                ),
+            );
+        }
+        // Issue 17 item 5: the server stops a mailbox statement before the
+        // client gives up, so the error says why.
+        if m.mailbox.statement_timeout >= m.mailbox.timeout {
+            fail(
+                "msgx.mailbox.statement-timeout",
+                format!(
+                    "must be shorter than msgx.mailbox.timeout ({}), so the server stops the \
+                     statement before msgx abandons the call; is {}",
+                    m.mailbox.timeout, m.mailbox.statement_timeout
+                ),
+            );
+        }
+        // The backfill scan holds its gate transaction across one mailbox call.
+        if m.postgres.idle_in_transaction_timeout <= m.mailbox.timeout {
+            fail(
+                "msgx.postgres.idle-in-transaction-timeout",
+                format!(
+                    "must be longer than msgx.mailbox.timeout ({}): the backfill scan keeps a \
+                     transaction open across one mailbox call; is {}",
+                    m.mailbox.timeout, m.postgres.idle_in_transaction_timeout
+                ),
+            );
+        }
         // Issue 6: the delivery guarantees come from msgx's own keys.
         for k in m.kafka.properties.keys() {
             if crate::kafka::RESERVED_PROPERTIES.contains(&k.as_str()) {
@@ -271,6 +317,31 @@ impl Config {
         }
     }
 
+    /// Keys that are still accepted but do nothing, with what to do instead
+    /// (`msgx config check` prints them as warnings; issue 17, item 6).
+    pub fn deprecations(&self) -> Vec<ConfigIssue> {
+        let m = &self.msgx;
+        let mut out = Vec::new();
+        if m.pipeline.poll_interval.is_some() {
+            out.push(ConfigIssue {
+                key: "msgx.pipeline.poll-interval".into(),
+                rule: "deprecated and ignored: the pump runs at its cron line in the schedule \
+                       profile (schedules/daemon.toml, pump-drain) and after each ingest run \
+                       ([then]); remove the key"
+                    .into(),
+            });
+        }
+        if m.schd.flush_interval.is_some() {
+            out.push(ConfigIssue {
+                key: "msgx.schd.flush-interval".into(),
+                rule: "deprecated and ignored: schd-flush runs at its cron line in the schedule \
+                       profile (schedules/daemon.toml); remove the key"
+                    .into(),
+            });
+        }
+        out
+    }
+
     /// Every duration with its key, for the "> 0" rule.
     fn durations(&self) -> Vec<(String, Dur)> {
         let m = &self.msgx;
@@ -280,7 +351,20 @@ impl Config {
                 m.postgres.acquire_timeout,
             ),
             ("msgx.mailbox.raw-retention".into(), m.mailbox.raw_retention),
+            (
+                "msgx.postgres.statement-timeout".into(),
+                m.postgres.statement_timeout,
+            ),
+            ("msgx.postgres.lock-timeout".into(), m.postgres.lock_timeout),
+            (
+                "msgx.postgres.idle-in-transaction-timeout".into(),
+                m.postgres.idle_in_transaction_timeout,
+            ),
             ("msgx.mailbox.timeout".into(), m.mailbox.timeout),
+            (
+                "msgx.mailbox.statement-timeout".into(),
+                m.mailbox.statement_timeout,
+            ),
             ("msgx.kafka.message-timeout".into(), m.kafka.message_timeout),
             ("msgx.kafka.call-timeout".into(), m.kafka.call_timeout),
             (
@@ -290,10 +374,6 @@ impl Config {
             (
                 "msgx.pipeline.max-commit-delay".into(),
                 m.pipeline.max_commit_delay,
-            ),
-            (
-                "msgx.pipeline.poll-interval".into(),
-                m.pipeline.poll_interval,
             ),
             (
                 "msgx.pipeline.backfill-deadline".into(),
@@ -319,7 +399,6 @@ impl Config {
                 "msgx.dispatch.in-doubt-deadline".into(),
                 m.dispatch.in_doubt_deadline,
             ),
-            ("msgx.schd.flush-interval".into(), m.schd.flush_interval),
             ("msgx.archive.after".into(), m.archive.after),
             ("msgx.archive.dedup-memory".into(), m.archive.dedup_memory),
             ("msgx.archive.hst-retention".into(), m.archive.hst_retention),
@@ -628,6 +707,54 @@ mod tests {
     fn dedup_memory_must_cover_r_keep() {
         let keys = issue_keys("[msgx.archive]\ndedup-memory = \"6d\"\n");
         assert_eq!(keys, vec!["msgx.archive.dedup-memory"]);
+    }
+
+    #[test]
+    fn hst_retention_must_cover_dedup_memory_and_r_keep() {
+        assert_eq!(
+            issue_keys("[msgx.archive]\nhst-retention = \"20d\"\n"),
+            vec!["msgx.archive.hst-retention"]
+        );
+        assert_eq!(
+            issue_keys(
+                "[msgx.mailbox]\nraw-retention = \"40d\"\n[msgx.archive]\ndedup-memory = \"50d\"\n\
+                 hst-retention = \"30d\"\n"
+            ),
+            vec!["msgx.archive.hst-retention", "msgx.archive.hst-retention"]
+        );
+        assert!(issue_keys("[msgx.archive]\nhst-retention = \"30d\"\n").is_empty());
+    }
+
+    #[test]
+    fn database_timeouts_are_ordered() {
+        assert_eq!(
+            issue_keys("[msgx.mailbox]\nstatement-timeout = \"10s\"\n"),
+            vec!["msgx.mailbox.statement-timeout"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.postgres]\nidle-in-transaction-timeout = \"10s\"\n"),
+            vec!["msgx.postgres.idle-in-transaction-timeout"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.postgres]\nlock-timeout = \"0s\"\n"),
+            vec!["msgx.postgres.lock-timeout"]
+        );
+    }
+
+    #[test]
+    fn dead_keys_are_accepted_with_a_deprecation() {
+        let c = Config::from_toml(
+            "[msgx.pipeline]\npoll-interval = \"1s\"\n[msgx.schd]\nflush-interval = \"2s\"\n",
+            "t",
+        )
+        .expect("still parses");
+        assert!(c.validate().is_ok());
+        let keys: Vec<String> = c.deprecations().into_iter().map(|i| i.key).collect();
+        assert_eq!(
+            keys,
+            vec!["msgx.pipeline.poll-interval", "msgx.schd.flush-interval"]
+        );
+        assert!(Config::default().deprecations().is_empty());
     }
 
     #[test]

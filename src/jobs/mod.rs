@@ -135,7 +135,7 @@ impl RunReport {
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
-    #[error("PostgreSQL: {0}")]
+    #[error("PostgreSQL: {0}{note}", note = crate::store::pg::timeout_note(.0))]
     Db(#[from] sqlx::Error),
     #[error("{0}")]
     Mailbox(#[from] MailboxError),

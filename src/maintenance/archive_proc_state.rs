@@ -9,6 +9,15 @@
 //! reconciled by an operator) **and** `msgx.archive.after` past UPDATED_AT.
 //! An abandoned row that is not reconciled is never archived (C-8).
 //!
+//! §9.3 time order 3 (C-16): the abandoned-backfill list (`msgx backfill
+//! abandoned`, read from PROC_STATE) is the owner's evidence for purging
+//! rows that carry no mark, so it stays queryable for at least R_keep
+//! (`msgx.mailbox.raw-retention`): a reconciled abandoned row is archived only
+//! once it was abandoned more than R_keep ago, and its PROC_STATE_HST copy
+//! is purged no earlier than R_keep after that either, whatever
+//! `msgx.archive.hst-retention` says (`config check` also refuses an
+//! hst-retention below R_keep or below the dedup memory).
+//!
 //! Each bounded batch is one transaction that never takes PIPELINE_LOCK (the
 //! pump must not wait): it locks the candidates still in the state seen at
 //! selection (`FOR UPDATE SKIP LOCKED`, re-checking the whole predicate),
@@ -24,10 +33,12 @@ use super::batch::{Sweep, run_retention_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
 use chrono::{DateTime, Utc};
 
-/// The candidate predicate (§9.3), `$1` = now − archive.after.
-const CANDIDATE: &str = "state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') \
+/// The candidate predicate (§9.3), `$1` = now − archive.after, `$2` = now −
+/// R_keep (an abandoned row stays on the abandoned list that long).
+const CANDIDATE: &str = "state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND state <> 'ARCHIVED' \
      AND (backfill_at IS NOT NULL \
-          OR (backfill_abandoned_at IS NOT NULL AND backfill_reconciled_at IS NOT NULL)) \
+          OR (backfill_abandoned_at IS NOT NULL AND backfill_reconciled_at IS NOT NULL \
+              AND backfill_abandoned_at < $2)) \
      AND updated_at < $1";
 
 /// Shadow rows whose archive copy is older than the dedup memory.
@@ -41,12 +52,27 @@ const SHADOWS: Sweep = Sweep {
                 AND state = 'ARCHIVED' AND $3::timestamptz IS NOT NULL",
 };
 
-/// Archived copies past their own retention (G-HST-RETENTION).
+/// Archived copies past their own retention (G-HST-RETENTION), except the
+/// abandoned-backfill evidence ([`HST_ABANDONED`]).
 const HST: Sweep = Sweep {
     label: "hst_purged",
-    count_sql: "SELECT count(*) FROM proc_state_hst WHERE archived_at < $1",
+    count_sql: "SELECT count(*) FROM proc_state_hst \
+                WHERE archived_at < $1 AND backfill_abandoned_at IS NULL",
     apply_sql: "DELETE FROM proc_state_hst WHERE msg_id IN (SELECT msg_id FROM proc_state_hst \
-                WHERE archived_at < $1 ORDER BY archived_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
+                WHERE archived_at < $1 AND backfill_abandoned_at IS NULL \
+                ORDER BY archived_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
+};
+
+/// Archived abandoned rows (C-8 evidence), `$1` = the later of the two
+/// cutoffs: hst-retention past the archive and R_keep past the abandonment
+/// (§9.3 time order 3).
+const HST_ABANDONED: Sweep = Sweep {
+    label: "hst_purged",
+    count_sql: "SELECT count(*) FROM proc_state_hst \
+                WHERE archived_at < $1 AND backfill_abandoned_at < $1",
+    apply_sql: "DELETE FROM proc_state_hst WHERE msg_id IN (SELECT msg_id FROM proc_state_hst \
+                WHERE archived_at < $1 AND backfill_abandoned_at < $1 \
+                ORDER BY archived_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
 };
 
 /// The archive job.
@@ -59,12 +85,15 @@ impl Job for ArchiveProcState {
         let deadline = bounds.deadline(now);
         let a = &ctx.config.msgx.archive;
         let cutoff = now - a.after.chrono();
+        let r_keep = ctx.config.msgx.mailbox.raw_retention.chrono();
+        let listed_until = now - r_keep;
         let mut report = RunReport::default();
         if ctx.dry_run {
             let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
                 "SELECT count(*) FROM proc_state WHERE {CANDIDATE}"
             )))
             .bind(cutoff)
+            .bind(listed_until)
             .fetch_one(&ctx.pg)
             .await?;
             let n = u64::try_from(n).unwrap_or(0);
@@ -80,7 +109,7 @@ impl Job for ArchiveProcState {
                     break;
                 }
                 let limit = u64::from(bounds.batch.max(1)).min(left);
-                let moved = archive_batch(ctx, cutoff, limit, now).await?;
+                let moved = archive_batch(ctx, (cutoff, listed_until), limit, now).await?;
                 report.items += moved;
                 report.count("archived", moved);
                 if moved < limit {
@@ -97,12 +126,14 @@ impl Job for ArchiveProcState {
             &mut report,
         )
         .await?;
+        let hst_cutoff = now - a.hst_retention.chrono();
+        run_retention_sweep(ctx, bounds, deadline, &HST, hst_cutoff, &mut report).await?;
         run_retention_sweep(
             ctx,
             bounds,
             deadline,
-            &HST,
-            now - a.hst_retention.chrono(),
+            &HST_ABANDONED,
+            hst_cutoff.min(listed_until),
             &mut report,
         )
         .await?;
@@ -114,19 +145,21 @@ impl Job for ArchiveProcState {
 }
 
 /// One batch in one transaction (no PIPELINE_LOCK): lock the rows that still
-/// satisfy the predicate, copy them, shadow them. Returns the rows moved.
+/// satisfy the predicate (`cutoffs` = its `$1`, `$2`), copy them, shadow
+/// them. Returns the rows moved.
 async fn archive_batch(
     ctx: &JobContext,
-    cutoff: DateTime<Utc>,
+    cutoffs: (DateTime<Utc>, DateTime<Utc>),
     limit: u64,
     now: DateTime<Utc>,
 ) -> Result<u64, JobError> {
     let mut tx = ctx.pg.begin().await?;
     ctx.fence(&mut tx).await?;
     let ids: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-        "SELECT msg_id FROM proc_state WHERE {CANDIDATE} ORDER BY msg_id LIMIT $2 FOR UPDATE SKIP LOCKED"
+        "SELECT msg_id FROM proc_state WHERE {CANDIDATE} ORDER BY msg_id LIMIT $3 FOR UPDATE SKIP LOCKED"
     )))
-    .bind(cutoff)
+    .bind(cutoffs.0)
+    .bind(cutoffs.1)
     .bind(i64::try_from(limit).unwrap_or(i64::MAX))
     .fetch_all(&mut *tx)
     .await?;

@@ -1,6 +1,10 @@
-//! Business identity and ignore rules (design §2). Pure.
+//! Business identity and ignore rules (design §2). Pure, except
+//! [`ensure_recorded`], which holds the identity algorithm to the one this
+//! database recorded at its first start (issue 17, item 6).
 
 use crate::codec::Meta;
+use crate::store::pg::setting::{self, Recorded};
+use chrono::{DateTime, Utc};
 
 /// `Identity.of`: `SNDR|TYPE|STYP|SEQN`, plus `|yyyyMMdd` of DTTM when
 /// `msgx.identity.include-day-boundary` is on (C-20, Q11). Never change the
@@ -17,6 +21,70 @@ pub fn identity_of(meta: &Meta, include_day_boundary: bool) -> String {
         }
     }
     key
+}
+
+/// The MSGX_SETTING key of the identity algorithm.
+pub const SETTING: &str = "identity.include-day-boundary";
+
+/// Why the configured identity algorithm may not run on this database.
+#[derive(Debug, thiserror::Error)]
+pub enum IdentityError {
+    /// There is no `msgx identity migrate`: the day boundary needs each
+    /// message's DTTM, which PROC_STATE does not keep (the raw text may be
+    /// purged), and dropping it would merge identities that differ only by
+    /// day into unique-key conflicts. So the only safe way is a new database.
+    #[error(
+        "msgx.identity.include-day-boundary is {configured} in the configuration, but this \
+         database recorded {recorded} ({by}, {at}). The identity algorithm may not change after \
+         go-live (design §2): every stored IDENTITY_KEY was made with the recorded one, so \
+         duplicates of messages already processed would no longer be recognised, and there is \
+         no safe in-place migration. Set msgx.identity.include-day-boundary = {recorded} again; \
+         to really change it, start from a new, empty state database (create it, run \
+         `msgx migrate`, cut over as in docs/operations.md §2).",
+        at = .at.format("%Y-%m-%d %H:%M:%S UTC")
+    )]
+    Changed {
+        configured: bool,
+        recorded: bool,
+        at: DateTime<Utc>,
+        by: String,
+    },
+    #[error("msgx_setting {SETTING} holds {0:?}, neither true nor false; fix or delete the row")]
+    Unreadable(String),
+    #[error("PostgreSQL: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+/// Whether `configured` may run on a database that recorded `recorded`.
+pub fn check(configured: bool, recorded: &Recorded) -> Result<(), IdentityError> {
+    let value = match recorded.value.as_str() {
+        "true" => true,
+        "false" => false,
+        other => return Err(IdentityError::Unreadable(other.into())),
+    };
+    if value == configured {
+        return Ok(());
+    }
+    Err(IdentityError::Changed {
+        configured,
+        recorded: value,
+        at: recorded.recorded_at,
+        by: recorded.recorded_by.clone(),
+    })
+}
+
+/// Records `configured` as this database's identity algorithm if none is
+/// recorded yet (the first daemon start or pump-drain run), else checks it
+/// against the recorded one. `by` names the recorder (`daemon host:pid`).
+pub async fn ensure_recorded(
+    pool: &sqlx::PgPool,
+    configured: bool,
+    now: DateTime<Utc>,
+    by: &str,
+) -> Result<Recorded, IdentityError> {
+    let recorded = setting::record_once(pool, SETTING, &configured.to_string(), now, by).await?;
+    check(configured, &recorded)?;
+    Ok(recorded)
 }
 
 /// The first ignore rule (`TYPE`, `TYPE-*` or `TYPE-STYP`, case-insensitive)
@@ -53,6 +121,28 @@ mod tests {
             identity_of(&meta("FLOP", "APPT"), true),
             "AODB|FLOP|APPT|1243|20261201"
         );
+    }
+
+    #[test]
+    fn a_changed_algorithm_is_refused_saying_how_to_proceed() {
+        let recorded = |v: &str| Recorded {
+            value: v.into(),
+            recorded_at: DateTime::UNIX_EPOCH,
+            recorded_by: "daemon h:1".into(),
+        };
+        assert!(check(true, &recorded("true")).is_ok());
+        assert!(check(false, &recorded("false")).is_ok());
+        let e = check(true, &recorded("false")).unwrap_err().to_string();
+        assert!(
+            e.contains("is true in the configuration")
+                && e.contains("recorded false (daemon h:1, 1970-01-01 00:00:00 UTC)")
+                && e.contains("new, empty state database"),
+            "{e}"
+        );
+        assert!(matches!(
+            check(true, &recorded("yes")),
+            Err(IdentityError::Unreadable(_))
+        ));
     }
 
     #[test]

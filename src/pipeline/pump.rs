@@ -62,6 +62,12 @@ impl Job for Pump {
         // the one that fails is recorded on its own (and the rest not retried
         // as a group over and over).
         let mut single_until = i64::MIN;
+        // §2: identities are bound only with the algorithm this database
+        // recorded at its first start (a mismatch fails the run, naming it).
+        let include_day = ctx.config.msgx.identity.include_day_boundary;
+        super::identity::ensure_recorded(&ctx.pg, include_day, ctx.clock.now(), "pump-drain")
+            .await
+            .map_err(|e| JobError::Other(e.to_string()))?;
         loop {
             if report.items >= bounds.max_items || !ctx.may_continue(deadline)? {
                 report.more = true;

@@ -14,6 +14,7 @@ use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
 use crate::jobs::manifest;
 use crate::jobs::registry;
 use crate::jobs::runner::{RunError, RunOptions, Runner, Trigger};
+use crate::pipeline::identity;
 use crate::store::mailbox::{Mailbox, MailboxError};
 use crate::store::pg;
 use crate::store::pg::job_run::Outcome;
@@ -191,6 +192,21 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     if let Err(e) = pg::ensure_schema_current(&pool).await {
         eprintln!("msgx daemon: {e}");
         return exit::FAILURE;
+    }
+    // §2: the identity algorithm is recorded at the first start and may not
+    // change later (a standby checks it too, before it may take over).
+    let by = format!("daemon {}", instance_name());
+    let include_day = config.msgx.identity.include_day_boundary;
+    match identity::ensure_recorded(&pool, include_day, clock.now(), &by).await {
+        Ok(_) => {}
+        Err(e @ identity::IdentityError::Db(_)) => {
+            eprintln!("msgx daemon: {e}");
+            return exit::FAILURE;
+        }
+        Err(e) => {
+            eprintln!("msgx daemon: {e}");
+            return 2;
+        }
     }
 
     let mailbox = match Mailbox::new(&config.msgx.mailbox) {

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod servers;
+pub mod sis;
 
 use msgx::clock::{ManualClock, SharedClock};
 use msgx::config::Config;
@@ -85,6 +86,7 @@ impl TestDb {
         c.msgx.postgres.url = self.url.clone();
         c.msgx.mailbox.url = "mysql://msgx:msgx@127.0.0.1:3306/msgx_mailbox".into();
         c.msgx.mailbox.timeout = "3s".parse().expect("duration");
+        c.msgx.mailbox.statement_timeout = "2s".parse().expect("duration");
         c.msgx.log.dir = String::new();
         c.msgx.daemon.lock_check_interval = "200ms".parse().expect("duration");
         c.msgx.daemon.standby_poll_interval = "200ms".parse().expect("duration");

@@ -1,7 +1,10 @@
 //! The shared MySQL mailbox (`CMINMSGS` in, `COUTMSGS` out; sis-format §1.6,
 //! §5). msgx never creates or alters these tables; it reads CMINMSGS in ID
 //! order, writes only the processing mark (backfill), and inserts requests
-//! into COUTMSGS. Every call is bounded by `msgx.mailbox.timeout`.
+//! into COUTMSGS. Every call is bounded by `msgx.mailbox.timeout` on the
+//! client, and every statement by `msgx.mailbox.statement-timeout` on the
+//! server ([`session_setup`]), so a hung statement never keeps running on
+//! the shared server after msgx gave up on it.
 
 pub mod grants;
 pub mod schema;
@@ -27,6 +30,13 @@ pub enum MailboxError {
     Tls(#[from] crate::tls::FileError),
     #[error("mailbox call timed out after {0:?}")]
     Timeout(Duration),
+    /// The server stopped a statement at `msgx.mailbox.statement-timeout`
+    /// (MariaDB 1969, MySQL 3024, a lock wait 1205).
+    #[error(
+        "mailbox statement stopped by the server after {limit:?} \
+         (msgx.mailbox.statement-timeout): {detail}"
+    )]
+    StatementTimeout { limit: Duration, detail: String },
     #[error("mailbox is in shadow mode (msgx.mailbox.shadow = true): msgx never writes to it")]
     Shadow,
     /// The configured table or its columns do not exist: a configuration or
@@ -62,6 +72,7 @@ pub struct Mailbox {
     processed_column: String,
     shadow: bool,
     timeout: Duration,
+    statement_timeout: Duration,
     /// The server's spelling of the inbound table, resolved on first use.
     inbox_table: Arc<OnceCell<ResolvedTable>>,
     /// The same for the outbound table.
@@ -77,19 +88,49 @@ impl std::fmt::Debug for Mailbox {
     }
 }
 
+/// The statement every mailbox session runs when it opens and after each
+/// reset by the pool: `statement_timeout` as the server's own bound.
+///
+/// - MariaDB (10.1.8+): `max_statement_time`, for every statement;
+/// - MySQL (5.7.8+): `max_execution_time`, which covers only reads;
+/// - both: `lock_wait_timeout` (metadata and table locks) and
+///   `innodb_lock_wait_timeout` (row locks), in whole seconds (at least 1),
+///   which bound what a write waits for.
+///
+/// One statement serves both servers through executable comments: MariaDB
+/// runs `/*M!…*/` and ignores MySQL's `/*!50708…*/`; MySQL does the reverse.
+pub fn session_setup(statement_timeout: Duration) -> String {
+    let secs = statement_timeout.as_secs_f64();
+    let whole = statement_timeout.as_secs_f64().ceil().max(1.0);
+    let ms = statement_timeout.as_millis().max(1);
+    format!(
+        "SET SESSION lock_wait_timeout = {whole}, innodb_lock_wait_timeout = {whole} \
+         /*M!100108 , max_statement_time = {secs:.3} */ /*!50708 , max_execution_time = {ms} */"
+    )
+}
+
+/// The mailbox pool's options: the URL, TLS (`[msgx.mailbox.tls]`) and the
+/// [`session_setup`] of `msgx.mailbox.statement-timeout`.
+pub fn pool_opts(cfg: &MailboxConfig) -> Result<mysql_async::Opts, MailboxError> {
+    let opts =
+        mysql_async::Opts::from_url(&cfg.url).map_err(|e| MailboxError::Url(e.to_string()))?;
+    let opts = tls::apply(opts, cfg)?;
+    Ok(mysql_async::OptsBuilder::from_opts(opts)
+        .setup(vec![session_setup(cfg.statement_timeout.std())])
+        .into())
+}
+
 impl Mailbox {
     /// Builds the pool (connects lazily). Identifiers were validated at load.
     pub fn new(cfg: &MailboxConfig) -> Result<Mailbox, MailboxError> {
-        let opts =
-            mysql_async::Opts::from_url(&cfg.url).map_err(|e| MailboxError::Url(e.to_string()))?;
-        let opts = tls::apply(opts, cfg)?;
         Ok(Mailbox {
-            pool: mysql_async::Pool::new(opts),
+            pool: mysql_async::Pool::new(pool_opts(cfg)?),
             inbox: cfg.inbox_table.clone(),
             outbox: cfg.outbox_table.clone(),
             processed_column: cfg.processed_column.clone(),
             shadow: cfg.shadow,
             timeout: cfg.timeout.std(),
+            statement_timeout: cfg.statement_timeout.std(),
             inbox_table: Arc::default(),
             outbox_table: Arc::default(),
         })
@@ -179,7 +220,21 @@ impl Mailbox {
         tokio::time::timeout(self.timeout, fut)
             .await
             .map_err(|_| MailboxError::Timeout(self.timeout))?
-            .map_err(MailboxError::from)
+            .map_err(|e| self.db_error(e))
+    }
+
+    /// A server error, naming `msgx.mailbox.statement-timeout` when the
+    /// server stopped the statement at it.
+    fn db_error(&self, e: mysql_async::Error) -> MailboxError {
+        match e {
+            mysql_async::Error::Server(se) if [1969, 3024, 1205].contains(&se.code) => {
+                MailboxError::StatementTimeout {
+                    limit: self.statement_timeout,
+                    detail: se.message,
+                }
+            }
+            other => other.into(),
+        }
     }
 
     /// Row count and highest ID of the inbound table.

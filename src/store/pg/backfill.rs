@@ -30,11 +30,12 @@ impl AbandonReason {
     }
 }
 
-/// The §6.1 scan predicate, `$1` = now, `$2` = now − R. ARCHIVED is excluded
-/// by the explicit terminal list (§9.3). Matches `proc_state_backfill_idx`.
+/// The §6.1 scan predicate, `$1` = now, `$2` = now − R. ARCHIVED shadows
+/// are excluded explicitly beside the terminal list (§9.3). Matches
+/// `proc_state_backfill_idx`.
 macro_rules! due_predicate {
     () => {
-        "state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') \
+        "state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND state <> 'ARCHIVED' \
          AND backfill_at IS NULL \
          AND backfill_abandoned_at IS NULL \
          AND (backfill_next_at IS NULL OR backfill_next_at <= $1 OR enqueued_at < $2)"
@@ -103,7 +104,7 @@ pub async fn lock_unconfirmed(
 ) -> Result<Option<Unconfirmed>, sqlx::Error> {
     let row = sqlx::query(
         "SELECT enqueued_at, backfill_attempts FROM proc_state WHERE msg_id = $1 \
-         AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') \
+         AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND state <> 'ARCHIVED' \
          AND backfill_at IS NULL AND backfill_abandoned_at IS NULL FOR UPDATE",
     )
     .bind(msg_id)
@@ -201,7 +202,8 @@ pub struct BackfillStats {
     pub confirmed: i64,
 }
 
-/// Reads [`BackfillStats`]. ARCHIVED rows are excluded explicitly.
+/// Reads [`BackfillStats`] over live terminal rows; ARCHIVED shadows are
+/// excluded explicitly (§9.3).
 pub async fn stats(
     pool: &PgPool,
     now: DateTime<Utc>,
@@ -221,7 +223,7 @@ pub async fn stats(
            count(*) FILTER (WHERE backfill_abandoned_at IS NOT NULL \
                             AND backfill_reconciled_at IS NULL) AS unreconciled, \
            count(*) FILTER (WHERE backfill_at IS NOT NULL) AS confirmed \
-         FROM proc_state WHERE state IN ('SUCCEEDED', 'SKIPPED', 'DEAD')"
+         FROM proc_state WHERE state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND state <> 'ARCHIVED'"
     ))
     .bind(now)
     .bind(overdue_before)
@@ -296,7 +298,7 @@ pub async fn lock_abandoned(
         abandoned_columns!(),
         " FROM proc_state WHERE msg_id = ANY($1) AND backfill_abandoned_at IS NOT NULL \
          AND backfill_at IS NULL AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') \
-         ORDER BY msg_id FOR UPDATE"
+         AND state <> 'ARCHIVED' ORDER BY msg_id FOR UPDATE"
     ))
     .bind(ids)
     .fetch_all(conn)
@@ -308,7 +310,7 @@ pub async fn lock_all_abandoned(conn: &mut PgConnection) -> Result<Vec<i64>, sql
     sqlx::query_scalar(
         "SELECT msg_id FROM proc_state WHERE backfill_abandoned_at IS NOT NULL \
          AND backfill_at IS NULL AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') \
-         ORDER BY msg_id FOR UPDATE",
+         AND state <> 'ARCHIVED' ORDER BY msg_id FOR UPDATE",
     )
     .fetch_all(conn)
     .await

@@ -11,6 +11,7 @@ pub mod preflight;
 pub mod proc_state;
 pub mod ref_master;
 pub mod req_track;
+pub mod setting;
 pub mod snap_log;
 
 use sqlx::migrate::Migrator;
@@ -139,9 +140,51 @@ fn connect_error(e: sqlx::Error, opts: &PgConnectOptions) -> StoreError {
     }
 }
 
-/// Opens the job pool.
+/// `cfg`'s server-side bounds (issue 17, item 5) as startup parameters of
+/// every pooled session, so they hold from its first statement and survive
+/// the pool's reuse of it: a hung statement, a lock wait behind a stuck
+/// session, or a transaction left open each end in an error the job run
+/// records, never a hang. Values in milliseconds. docs/configuration.md.
+pub fn with_timeouts(opts: PgConnectOptions, cfg: &crate::config::Postgres) -> PgConnectOptions {
+    let ms = |d: crate::config::Dur| d.std().as_millis().max(1);
+    opts.options([
+        ("statement_timeout", ms(cfg.statement_timeout)),
+        ("lock_timeout", ms(cfg.lock_timeout)),
+        (
+            "idle_in_transaction_session_timeout",
+            ms(cfg.idle_in_transaction_timeout),
+        ),
+    ])
+}
+
+/// The setting behind a PostgreSQL timeout error (`None` for any other
+/// error), so a failed run names the key to look at.
+pub fn timeout_setting(e: &sqlx::Error) -> Option<&'static str> {
+    let sqlx::Error::Database(db) = e else {
+        return None;
+    };
+    match db.code().as_deref() {
+        Some("57014") if db.message().contains("statement timeout") => {
+            Some("msgx.postgres.statement-timeout")
+        }
+        Some("55P03") if db.message().contains("lock timeout") => {
+            Some("msgx.postgres.lock-timeout")
+        }
+        Some("25P03") => Some("msgx.postgres.idle-in-transaction-timeout"),
+        _ => None,
+    }
+}
+
+/// ` (limit: <key>)` after a timeout error, else nothing (for messages).
+pub fn timeout_note(e: &sqlx::Error) -> String {
+    timeout_setting(e)
+        .map(|key| format!(" (the server's limit {key})"))
+        .unwrap_or_default()
+}
+
+/// Opens the job pool, every session bounded by [`with_timeouts`].
 pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError> {
-    let opts = connect_options(&cfg.url)?;
+    let opts = with_timeouts(connect_options(&cfg.url)?, cfg);
     PgPoolOptions::new()
         .max_connections(cfg.max_connections)
         .acquire_timeout(cfg.acquire_timeout.std())
@@ -150,11 +193,22 @@ pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError
         .map_err(|e| connect_error(e, &opts))
 }
 
-/// Opens one unpooled session with the same options as [`connect`] (the
-/// instance lock holds its advisory lock on such a session).
+/// Opens one unpooled session with the connection options of [`connect`]
+/// (the instance lock holds its advisory lock on such a session). It sits
+/// idle for the daemon's whole life, so no idle limit may end it: the
+/// session turns off `idle_in_transaction_session_timeout` and, on
+/// PostgreSQL 14 and later, `idle_session_timeout`, whatever the server or
+/// role sets (ending it would release the instance lock).
 pub async fn connect_session(url: &str) -> Result<PgConnection, StoreError> {
-    let opts = connect_options(url)?;
-    opts.connect().await.map_err(|e| connect_error(e, &opts))
+    let opts = connect_options(url)?.options([("idle_in_transaction_session_timeout", 0)]);
+    let mut conn = opts.connect().await.map_err(|e| connect_error(e, &opts))?;
+    sqlx::query(
+        "SELECT CASE WHEN current_setting('server_version_num')::int >= 140000 \
+         THEN set_config('idle_session_timeout', '0', false) END",
+    )
+    .execute(&mut conn)
+    .await?;
+    Ok(conn)
 }
 
 /// The TLS protocol version of the session that runs the query (e.g.
@@ -172,10 +226,19 @@ where
     .flatten())
 }
 
-/// Applies pending migrations; idempotent.
+/// Applies pending migrations; idempotent. On a session of its own without
+/// `statement_timeout` (a migration may rewrite a large table); its
+/// `lock_timeout` stays, so DDL gives up rather than queue behind a long
+/// transaction and block everything after it. The session is closed after.
 pub async fn migrate(pool: &PgPool) -> Result<Vec<i64>, StoreError> {
     let before = applied_version(pool).await?.unwrap_or(0);
-    MIGRATOR.run(pool).await?;
+    let mut conn = pool.acquire().await?.detach();
+    sqlx::query("SET statement_timeout = 0")
+        .execute(&mut conn)
+        .await?;
+    let ran = MIGRATOR.run(&mut conn).await;
+    let _ = sqlx::Connection::close(conn).await;
+    ran?;
     Ok(MIGRATOR
         .iter()
         .map(|m| m.version)

@@ -63,8 +63,9 @@ impl ErrorClass {
     }
 }
 
-/// The head: the smallest PENDING/FAILED MSG_ID. ARCHIVED and terminal rows
-/// are excluded explicitly (§9.3).
+/// The head: the smallest PENDING/FAILED MSG_ID. Terminal rows are left out
+/// by the state list and ARCHIVED shadows by an explicit `state <>
+/// 'ARCHIVED'` beside it (§9.3: not by the list alone).
 pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
     Ok(unfinished(pool, 1).await?.into_iter().next())
 }
@@ -76,7 +77,7 @@ pub async fn unfinished(pool: &PgPool, limit: i64) -> Result<Vec<Head>, sqlx::Er
     let rows = sqlx::query(
         "SELECT msg_id, state, attempts, next_attempt_at, error_class, identity_key, \
                 (SELECT w FROM inbox_cursor WHERE id = 1) AS w FROM proc_state \
-         WHERE state IN ('PENDING', 'FAILED') ORDER BY msg_id LIMIT $1",
+         WHERE state IN ('PENDING', 'FAILED') AND state <> 'ARCHIVED' ORDER BY msg_id LIMIT $1",
     )
     .bind(limit)
     .fetch_all(pool)
@@ -464,7 +465,7 @@ pub async fn take_pipeline_lock(conn: &mut PgConnection) -> Result<(), sqlx::Err
     Ok(())
 }
 
-/// A row as replay (design §9.1) examines it.
+/// A row as replay (design §9.1) and skip (§5.4) examine it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
 pub struct ReplayRow {
     pub msg_id: i64,
@@ -527,6 +528,64 @@ pub async fn replay(
     )
     .bind(ids)
     .bind(classes)
+    .bind(now)
+    .execute(conn)
+    .await?
+    .rows_affected())
+}
+
+/// `msgx skip --range` (§5.4): locks the PENDING/FAILED rows with
+/// `first <= MSG_ID <= last` (ARCHIVED shadows excluded explicitly, §9.3).
+pub async fn lock_unfinished_between(
+    conn: &mut PgConnection,
+    first: i64,
+    last: i64,
+) -> Result<Vec<ReplayRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT msg_id, state, error_class, last_error, backfill_at FROM proc_state \
+         WHERE msg_id BETWEEN $1 AND $2 AND state IN ('PENDING', 'FAILED') \
+         AND state <> 'ARCHIVED' ORDER BY msg_id FOR UPDATE",
+    )
+    .bind(first)
+    .bind(last)
+    .fetch_all(conn)
+    .await
+}
+
+/// Rows with `first <= MSG_ID <= last` by state (what `skip --range` leaves
+/// alone, and how many IDs of the range have no row).
+pub async fn count_states_between(
+    conn: &mut PgConnection,
+    first: i64,
+    last: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT state, count(*) FROM proc_state WHERE msg_id BETWEEN $1 AND $2 \
+         GROUP BY state ORDER BY state",
+    )
+    .bind(first)
+    .bind(last)
+    .fetch_all(conn)
+    .await
+}
+
+/// Operator skip (§5.4, C-27): PENDING/FAILED rows → SKIPPED with `reason`
+/// in OUTCOME_REASON and the backfill intent, in one statement, like every
+/// non-business terminal state (§5.3). ERROR_CLASS and LAST_ERROR stay:
+/// they say what the row was. Returns the rows changed.
+pub async fn skip(
+    conn: &mut PgConnection,
+    ids: &[i64],
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE proc_state SET state = 'SKIPPED', outcome_reason = $2, next_attempt_at = NULL, \
+         updated_at = $3, finished_at = $3, backfill_next_at = $3 \
+         WHERE msg_id = ANY($1) AND state IN ('PENDING', 'FAILED')",
+    )
+    .bind(ids)
+    .bind(reason)
     .bind(now)
     .execute(conn)
     .await?
