@@ -158,12 +158,25 @@ grep -q '"333ms", "1s", "4s"' "$WORK/msgx-compressed.toml" || { log "FAIL: compr
 echo "$WORK/msgx-compressed.toml" >"$WORK/config-path"
 kill -TERM "$(cat "$WORK/daemon.pid")" # the supervisor restarts it on the compressed config
 sleep 5
+# A burst just before the stop, so heads are enqueued but not yet read when
+# MariaDB goes: the pump's raw reads fail and the FAILED(INFRA) path runs.
+"$MSGX" mailbox generate --no-schedules --messages 3000 --flights "$FLIGHTS" --seed 13 --first-seqn 900000 >/dev/null
+sleep 2
 mariadb_private_stop
 sleep "$LONG"
 mariadb_private_start
 log "MariaDB up again"
 after "30-min MariaDB outage" "$(date +%s)" || failed=1
 exhausted=$(psql "$MSGX_DATABASE_URL" -qtAX -c "SELECT count(*) FROM proc_state WHERE state = 'DEAD' AND error_class = 'EXHAUSTED'")
+infra_max=$(psql "$MSGX_DATABASE_URL" -qtAX -c "SELECT coalesce(max(attempts), 0) FROM proc_state")
+log "long outage: a head was tried $infra_max times (the old single schedule gave up after 5)"
+if [ "$infra_max" -le 5 ]; then
+  log "FAIL: the long outage did not hold a head in FAILED(INFRA) past 5 attempts: the phase tested nothing"
+  results+=("INFRA retried|FAIL|at most $infra_max attempts: no head waited out the outage")
+  failed=1
+else
+  results+=("INFRA retried|ok|a head waited out the outage with $infra_max attempts, none EXHAUSTED")
+fi
 if [ "$exhausted" != 0 ]; then
   log "FAIL: $exhausted message(s) DEAD(EXHAUSTED) after the long outage"
   results+=("no EXHAUSTED|FAIL|$exhausted message(s) DEAD(EXHAUSTED)")
