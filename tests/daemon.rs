@@ -13,16 +13,28 @@ use std::time::Duration;
 
 /// A config whose schedule runs `retention` and `snaplog-purge` every second.
 fn daemon_config(db: &TestDb) -> (tempfile::NamedTempFile, tempfile::NamedTempFile) {
-    let mut profile = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
-    profile
-        .write_all(b"description = \"test\"\n[jobs]\nretention = \"* * * * * *\"\nsnaplog-purge = \"* * * * * *\"\n")
-        .unwrap();
-    let path = profile.path().display().to_string();
+    profile_config(
+        db,
+        "description = \"test\"\n[jobs]\nretention = \"* * * * * *\"\nsnaplog-purge = \"* * * * * *\"\n",
+        |_| {},
+    )
+}
+
+/// A config whose schedule profile is `profile` (TOML), 5 s shutdown, then `tweak`.
+fn profile_config(
+    db: &TestDb,
+    profile: &str,
+    tweak: impl FnOnce(&mut msgx::config::Config),
+) -> (tempfile::NamedTempFile, tempfile::NamedTempFile) {
+    let mut file = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    file.write_all(profile.as_bytes()).unwrap();
+    let path = file.path().display().to_string();
     let cfg = db.config_file_with(|c| {
         c.msgx.daemon.schedule = path;
         c.msgx.daemon.shutdown_timeout = "5s".parse().unwrap();
+        tweak(c);
     });
-    (cfg, profile)
+    (cfg, file)
 }
 
 async fn daemon_runs(db: &TestDb, instance_pid: u32) -> i64 {
@@ -242,14 +254,7 @@ async fn a_then_chain_starts_the_next_job_when_the_first_handled_items() {
 #[tokio::test]
 async fn a_panicking_run_is_recorded_failed_and_the_next_tick_runs_again() {
     let db = TestDb::migrated().await;
-    let mut profile = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
-    profile
-        .write_all(b"[jobs]\nretention = \"* * * * * *\"\n")
-        .unwrap();
-    let path = profile.path().display().to_string();
-    let cfg = db.config_file_with(|c| {
-        c.msgx.daemon.schedule = path;
-        c.msgx.daemon.shutdown_timeout = "5s".parse().unwrap();
+    let (cfg, _profile) = profile_config(&db, "[jobs]\nretention = \"* * * * * *\"\n", |c| {
         c.msgx.http.metrics_listen = Some("127.0.0.1:0".into());
     });
     let mut d = Daemon::spawn_with_env(cfg.path(), &[], &[("MSGX_FAULT", "panic:job:retention:2")]);
