@@ -158,11 +158,19 @@ grep -q '"333ms", "1s", "4s"' "$WORK/msgx-compressed.toml" || { log "FAIL: compr
 echo "$WORK/msgx-compressed.toml" >"$WORK/config-path"
 kill -TERM "$(cat "$WORK/daemon.pid")" # the supervisor restarts it on the compressed config
 sleep 5
-# A burst just before the stop, so heads are enqueued but not yet read when
-# MariaDB goes: the pump's raw reads fail and the FAILED(INFRA) path runs.
-"$MSGX" mailbox generate --no-schedules --messages 3000 --flights "$FLIGHTS" --seed 13 --first-seqn 900000 >/dev/null
-sleep 2
+# A burst, and the stop while ingest has enqueued more of it than the pump has
+# read (a release pump drains thousands a second, so it is stopped as soon as
+# 2,000 wait): the pump's raw reads then fail and the FAILED(INFRA) path runs.
+"$MSGX" mailbox generate --no-schedules --messages 40000 --flights "$FLIGHTS" --seed 13 --first-seqn 900000 >/dev/null &
+BURST=$!
+for _ in $(seq 600); do
+  waiting=$(psql "$MSGX_DATABASE_URL" -qtAX -c "SELECT count(*) FROM proc_state WHERE state IN ('PENDING', 'FAILED')")
+  [ "$waiting" -ge 2000 ] && break
+  sleep 0.1
+done
 mariadb_private_stop
+wait "$BURST" 2>/dev/null || true # its remaining inserts fail with the server gone
+log "MariaDB stopped with $waiting message(s) enqueued and not yet processed"
 sleep "$LONG"
 mariadb_private_start
 log "MariaDB up again"
