@@ -83,7 +83,15 @@ impl MessageProcessor<'_> {
                     {
                         Member::Decoded(Box::new(msg))
                     }
-                    Ok(_) => break,
+                    Ok(msg) => {
+                        // Not groupable: the group ends here. The first head
+                        // goes to processOne next; keep its decode for it.
+                        if members.is_empty() {
+                            *self.decoded.lock().unwrap_or_else(|e| e.into_inner()) =
+                                Some((h.msg_id, msg));
+                        }
+                        break;
+                    }
                 },
             };
             members.push((h, member));

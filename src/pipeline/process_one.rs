@@ -66,6 +66,11 @@ pub struct MessageProcessor<'a> {
     /// (PRE-7), so a copy read a moment earlier is the message; an ID inside
     /// the range with no row is a missing row.
     pub read_ahead: std::sync::Mutex<Option<ReadAhead>>,
+    /// The head the group commit decoded and could not take (a SCHD, say),
+    /// by MSG_ID: processOne uses it instead of decoding the same immutable
+    /// text again (a 20,000-FLTR SCHD was decoded twice, doubling its time
+    /// and peak memory in the decoder; issue 17 item 5).
+    pub decoded: std::sync::Mutex<Option<(i64, DecodedMessage)>>,
 }
 
 /// One read-ahead range: every ID in `first..=last` is known, as a text, a
@@ -208,11 +213,7 @@ pub(super) async fn decode_off_thread(
         Ok(decoded) => Ok(decoded),
         Err(e) if e.is_panic() => {
             let panic = e.into_panic();
-            let text = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into());
+            let text = crate::jobs::runner::panic_message(panic.as_ref());
             Ok(Err(DecodeError::codec(
                 "MSG",
                 format!("the decoder panicked: {text}"),
@@ -232,6 +233,16 @@ impl MessageProcessor<'_> {
     /// processOne for `head` (design §5.2).
     pub async fn process_one(&self, head: &Head) -> Result<ProcessOutcome, JobError> {
         let id = head.msg_id;
+        let stashed = {
+            let mut guard = self.decoded.lock().unwrap_or_else(|e| e.into_inner());
+            match guard.take() {
+                Some((i, msg)) if i == id => Some(msg),
+                _ => None,
+            }
+        };
+        if let Some(msg) = stashed {
+            return self.process_decoded(head, msg).await;
+        }
         let raw = match self.raw(id, head.w).await {
             Ok(Some(Raw::Text(raw))) => raw,
             Ok(Some(Raw::TooLarge(bytes))) => {
@@ -261,6 +272,16 @@ impl MessageProcessor<'_> {
                     .await;
             }
         };
+        self.process_decoded(head, msg).await
+    }
+
+    /// processOne from step 3 on, for a decoded `msg` (design §5.2).
+    async fn process_decoded(
+        &self,
+        head: &Head,
+        msg: DecodedMessage,
+    ) -> Result<ProcessOutcome, JobError> {
+        let id = head.msg_id;
         let m = &self.ctx.config.msgx;
         let identity = identity_of(&msg.meta, m.identity.include_day_boundary);
         match proc_state::bind_identity(

@@ -55,6 +55,7 @@ impl Job for Pump {
             store: FlightStore::new(&dc),
             engine: FlightStateEngine::new(dc),
             read_ahead: std::sync::Mutex::new(None),
+            decoded: std::sync::Mutex::new(None),
         };
         let retry = &ctx.config.msgx.pipeline.retry;
         let mut report = RunReport::default();
