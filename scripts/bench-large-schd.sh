@@ -17,35 +17,19 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--flights F] [--packages P] [--messages N] [--no-build]"; exit 2 ;;
   esac
 done
-bash scripts/services.sh >/dev/null
-command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null; }
-command -v bc >/dev/null || { apt-get install -y -qq bc >/dev/null; }
-[ "$BUILD" = 1 ] && cargo build --release --quiet --bin msgx
-MSGX=target/release/msgx
-PG=postgres://msgx:msgx@127.0.0.1:5432
-export PGOPTIONS='--client-min-messages=warning'
-export MSGX_DATABASE_URL=$PG/msgx_bench_schd MSGX_MAILBOX_URL=mysql://msgx:msgx@127.0.0.1:3306/msgx_bench_schd_mb
-export MSGX_CONFIG=config/msgx.toml RUST_LOG=warn
+DB=msgx_bench_schd
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
 my() { mariadb -h 127.0.0.1 -umsgx -pmsgx "$@"; }
 # A 20,000-FLTR package is ~16 MB: above the server default packet size.
 mariadb -uroot -e "SET GLOBAL max_allowed_packet = 67108864"
 
-measure() { # job -> "seconds items peak_rss_kb"
-  local out t0 t1 items rss
-  t0=$(date +%s.%N)
-  out=$(/usr/bin/time -f 'RSS %M' $MSGX run "$1" --until-empty --max-items 10000000 --json 2>&1)
-  t1=$(date +%s.%N)
-  items=$(echo "$out" | grep -o '"items":[0-9]*' | head -1 | cut -d: -f2)
-  rss=$(echo "$out" | grep -o 'RSS [0-9]*' | cut -d' ' -f2)
-  echo "$(echo "$t1 - $t0" | bc -l) $items $rss"
-}
 fresh() {
   psql "$PG/postgres" -q -c 'DROP DATABASE IF EXISTS msgx_bench_schd WITH (FORCE)' -c 'CREATE DATABASE msgx_bench_schd'
   my -e 'DROP DATABASE IF EXISTS msgx_bench_schd_mb; CREATE DATABASE msgx_bench_schd_mb CHARACTER SET utf8mb4'
   my msgx_bench_schd_mb < migrations/mailbox/0001_mailbox.sql
   $MSGX migrate >/dev/null
 }
-load() { cut -d' ' -f1 /proc/loadavg; }
 
 printf '| date | %s | machine | %s cores, %s |\n\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo '| case (UTC start) | load 1 min | SCHD size | messages | pump wall s | peak RSS MB |'

@@ -22,26 +22,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-bash scripts/services.sh >/dev/null
-command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null; }
-command -v bc >/dev/null || { apt-get install -y -qq bc >/dev/null; }
-[ "$BUILD" = 1 ] && cargo build --release --quiet --bin msgx
-MSGX=target/release/msgx
-PG=postgres://msgx:msgx@127.0.0.1:5432
-export PGOPTIONS='--client-min-messages=warning'
-export MSGX_DATABASE_URL=$PG/msgx_bench MSGX_MAILBOX_URL=mysql://msgx:msgx@127.0.0.1:3306/msgx_bench_mb
-export MSGX_CONFIG=config/msgx.toml RUST_LOG=warn
-
-measure() { # job -> "seconds items peak_rss_kb"
-  local out t0 t1 items rss
-  t0=$(date +%s.%N)
-  out=$(/usr/bin/time -f 'RSS %M' $MSGX run "$1" --until-empty --max-items 10000000 --json 2>&1)
-  t1=$(date +%s.%N)
-  items=$(echo "$out" | grep -o '"items":[0-9]*' | head -1 | cut -d: -f2)
-  rss=$(echo "$out" | grep -o 'RSS [0-9]*' | cut -d' ' -f2)
-  echo "$(echo "$t1 - $t0" | bc -l) $items $rss"
-}
-load() { cut -d' ' -f1 /proc/loadavg; }
+DB=msgx_bench
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
 
 printf '| date | %s |\n| machine | %s cores, %s |\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 printf '| messages | %s (%s flights), group-commit %s |\n\n' "$N" "$F" "$(grep -E '^group-commit' config/msgx.toml | grep -oE '[0-9]+' | head -1)"
