@@ -362,10 +362,6 @@ impl FlightState {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FlightSet {
     flights: BTreeMap<i64, FlightState>,
-    /// FLIDs by their MAID, so a master's shares are found without scanning
-    /// the set: deriving MAFL per written flight was quadratic in the set
-    /// (a 20,000-flight SCHD spent 26 s there, issue 17 item 5).
-    by_master: BTreeMap<i64, std::collections::BTreeSet<i64>>,
 }
 
 impl FlightSet {
@@ -375,27 +371,7 @@ impl FlightSet {
     }
     /// Adds or replaces a flight.
     pub fn insert(&mut self, flight: FlightState) {
-        let (flid, master) = (flight.flid, flight.master_id());
-        if let Some(old) = self.flights.insert(flid, flight)
-            && let Some(m) = old.master_id()
-            && let Some(shares) = self.by_master.get_mut(&m)
-        {
-            shares.remove(&flid);
-            if shares.is_empty() {
-                self.by_master.remove(&m);
-            }
-        }
-        if let Some(m) = master {
-            self.by_master.entry(m).or_default().insert(flid);
-        }
-    }
-    /// The loaded flights whose MAID is `master` (any STATE), by ascending FLID.
-    pub fn with_master(&self, master: i64) -> impl Iterator<Item = &FlightState> {
-        self.by_master
-            .get(&master)
-            .into_iter()
-            .flatten()
-            .filter_map(|f| self.flights.get(f))
+        self.flights.insert(flight.flid, flight);
     }
     /// The flight with `flid`, if loaded.
     pub fn get(&self, flid: i64) -> Option<&FlightState> {

@@ -68,8 +68,7 @@ pub struct MessageProcessor<'a> {
     pub read_ahead: std::sync::Mutex<Option<ReadAhead>>,
     /// The head the group commit decoded and could not take (a SCHD, say),
     /// by MSG_ID: processOne uses it instead of decoding the same immutable
-    /// text again (a 20,000-FLTR SCHD was decoded twice, doubling its time
-    /// and peak memory in the decoder; issue 17 item 5).
+    /// text again (a 20,000-FLTR SCHD was decoded twice; issue 17 item 5).
     pub decoded: std::sync::Mutex<Option<(i64, DecodedMessage)>>,
 }
 
