@@ -1,12 +1,14 @@
 //! Property tests: `decode` never panics, on arbitrary bytes and on real
 //! and composed samples mutated (truncated, tags swapped, attributes
 //! dropped, non-UTF-8 bytes inserted, ranges cut or doubled), and every
-//! error it returns names a path and a reason.
+//! error it returns names a path and a reason. The two-level parse of large
+//! messages (`decode_with`, issue 17 item 5) gives the same result, model or
+//! error, on every input.
 
 use std::path::Path;
 use std::sync::OnceLock;
 
-use msgx::codec::{DecodeError, decode};
+use msgx::codec::{DecodeError, decode, decode_with};
 use proptest::prelude::*;
 
 /// Samples that decode: ours always, the shared ones when present.
@@ -43,11 +45,34 @@ fn corpus() -> &'static [Vec<u8>] {
 
 /// A decode that must not panic; errors must be explained.
 fn check(bytes: &[u8]) {
-    if let Err(e) = decode(bytes) {
-        let (DecodeError::Malformed { path, reason } | DecodeError::Codec { path, reason }) = &e;
+    let once = decode(bytes);
+    if let Err(e) = &once {
+        let (DecodeError::Malformed { path, reason } | DecodeError::Codec { path, reason }) = e;
         assert!(!path.is_empty(), "error without a path: {e:?}");
         assert!(!reason.is_empty(), "error without a reason: {e:?}");
     }
+    // Threshold 0: every message parsed in two levels.
+    assert_eq!(
+        decode_with(bytes, 0),
+        once,
+        "the two-level parse differs on {}",
+        String::from_utf8_lossy(bytes)
+    );
+}
+
+/// The samples that are SCHD messages (their FLTRs are what the two-level
+/// parse treats apart).
+fn schd_corpus() -> Vec<&'static Vec<u8>> {
+    let v: Vec<_> = corpus()
+        .iter()
+        .filter(|b| memchr_find(b, b"<TYPE>SCHD</TYPE>"))
+        .collect();
+    assert!(!v.is_empty(), "no SCHD sample in the corpus");
+    v
+}
+
+fn memchr_find(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Byte ranges of element names (`<NAME` and `</NAME`).
@@ -206,6 +231,32 @@ proptest! {
             apply(&mut bytes, m);
         }
         check(&bytes);
+    }
+
+    #[test]
+    fn mutated_schedules_decode_alike_in_one_and_two_levels(
+        pick in any::<usize>(),
+        mutations in proptest::collection::vec(mutation(), 1..5),
+    ) {
+        let corpus = schd_corpus();
+        let mut bytes = corpus[pick % corpus.len()].clone();
+        for m in &mutations {
+            apply(&mut bytes, m);
+        }
+        check(&bytes);
+    }
+
+    #[test]
+    fn xml_like_flight_records_decode_alike_in_one_and_two_levels(
+        s in r#"(<[/?!]?[A-Z]{0,5}( [A-Z]{1,4} ?= ?"[^"<]{0,6}")?/?>|[A-Za-z0-9 &;#\n]{0,8}){0,40}"#,
+        fltr in "(FLTR|FLTR RTNO=\"1\"|FLTX)",
+        count in 0usize..4,
+    ) {
+        let records: String = (0..count)
+            .map(|i| format!("<FLTR><FLID>{i}</FLID><SODT>01DEC260600</SODT><ROUT RTNO=\"1\"><APCD>PEK</APCD><XYZQ>{i}</XYZQ></ROUT></FLTR>"))
+            .collect();
+        let wrapped = format!("<MSG><META><SNDR>A</SNDR><SEQN>1</SEQN><TYPE>SCHD</TYPE><STYP>DNLD</STYP></META><SCHD><RECS>2</RECS>{records}<{fltr}>{s}</FLTR></SCHD></MSG>");
+        check(wrapped.as_bytes());
     }
 
     #[test]

@@ -30,6 +30,21 @@ pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 /// [`DecodeError::Malformed`] or [`DecodeError::Codec`] with the element
 /// path and a precise reason (it becomes LAST_ERROR).
 pub fn decode(bytes: &[u8]) -> Result<DecodedMessage, DecodeError> {
+    decode_with(bytes, TWO_LEVEL_ABOVE)
+}
+
+/// Messages longer than this are parsed in two levels (`xml::parse_two_level`):
+/// each FLTR's elements are in memory only while that FLTR is decoded, so a
+/// 20,000-flight SCHD does not hold an element tree of its whole 16.5 MB
+/// beside the decoded model (issue 17 item 5). Smaller messages are parsed
+/// once (a second pass over each FLTR would cost about a third of the decode
+/// time; docs/BENCHMARKS.md, codec). A 1,000-flight SCHD is about 1.2 MB.
+pub const TWO_LEVEL_ABOVE: usize = 2 << 20;
+
+/// [`decode`] with the two-level threshold given: the result is the same for
+/// every threshold (tests compare both parses, `tests/codec_proptest.rs`).
+#[doc(hidden)]
+pub fn decode_with(bytes: &[u8], two_level_above: usize) -> Result<DecodedMessage, DecodeError> {
     if bytes.len() > MAX_MESSAGE_BYTES {
         return Err(DecodeError::codec(
             "(document)",
@@ -50,7 +65,11 @@ pub fn decode(bytes: &[u8]) -> Result<DecodedMessage, DecodeError> {
     })?;
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
     xml::check_chars(src)?;
-    let doc = xml::parse(src)?;
+    let doc = if src.len() > two_level_above {
+        xml::parse_two_level(src)?
+    } else {
+        xml::parse(src)?
+    };
     let root = doc.root();
     if root.name() != "MSG" {
         return Err(DecodeError::malformed(

@@ -15,7 +15,7 @@ use super::groups::{
     stand_alloc, tractor_event, vip,
 };
 use super::model::{Field, Fltr, ScalarTag, Schd, SchdStyp, UnknownElement};
-use super::xml::{El, tag_keys};
+use super::xml::{self, El, tag_keys};
 
 tag_keys!(
     FDIV, FRET, FLAB, ROUT, ERUT, PSDT, GTDT, CKDT, CLDT, CHDT, CHOT, ABTM, DELY, SRVT, VIPF, PORT,
@@ -140,6 +140,12 @@ pub(crate) fn schd(
             RECS => {
                 let v = int_leaf(c, &mut unknown)?;
                 put(&mut recs, v, c)?;
+            }
+            FLTR if c.pruned() => {
+                // Two-level parse (large messages): this FLTR's elements
+                // are parsed now, alone, and dropped after decoding.
+                let doc = xml::parse_fragment(c.raw(), c.path())?;
+                flights.push(fltr(doc.root())?);
             }
             FLTR => flights.push(fltr(c)?),
             _ => unknown.push(unknown_el(c)),

@@ -16,7 +16,7 @@ mod refdata;
 mod time;
 mod xml;
 
-pub use decode::{MAX_MESSAGE_BYTES, decode};
+pub use decode::{MAX_MESSAGE_BYTES, TWO_LEVEL_ABOVE, decode, decode_with};
 pub use encode::{OutboundRequest, decode_request, encode_rqfd, encode_rqrd, format_sis_time};
 pub use error::DecodeError;
 pub use model::*;

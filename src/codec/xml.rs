@@ -154,6 +154,13 @@ pub(crate) struct Document<'a> {
     /// Texts that are not a single source span (entities, CDATA, CR, joined
     /// segments).
     owned: Vec<String>,
+    /// Two-level parse ([`parse_two_level`]): every `MSG/SCHD/FLTR` is a
+    /// leaf here, its subtree checked and dropped when it closed.
+    pruned: bool,
+    /// For a fragment ([`parse_fragment`]): the path of its root element in
+    /// the whole message, so every path names the element as a whole-message
+    /// parse would.
+    root_path: Option<String>,
 }
 
 impl Drop for Document<'_> {
@@ -359,12 +366,33 @@ impl<'d, 'a> El<'d, 'a> {
             if i > 0 {
                 out.push('/');
             }
-            out.push_str(name);
-            if *same_named > 1 {
-                out.push_str(&format!("[{ordinal}]"));
+            match (&self.doc.root_path, i) {
+                (Some(root), 0) => out.push_str(root),
+                _ => {
+                    out.push_str(name);
+                    if *same_named > 1 {
+                        out.push_str(&format!("[{ordinal}]"));
+                    }
+                }
             }
         }
         out
+    }
+
+    /// True when this element's children were dropped by a two-level parse
+    /// ([`parse_two_level`]): its subtree is parsed again, alone, from
+    /// [`El::raw`] with [`parse_fragment`].
+    pub fn pruned(&self) -> bool {
+        self.doc.pruned && self.node().parent != NONE && self.is_pruned_fltr()
+    }
+
+    fn is_pruned_fltr(&self) -> bool {
+        let n = self.node();
+        let Some(schd) = self.doc.nodes.get(n.parent as usize) else {
+            return false;
+        };
+        // The root is node 0; the decoder refuses a root other than MSG.
+        n.key == KEY_FLTR && schd.key == KEY_SCHD && schd.parent == 0
     }
 
     /// The path of attribute `name` of this element, e.g. `…/DELY[2]/@DURA`.
@@ -444,14 +472,41 @@ fn internal(path: String) -> DecodeError {
 
 /// Parses `src` into a [`Document`], checking well-formedness.
 pub(crate) fn parse(src: &str) -> Result<Document<'_>, DecodeError> {
+    checked_len(src)?;
+    Parser::new(src, false, None).run()
+}
+
+/// Parses `src` like [`parse`] (every well-formedness check over the whole
+/// text), but keeps every `MSG/SCHD/FLTR` as a leaf: its subtree is dropped
+/// from the arena when it closes. A 20,000-flight SCHD (16.5 MB) otherwise
+/// holds an arena of ~840,000 elements (~70 MB with its growth) next to the
+/// decoded model (issue 17 item 5); the decoder parses each FLTR again, alone,
+/// with [`parse_fragment`], so one FLTR's elements are in memory at a time.
+pub(crate) fn parse_two_level(src: &str) -> Result<Document<'_>, DecodeError> {
+    checked_len(src)?;
+    Parser::new(src, true, None).run()
+}
+
+/// Parses one element's text (`raw`, from [`El::raw`] of a pruned element)
+/// as a document of its own whose paths start at `root_path`, the element's
+/// path in the whole message. The whole text passed every check already.
+pub(crate) fn parse_fragment(raw: &str, root_path: String) -> Result<Document<'_>, DecodeError> {
+    checked_len(raw)?;
+    Parser::new(raw, false, Some(root_path)).run()
+}
+
+fn checked_len(src: &str) -> Result<(), DecodeError> {
     if u32::try_from(src.len()).is_err() {
         return Err(DecodeError::codec(
             "(document)",
             format!("document of {} bytes is too large", src.len()),
         ));
     }
-    Parser::new(src).run()
+    Ok(())
 }
+
+const KEY_SCHD: u32 = tag_key(b"SCHD");
+const KEY_FLTR: u32 = tag_key(b"FLTR");
 
 /// One open element: its node and its last child so far (appending a child
 /// needs it; closed elements never do, so it lives here, not in the node).
@@ -472,10 +527,12 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    fn new(src: &'a str) -> Self {
+    fn new(src: &'a str, pruned: bool, root_path: Option<String>) -> Self {
         Parser {
             src,
             doc: Document {
+                pruned,
+                root_path,
                 src,
                 // An element takes at least ~8 bytes of markup (`<X></X>` or
                 // `<X/>` plus indentation; SIS averages ~24); reserving by
@@ -944,6 +1001,9 @@ impl<'a> Parser<'a> {
     /// Closes the innermost element: records its end and trims its text
     /// once, so [`El::text`] is a plain lookup.
     fn close(&mut self, after: usize) {
+        if self.doc.pruned {
+            self.prune();
+        }
         if let Some(open) = self.stack.pop()
             && let Some(n) = self.doc.nodes.get_mut(open.id as usize)
         {
@@ -982,6 +1042,29 @@ impl<'a> Parser<'a> {
             }
         }
         self.closed(after);
+    }
+
+    /// Two-level parse: when the element about to close is `MSG/SCHD/FLTR`,
+    /// drops its descendants (their nodes and attributes; they were the last
+    /// ones pushed) and keeps it as a leaf with its span.
+    #[inline]
+    fn prune(&mut self) {
+        let [schd, fltr] = match self.stack.as_slice() {
+            [root, b, c] if root.id == 0 => [b.id, c.id],
+            _ => return,
+        };
+        let key = |id: u32| self.doc.nodes.get(id as usize).map_or(0, |n| n.key);
+        let root = self.doc.nodes.first().map_or("", |n| self.doc.name_of(n));
+        if root != "MSG" || key(schd) != KEY_SCHD || key(fltr) != KEY_FLTR {
+            return;
+        }
+        let Some(n) = self.doc.nodes.get_mut(fltr as usize) else {
+            return;
+        };
+        n.first_child = NONE;
+        let attrs_end = n.attrs.1 as usize;
+        self.doc.nodes.truncate(fltr as usize + 1);
+        self.doc.attrs.truncate(attrs_end);
     }
 
     /// Notes where the root closed, once the stack is empty.
@@ -1411,9 +1494,9 @@ mod tests {
                 .map(|a| (a.name.to_owned(), a.value.to_string()))
                 .collect::<Vec<_>>()
         };
-        let mut fast = Parser::new(&src);
+        let mut fast = Parser::new(&src, false, None);
         fast.plain_attributes(e.attributes_raw())?;
-        let mut slow = Parser::new(&src);
+        let mut slow = Parser::new(&src, false, None);
         let slow_ok = slow.iterated_attributes(&e, 0).is_ok();
         Some((
             pairs(&fast),

@@ -529,6 +529,11 @@ pub struct Schd {
     pub flush_limit: u32,
     /// preserve | clear.
     pub absent_field_policy: AbsentFieldPolicy,
+    /// FLTRs decided and written together when a SCHD DNLD/RESP carries more
+    /// (issue 17 item 5): the package is still one transaction, but only one
+    /// slice's flights, states and events are in memory at a time. A master
+    /// and its shares are never split (docs/pipeline.md "Large schedules").
+    pub apply_slice: u32,
 }
 
 impl Default for Schd {
@@ -537,6 +542,7 @@ impl Default for Schd {
             flush_interval: None,
             flush_limit: 500,
             absent_field_policy: AbsentFieldPolicy::Preserve,
+            apply_slice: 1000,
         }
     }
 }

@@ -147,6 +147,7 @@ impl Config {
             ("msgx.dispatch.batch", m.dispatch.batch),
             ("msgx.dispatch.max-attempts", m.dispatch.max_attempts),
             ("msgx.schd.flush-limit", m.schd.flush_limit),
+            ("msgx.schd.apply-slice", m.schd.apply_slice),
             ("msgx.postgres.max-connections", m.postgres.max_connections),
         ] {
             if n == 0 {

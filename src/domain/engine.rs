@@ -122,13 +122,57 @@ impl FlightStateEngine {
     /// loaded named flight, and every MAID a FLTR carries. The caller loads
     /// these flights and all ACTIVE flights whose MAID is in this list.
     pub fn masters_to_load(&self, msg: &DecodedMessage, loaded: &FlightSet) -> Vec<i64> {
+        self.masters_to_load_by(msg, &|f| loaded.get(f)?.master_id())
+    }
+
+    /// [`masters_to_load`](Self::masters_to_load) with the stored master of
+    /// a named flight given by `stored_master` (the light links of a large
+    /// schedule, `domain::slices`).
+    pub fn masters_to_load_by(
+        &self,
+        msg: &DecodedMessage,
+        stored_master: &dyn Fn(i64) -> Option<i64>,
+    ) -> Vec<i64> {
         let named = self.flids_to_load(msg);
         let mut ids: BTreeSet<i64> = named.iter().copied().collect();
-        ids.extend(named.iter().filter_map(|f| loaded.get(*f)?.master_id()));
+        ids.extend(named.iter().filter_map(|f| stored_master(*f)));
         if let MsgKind::Schd(s) = &msg.kind {
             ids.extend(s.flights.iter().filter_map(schd::fltr_maid));
         }
         ids.into_iter().collect()
+    }
+
+    /// Whole-package validation of a SCHD DNLD/RESP decided in slices
+    /// (`domain::slices`): RECS and every FLTR's identity and operation day,
+    /// in package order, as [`decide`](Self::decide) checks them first.
+    /// `stored_day` is a stored flight's operation day. Other messages pass.
+    pub fn check_schedule(
+        &self,
+        msg: &DecodedMessage,
+        stored_day: &dyn Fn(i64) -> Option<chrono::NaiveDate>,
+    ) -> Result<(), DomainError> {
+        match &msg.kind {
+            MsgKind::Schd(s) if matches!(s.styp, SchdStyp::Dnld | SchdStyp::Resp) => {
+                schd::validate_package(s, stored_day, Conv { cfg: &self.config })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Why a validated SCHD DNLD/RESP is rejected, as [`decide`](Self::decide)
+    /// on the whole package would say it: the first FLTR, in package order,
+    /// whose content does not convert. `None` when every FLTR converts.
+    pub fn schedule_rejection(
+        &self,
+        msg: &DecodedMessage,
+        now: DateTime<Utc>,
+    ) -> Option<DomainError> {
+        match &msg.kind {
+            MsgKind::Schd(s) => {
+                schd::first_overlay_error(s, Conv { cfg: &self.config }, now.trunc_subsecs(6))
+            }
+            _ => None,
+        }
     }
 
     /// Decides one message against the loaded flights (see the module docs

@@ -89,8 +89,9 @@ pub struct ReadAhead {
 /// A raw message as the pump sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Raw {
-    /// The text (shared with the read-ahead, never copied).
-    Text(std::sync::Arc<[u8]>),
+    /// The text (shared with the read-ahead, never copied: an `Arc<[u8]>`
+    /// made from the row's `Vec` would copy a 16 MB SCHD once more).
+    Text(std::sync::Arc<Vec<u8>>),
     /// Longer than `msgx.pipeline.max-message-bytes`: this many bytes, never
     /// read (issue 17 item 5).
     TooLarge(u64),
@@ -178,7 +179,7 @@ impl MessageProcessor<'_> {
             .read_raw_range(id, last, p.max_message_bytes)
             .await?
         {
-            rows.insert(i, Raw::Text(text.into()));
+            rows.insert(i, Raw::Text(std::sync::Arc::new(text)));
         }
         let found = rows.get(&id).cloned();
         let mut guard = self.read_ahead.lock().unwrap_or_else(|e| e.into_inner());
@@ -199,7 +200,7 @@ impl MessageProcessor<'_> {
 /// CODEC_ERROR naming it (a codec fix, then a replay, is the remedy), never
 /// a crashed run. `Err` only when the runtime shuts down meanwhile.
 pub(super) async fn decode_off_thread(
-    raw: std::sync::Arc<[u8]>,
+    raw: std::sync::Arc<Vec<u8>>,
 ) -> Result<Result<DecodedMessage, DecodeError>, JobError> {
     let task = tokio::task::spawn_blocking(move || {
         #[cfg(debug_assertions)]

@@ -206,7 +206,32 @@ struct Checked {
     day: NaiveDate,
 }
 
-fn validate(schd: &Schd, current: &FlightSet, cx: Conv<'_>) -> Result<Vec<Checked>, DomainError> {
+/// Step 1 for the whole package: RECS, then each FLTR's FLID, SODT and
+/// operation day against `stored_day` (the stored flight's operation day)
+/// and the package's earlier FLTRs, in package order.
+pub fn validate_package(
+    schd: &Schd,
+    stored_day: &dyn Fn(i64) -> Option<NaiveDate>,
+    cx: Conv<'_>,
+) -> Result<(), DomainError> {
+    validate(schd, stored_day, cx).map(|_| ())
+}
+
+/// The first FLTR, in package order, whose content does not convert (what
+/// [`snapshot`] rejects after validation). Conversion does not depend on
+/// the stored state, so an empty one stands in for it.
+pub fn first_overlay_error(schd: &Schd, cx: Conv<'_>, now: DateTime<Utc>) -> Option<DomainError> {
+    schd.flights.iter().find_map(|f| {
+        let mut scratch = FlightState::new(fltr_flid(f).unwrap_or_default(), now);
+        overlay_fltr(&mut scratch, f, cx, OnAbsent::Keep).err()
+    })
+}
+
+fn validate(
+    schd: &Schd,
+    stored_day: &dyn Fn(i64) -> Option<NaiveDate>,
+    cx: Conv<'_>,
+) -> Result<Vec<Checked>, DomainError> {
     check_recs(schd)?;
     let mut days: BTreeMap<i64, NaiveDate> = BTreeMap::new();
     let mut out = Vec::with_capacity(schd.flights.len());
@@ -220,10 +245,7 @@ fn validate(schd: &Schd, current: &FlightSet, cx: Conv<'_>) -> Result<Vec<Checke
                 sodt: sodt.to_string(),
             }
         })?;
-        let stored = days
-            .get(&flid)
-            .copied()
-            .or_else(|| current.get(flid).and_then(|f| f.operation_day));
+        let stored = days.get(&flid).copied().or_else(|| stored_day(flid));
         operation_day::check_unchanged(flid, stored, day)?;
         days.insert(flid, day);
         out.push(Checked { flid, day });
@@ -240,7 +262,11 @@ pub fn snapshot(
     cx: Conv<'_>,
     now: DateTime<Utc>,
 ) -> Result<Vec<FlightState>, DomainError> {
-    let checked = validate(schd, current, cx)?;
+    let checked = validate(
+        schd,
+        &|flid| current.get(flid).and_then(|f| f.operation_day),
+        cx,
+    )?;
     let on_absent = match cx.cfg.absent_field_policy {
         AbsentFieldPolicy::Preserve => OnAbsent::Keep,
         AbsentFieldPolicy::Clear => OnAbsent::Clear,
@@ -251,10 +277,9 @@ pub fn snapshot(
         let (mut st, _) = base_state(c.flid, &staged, current, now);
         overlay_fltr(&mut st, fltr, cx, on_absent)?;
         st.operation_day = Some(c.day);
-        if !order.contains(&c.flid) {
+        if staged.insert(c.flid, st).is_none() {
             order.push(c.flid);
         }
-        staged.insert(c.flid, st);
     }
     Ok(order
         .into_iter()

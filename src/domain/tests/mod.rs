@@ -7,4 +7,5 @@ mod flop_table;
 mod flop_table_collections;
 mod props;
 mod schd;
+mod slices;
 mod support;

@@ -334,6 +334,14 @@ static INSERT_LISTS_ONE: LazyLock<String> = LazyLock::new(|| {
     format!("WITH {} SELECT 1", inserts.join(", "))
 });
 
+/// One stored flight's link and operation day ([`FlightStore::load_links`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlightLink {
+    pub flid: i64,
+    pub maid: Option<i64>,
+    pub operation_day: Option<chrono::NaiveDate>,
+}
+
 /// Reads and writes complete flight states (design §11.1, INV-14).
 #[derive(Debug, Clone)]
 pub struct FlightStore {
@@ -389,6 +397,36 @@ impl FlightStore {
         flids: &[i64],
     ) -> Result<Vec<FlightState>, sqlx::Error> {
         self.fetch(conn, &LOAD_WITH_CHILDREN, flids).await
+    }
+
+    /// The light form of [`load_with_children`](Self::load_with_children):
+    /// FLID, stored MAID and operation day of the flights `flids` (any state)
+    /// and of the ACTIVE flights whose MAID is one of them, without their
+    /// content. A large schedule is sliced by these links and validated with
+    /// these days before any flight is loaded whole (issue 17 item 5).
+    pub async fn load_links(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        flids: &[i64],
+    ) -> Result<Vec<FlightLink>, sqlx::Error> {
+        if flids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<(i64, Option<i64>, Option<chrono::NaiveDate>)> = sqlx::query_as(
+            "SELECT flid, maid, operation_day FROM flight_schd \
+             WHERE flid = ANY($1) OR (maid = ANY($1) AND state = 'ACTIVE') ORDER BY flid",
+        )
+        .bind(flids)
+        .fetch_all(conn)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(flid, maid, operation_day)| FlightLink {
+                flid,
+                maid,
+                operation_day,
+            })
+            .collect())
     }
 
     /// Persists `after`: upserts the flight_schd row; rewrites (DELETE then INSERT for that FLID, INV-14)
