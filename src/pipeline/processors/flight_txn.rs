@@ -95,6 +95,16 @@ pub async fn apply_in(
             set.insert(f);
         }
     }
+    // A named FLID with no current state may have been cleaned to history:
+    // its re-creation continues that version line (issue 18).
+    let absent: Vec<i64> = named
+        .iter()
+        .copied()
+        .filter(|f| !set.contains(*f))
+        .collect();
+    for (flid, version) in store.retired_versions(&mut *conn, &absent).await? {
+        set.set_retired_version(flid, version);
+    }
     let decision = engine.decide(&ApplyContext { msg_id, now }, msg, &set);
     match decision {
         Decision::Applied { writes, events } => {
