@@ -13,6 +13,9 @@
 //! 2. `m = engine.masters_to_load(&msg, &set)`; load every flight with
 //!    `FLID = ANY(m)` not yet loaded, **and** every ACTIVE flight with
 //!    `MAID = ANY(m)` (the `MAID` index, §11.4), into the same set.
+//!    For named FLIDs not found, record the last version the history store
+//!    holds ([`FlightSet::set_retired_version`]): a re-created flight
+//!    continues its version line (issue 18).
 //! 3. `engine.decide(&ctx, &msg, &set)`.
 //!
 //! `decide` never panics on an incomplete set: a flight that is not loaded is
