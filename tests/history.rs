@@ -260,3 +260,51 @@ async fn the_pump_keeps_processing_in_order_while_history_clean_runs() {
         .unwrap();
     assert_eq!(remc, "r399");
 }
+
+/// Issue 18: a FLID that flight-history-clean removed and a schedule then
+/// re-creates continues its STATE_VERSION line from the history store, so
+/// the outbox's only-forward schd row (and every consumer's version guard)
+/// takes the new state. Both kinds: 9001 cleaned ACTIVE (its lifecycle
+/// tombstone took version 2), 9002 FDEL'd first (tombstone at version 2).
+/// The old code re-created both at version 1, below their tombstones.
+#[tokio::test]
+async fn a_flight_re_created_after_history_clean_continues_its_version() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    let pkg = |seqn| {
+        schd(
+            seqn,
+            &[fltr(9001, "01DEC260835", ""), fltr(9002, "01DEC260935", "")],
+        )
+    };
+    mb.insert(&pkg(1)).await;
+    mb.insert(&flop(2, 9002, "FDEL", "<FDEL/>")).await;
+    drain(&r).await;
+    clock.advance(Duration::days(5));
+    run(&r, "flight-history-clean", false).await;
+    assert!(flights(&db).await.is_empty(), "both moved to history");
+
+    mb.insert(&pkg(3)).await;
+    drain(&r).await;
+    assert_eq!(
+        flights(&db).await,
+        vec![(9001, "ACTIVE".into(), 3), (9002, "ACTIVE".into(), 3)],
+        "re-created above the last published version (2)"
+    );
+    let schd_rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT partition_key, event_type, state_version FROM msg_event \
+         WHERE target = 'KAFKA:schd' ORDER BY partition_key",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        schd_rows,
+        vec![
+            ("9001".into(), "UPSERT".into(), 3),
+            ("9002".into(), "UPSERT".into(), 3)
+        ],
+        "the new state replaced the tombstones"
+    );
+}

@@ -362,6 +362,176 @@ async fn a_schd_operation_day_conflict_rejects_the_whole_package() {
     assert_eq!(day.to_string(), "2026-12-01");
 }
 
+/// A SCHD package of `styp` carrying these FLTRs (see [`fltr`]).
+fn package(seqn: u32, styp: &str, fltrs: &[String]) -> String {
+    format!(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261130200000</DTTM><TYPE>SCHD</TYPE>\
+         <STYP>{styp}</STYP></META><SCHD><RECS>{}</RECS>{}</SCHD></MSG>",
+        fltrs.len(),
+        fltrs.concat()
+    )
+}
+
+/// Issue 18 (sis-format §2.1, §12.3): SCHD DEL deletes each listed flight as
+/// FDEL does, a listed master with its ACTIVE shares, in one transaction;
+/// unknown or already deleted FLIDs are an idempotent success; an invalid
+/// package is DEAD(PROTOCOL) with nothing deleted. The old code recorded
+/// FAILED(UNSUPPORTED) and held the queue.
+#[tokio::test]
+async fn a_schd_del_deletes_the_listed_flights_and_a_masters_shares() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let d = "01DEC260835";
+    let share = "<CSOP>YG</CSOP><CSFT>YG9003</CSFT><MAID>9003</MAID>";
+    mb.insert(&package(
+        1,
+        "DNLD",
+        &[
+            fltr(9001, d, ""),
+            fltr(9002, d, share),
+            fltr(9003, d, ""),
+            fltr(9004, d, ""),
+        ],
+    ))
+    .await;
+    let del = mb
+        .insert(&package(
+            2,
+            "DEL",
+            &[fltr(9003, d, ""), fltr(9001, d, ""), fltr(9999, d, "")],
+        ))
+        .await;
+    mb.insert(&package(3, "DEL", &[fltr(9001, d, "")])).await;
+    let no_acft = fltr(9004, d, "").replace("<ACFT>733</ACFT>", "");
+    let bad = mb
+        .insert(&package(4, "DEL", &[fltr(9004, d, ""), no_acft]))
+        .await;
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    drain(&r).await;
+    let s = states(&db).await;
+    let got: Vec<(&str, Option<&str>)> = s
+        .iter()
+        .map(|(_, state, class, _)| (state.as_str(), class.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("SUCCEEDED", None),
+            ("SUCCEEDED", None),
+            ("SUCCEEDED", None),
+            ("DEAD", Some("PROTOCOL"))
+        ],
+        "{s:?}"
+    );
+    assert!(
+        s[2].3.as_deref().is_some_and(|r| r.contains("no-change")),
+        "{s:?}"
+    );
+    assert!(
+        s[3].3.as_deref().is_some_and(|r| r.contains("ACFT")),
+        "{s:?}"
+    );
+    let flights: Vec<(i64, String, i64, Option<i64>)> =
+        sqlx::query_as("SELECT flid, state, state_version, maid FROM flight_schd ORDER BY flid")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        flights,
+        vec![
+            (9001, "DELETED".into(), 2, None),
+            (9002, "DELETED".into(), 2, Some(9003)),
+            (9003, "DELETED".into(), 2, None),
+            (9004, "ACTIVE".into(), 1, None)
+        ],
+        "the share is deleted with its master, details kept; the invalid package deleted nothing"
+    );
+    let events: Vec<(String, String, String, Option<Vec<u8>>)> = sqlx::query_as(
+        "SELECT partition_key, target, event_type, payload FROM msg_event WHERE msg_id = $1 \
+         ORDER BY target, event_id",
+    )
+    .bind(del)
+    .fetch_all(&db.pool)
+    .await
+    .unwrap();
+    let keys: Vec<(&str, &str, &str)> = events
+        .iter()
+        .map(|(k, t, e, _)| (k.as_str(), t.as_str(), e.as_str()))
+        .collect();
+    assert_eq!(
+        keys,
+        vec![
+            ("9003", "KAFKA:msg", "UPSERT"),
+            ("9001", "KAFKA:msg", "UPSERT"),
+            ("9002", "KAFKA:msg", "UPSERT"),
+            ("9003", "KAFKA:schd", "TOMBSTONE"),
+            ("9001", "KAFKA:schd", "TOMBSTONE"),
+            ("9002", "KAFKA:schd", "TOMBSTONE"),
+        ]
+    );
+    for (key, target, _, payload) in &events {
+        if target == "KAFKA:msg" {
+            let n: serde_json::Value =
+                serde_json::from_slice(payload.as_deref().unwrap_or_default()).unwrap();
+            assert_eq!(
+                (&n["msg_kind"], &n["change"], &n["changed_fields"]),
+                (
+                    &serde_json::json!("SCHD-DEL"),
+                    &serde_json::json!("DELETE"),
+                    &serde_json::json!(["STATE"])
+                ),
+                "{key}"
+            );
+        }
+    }
+    let after: i64 = sqlx::query_scalar("SELECT count(*) FROM msg_event WHERE msg_id > $1")
+        .bind(del)
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        after, 0,
+        "no event for the no-change or the rejected package ({bad})"
+    );
+}
+
+/// Issue 18 (sis-format §2.1): a SCHD cannot clear or omit a mandatory field;
+/// the package is DEAD(PROTOCOL) and the stored value stays. The old code
+/// cleared ACFT and created a flight without FLNO.
+#[tokio::test]
+async fn a_schd_cannot_clear_or_omit_a_mandatory_field() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let d = "01DEC260835";
+    mb.insert(&package(1, "DNLD", &[fltr(9001, d, "")])).await;
+    let clear = fltr(9001, d, "").replace("<ACFT>733</ACFT>", "<ACFT></ACFT>");
+    mb.insert(&package(2, "DNLD", &[clear])).await;
+    let no_flno = fltr(9002, d, "").replace("<FLNO>YG9002</FLNO>", "");
+    mb.insert(&package(3, "DNLD", &[no_flno])).await;
+    let adft_clear = fltr(9001, d, "").replace("<ACFT>733</ACFT>", "<ACFT/>");
+    mb.insert(&package(4, "ADFT", &[adft_clear])).await;
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    drain(&r).await;
+    let s = states(&db).await;
+    for (i, field) in [(1, "ACFT"), (2, "FLNO"), (3, "ACFT")] {
+        assert_eq!(
+            (s[i].1.as_str(), s[i].2.as_deref()),
+            ("DEAD", Some("PROTOCOL")),
+            "{s:?}"
+        );
+        assert!(
+            s[i].3.as_deref().is_some_and(|r| r.contains(field)),
+            "{s:?}"
+        );
+    }
+    let flights: Vec<(i64, Option<String>, i64)> =
+        sqlx::query_as("SELECT flid, acft, state_version FROM flight_schd ORDER BY flid")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(flights, vec![(9001, Some("733".into()), 1)]);
+}
+
 #[tokio::test]
 async fn a_postgres_failure_mid_transaction_leaves_nothing_half_written() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);

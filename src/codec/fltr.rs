@@ -158,6 +158,7 @@ pub(crate) fn schd(
             "DNLD" => SchdStyp::Dnld,
             "RESP" => SchdStyp::Resp,
             "ADFT" => SchdStyp::Adft,
+            "DEL" => SchdStyp::Del,
             other => SchdStyp::Other(other.to_owned()),
         },
         recs,

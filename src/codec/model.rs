@@ -137,6 +137,8 @@ pub enum SchdStyp {
     Dnld,
     Resp,
     Adft,
+    /// Delete the listed flights (sis-format §2.1; FDEL semantics, §12.3).
+    Del,
     Other(String),
 }
 

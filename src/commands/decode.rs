@@ -120,6 +120,7 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
                 SchdStyp::Dnld => "DNLD".to_owned(),
                 SchdStyp::Resp => "RESP".to_owned(),
                 SchdStyp::Adft => "ADFT".to_owned(),
+                SchdStyp::Del => "DEL".to_owned(),
                 SchdStyp::Other(o) => format!("other ({o})"),
             };
             s += &format!(

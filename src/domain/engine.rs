@@ -13,6 +13,9 @@
 //! 2. `m = engine.masters_to_load(&msg, &set)`; load every flight with
 //!    `FLID = ANY(m)` not yet loaded, **and** every ACTIVE flight with
 //!    `MAID = ANY(m)` (the `MAID` index, §11.4), into the same set.
+//!    For named FLIDs not found, record the last version the history store
+//!    holds ([`FlightSet::set_retired_version`]): a re-created flight
+//!    continues its version line (issue 18).
 //! 3. `engine.decide(&ctx, &msg, &set)`.
 //!
 //! `decide` never panics on an incomplete set: a flight that is not loaded is
@@ -55,6 +58,9 @@ pub enum NoChangeReason {
     /// FDEL of a flight that does not exist (§12.3).
     #[error("FLID {flid} does not exist")]
     UnknownFlight { flid: i64 },
+    /// SCHD DEL whose every FLID is unknown or already DELETED (§12.3).
+    #[error("every listed FLID is unknown or already deleted")]
+    NothingToDelete,
 }
 
 /// Why a FLOP matched no flight (the pipeline records SKIPPED with the reason).
@@ -190,8 +196,16 @@ impl FlightStateEngine {
                 let staged = match &s.styp {
                     SchdStyp::Dnld | SchdStyp::Resp => schd::snapshot(s, current, cx, now),
                     SchdStyp::Adft => adft::additional(s, current, cx, now),
+                    SchdStyp::Del => match schd::delete(s, current, cx) {
+                        Ok(deleted) if deleted.is_empty() => {
+                            return Decision::NoChange {
+                                reason: NoChangeReason::NothingToDelete,
+                            };
+                        }
+                        other => other,
+                    },
                     SchdStyp::Other(o) => Err(DomainError::NotFlightMessage {
-                        what: format!("SCHD-{o} (only DNLD, RESP, ADFT)"),
+                        what: format!("SCHD-{o} (only DNLD, RESP, ADFT, DEL)"),
                     }),
                 };
                 (format!("SCHD-{}", msg.meta.styp), staged)
@@ -285,7 +299,9 @@ fn finish(
         .map(|(i, w)| (w.next.flid, i))
         .collect();
 
-    // 2. A deleted master detaches its shares (§12.3).
+    // 2. A deleted master's ACTIVE shares are deleted with it, in the same
+    // decision (§12.3: no state where the master is gone and its children
+    // remain; issue 18). Each is a delete of its own (FDEL semantics).
     let deleted_masters: Vec<i64> = writes
         .iter()
         .filter(|w| w.next.state == FlightStatus::Deleted && w.next.master_id().is_none())
@@ -301,7 +317,7 @@ fn finish(
                     None => continue,
                 },
             };
-            let share = mafl::detached(state);
+            let share = fdel::deleted(state);
             let old = current.get(share.flid);
             let changed = old.map(|o| o.changed_fields(&share)).unwrap_or_default();
             after.set(&share);
@@ -333,6 +349,9 @@ fn finish(
             continue;
         }
         match index.get(&m) {
+            // A deleted flight carries no MAFL: its DELETE lists only STATE
+            // (docs/events.md).
+            Some(&i) if !writes[i].next.is_active() => {}
             Some(&i) => writes[i].changed.push("MAFL".to_string()),
             None => {
                 // Not written by this message: its state is the loaded one.
@@ -352,10 +371,11 @@ fn finish(
         };
     }
 
-    // 4. Versions and audit columns.
+    // 4. Versions and audit columns (a re-created FLID continues its
+    // retired version line, issue 18).
     for w in &mut writes {
         let old = current.get(w.next.flid);
-        w.next.state_version = old.map_or(0, |o| o.state_version).saturating_add(1);
+        w.next.state_version = current.last_version(w.next.flid).saturating_add(1);
         w.next.last_msg_id = msg_id;
         w.next.updated_at = now;
         if old.is_none() {

@@ -18,6 +18,16 @@ pub enum DomainError {
     /// §12.1: DNLD/RESP need a parsable SODT in every FLTR.
     #[error("FLTR #{index} (FLID {flid}) has no parsable SODT")]
     MissingSodt { index: usize, flid: i64 },
+    /// sis-format §2.1: a FLTR lacks a mandatory schedule field (ALCD, FLNO,
+    /// MVIN, FLTY, FLIN, ACFT), or a SCHD tries to clear one (issue 18).
+    #[error(
+        "FLTR #{index} (FLID {flid}) has no {field}: it is mandatory in a SCHD and cannot be cleared"
+    )]
+    MissingMandatory {
+        index: usize,
+        flid: i64,
+        field: &'static str,
+    },
     /// §11.2: the operation day cannot be derived from SODT.
     #[error("FLID {flid}: operation day cannot be derived from SODT {sodt}")]
     OperationDayUnderivable { flid: i64, sodt: String },

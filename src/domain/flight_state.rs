@@ -362,6 +362,10 @@ impl FlightState {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FlightSet {
     flights: BTreeMap<i64, FlightState>,
+    /// For FLIDs with no current state: the last STATE_VERSION published
+    /// before flight-history-clean removed them (issue 18). A re-created
+    /// flight continues from it, so consumers' only-forward guards accept it.
+    retired: BTreeMap<i64, i64>,
 }
 
 impl FlightSet {
@@ -392,6 +396,19 @@ impl FlightSet {
     /// True when nothing is loaded.
     pub fn is_empty(&self) -> bool {
         self.flights.is_empty()
+    }
+    /// Records that `flid`, not in the current state, last had `version`
+    /// (the history store's record; the processor loads it, issue 18).
+    pub fn set_retired_version(&mut self, flid: i64, version: i64) {
+        self.retired.insert(flid, version);
+    }
+    /// The version the next write of `flid` follows: the loaded flight's, else
+    /// the retired one, else 0 (never written).
+    pub fn last_version(&self, flid: i64) -> i64 {
+        match self.flights.get(&flid) {
+            Some(f) => f.state_version,
+            None => self.retired.get(&flid).copied().unwrap_or(0),
+        }
     }
 }
 

@@ -144,17 +144,6 @@ pub fn masters_touched(old: Option<&FlightState>, new: &FlightState) -> Vec<i64>
     out
 }
 
-/// Cascade of a master's deletion (design §12.3): `share` without its
-/// association to a master (MAID, CSOP, CSFT cleared); the engine applies it
-/// to every ACTIVE share of the deleted master ([`Links::active_shares`]).
-pub fn detached(share: &FlightState) -> FlightState {
-    let mut next = share.clone();
-    for tag in [ScalarTag::MAID, ScalarTag::CSOP, ScalarTag::CSFT] {
-        next.set_scalar(tag, None);
-    }
-    next
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,8 @@ use super::identity::{identity_of, ignore_rule};
 use super::processors::refdata::RefDataProcessor;
 use super::processors::resp::RespProcessor;
 use super::processors::{
-    AdftProcessor, FdelProcessor, FlightTxnResult, FlopProcessor, ScheduleProcessor,
+    AdftProcessor, FdelProcessor, FlightTxnResult, FlopProcessor, ScheduleDeleteProcessor,
+    ScheduleProcessor,
 };
 use crate::codec::{self, DecodeError, DecodedMessage, MsgKind, RefStyp, SchdStyp};
 use crate::domain::FlightStateEngine;
@@ -319,6 +320,10 @@ impl MessageProcessor<'_> {
                 }
                 SchdStyp::Adft => {
                     AdftProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg, s).await
+                }
+                SchdStyp::Del => {
+                    ScheduleDeleteProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg, s)
+                        .await
                 }
                 SchdStyp::Other(o) => {
                     return self

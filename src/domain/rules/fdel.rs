@@ -28,10 +28,15 @@ pub fn delete(fdel: &Fdel, current: &FlightSet) -> Result<FdelOutcome, DomainErr
     Ok(match current.get(fdel.flid) {
         None => FdelOutcome::Unknown,
         Some(f) if !f.is_active() => FdelOutcome::AlreadyDeleted,
-        Some(f) => {
-            let mut next = f.clone();
-            next.state = FlightStatus::Deleted;
-            FdelOutcome::Delete(Box::new(next))
-        }
+        Some(f) => FdelOutcome::Delete(Box::new(deleted(f))),
     })
+}
+
+/// The business delete of an ACTIVE flight (§12.3): DELETED with every
+/// detail and the operation day kept (the engine bumps the version). FDEL,
+/// SCHD DEL and the cascade to a deleted master's shares all use it.
+pub fn deleted(f: &FlightState) -> FlightState {
+    let mut next = f.clone();
+    next.state = FlightStatus::Deleted;
+    next
 }

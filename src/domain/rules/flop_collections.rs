@@ -7,7 +7,8 @@
 //! * **Merge** (DELY by CODE, ERUT by RTNO, SRVT by SRTC, VIPF by VPCD): each
 //!   item replaces the first stored item with its key or is appended; keys
 //!   not mentioned are kept. A bare element deletes all (not VIPF: no clear).
-//!   An item without its key is rejected.
+//!   An item without its key is rejected. ERUT is then ordered by RTNO
+//!   (sis-format §2.4); a VIPF merges *into* the stored VIP (issue 18).
 //! * **Events keyed by what the STYP sets** (PORT by POID, TIPT by TRST, PSHT
 //!   by PUST): an item with its time upserts; an item whose time is empty
 //!   removes the stored event with that key (the "clear that time" of §3.3).
@@ -18,10 +19,10 @@ use crate::codec::{
     DoorEvent, GateAlloc, PushEvent, RoutePoint, Service, StandAlloc, TractorEvent, Vip,
 };
 use crate::domain::error::DomainError;
-use crate::domain::flight_state::{FlightState, Ordinal};
+use crate::domain::flight_state::{FlightState, Ordinal, renumber};
 
 use super::apply::{
-    OnAbsent, apply_replace, convert_collection, merge_by_key, remove_first_by_key,
+    OnAbsent, apply, apply_replace, convert_collection, merge_by_key, remove_first_by_key,
 };
 use super::convert::Conv;
 
@@ -142,7 +143,10 @@ pub fn dely(st: &mut FlightState, cx: Conv<'_>, c: &Collection<Delay>) -> Res {
     )
 }
 
-/// ERUT: merge by RTNO; bare element deletes all routes; RTNO and APCD mandatory.
+/// ERUT: merge by RTNO; bare element deletes all routes; RTNO and APCD
+/// mandatory. The merged route is ordered by RTNO (stable; points without
+/// one, possible from a SCHD, last) and renumbered: stored [1, 3] plus RTNO 2
+/// is [1, 2, 3] (sis-format §2.4, issue 18).
 pub fn erut(st: &mut FlightState, cx: Conv<'_>, c: &Collection<RoutePoint>) -> Res {
     merge(
         &mut st.erut,
@@ -155,7 +159,11 @@ pub fn erut(st: &mut FlightState, cx: Conv<'_>, c: &Collection<RoutePoint>) -> R
             _ => Ok(()),
         },
         |r| r.source_seq,
-    )
+    )?;
+    st.erut
+        .sort_by_key(|r| (r.source_seq.is_none(), r.source_seq));
+    renumber(&mut st.erut);
+    Ok(())
 }
 
 /// SRVT: merge by SRTC; bare element deletes all services; SRTC and SRQT mandatory.
@@ -174,23 +182,42 @@ pub fn srvt(st: &mut FlightState, cx: Conv<'_>, c: &Collection<Service>) -> Res 
     )
 }
 
-/// VIPF: add the VIP or update it (VFES and its VIPT list) by VPCD; VPCD
-/// mandatory; VIPs cannot be cleared or removed by FLOP (bare element rejected).
+/// VIPF: add the VIP, or merge into the stored VIP with its VPCD (mandatory):
+/// VFES as a scalar (value sets, empty clears, absent keeps) and the VIPT
+/// items by their key VSCD (mandatory), stored VIPTs not mentioned kept
+/// (sis-format §2.4; a VIPF without VIPT, like the real sample VIPF-01, keeps
+/// them all: issue 18). VIPs cannot be cleared or removed by FLOP (bare
+/// element rejected).
 pub fn vipf(st: &mut FlightState, cx: Conv<'_>, c: &Collection<Vip>) -> Res {
-    if matches!(c, Collection::ClearAll) {
-        return Err(missing("VIPF/VPCD", "VIPF cannot clear or remove VIPs"));
+    let items = match c {
+        Collection::Items(items) => items,
+        Collection::Absent => return Err(missing("VIPF", "the FLOP does not carry its group")),
+        Collection::ClearAll => {
+            return Err(missing("VIPF/VPCD", "VIPF cannot clear or remove VIPs"));
+        }
+    };
+    for raw in items {
+        let incoming = cx.vip(raw)?;
+        let Some(vpcd) = incoming.vpcd.clone() else {
+            return Err(missing("VIPF/VPCD", "VIPF merges by VPCD"));
+        };
+        if incoming.vipt.iter().any(|t| t.vscd.is_none()) {
+            return Err(missing("VIPF/VIPT/VSCD", "VIPT merges by VSCD"));
+        }
+        match st
+            .vipf
+            .iter_mut()
+            .find(|v| v.vpcd.as_deref() == Some(vpcd.as_str()))
+        {
+            None => st.vipf.push(incoming),
+            Some(stored) => {
+                apply(&mut stored.vfes, raw.vfes.clone(), OnAbsent::Keep);
+                merge_by_key(&mut stored.vipt, incoming.vipt, |t| t.vscd.clone());
+            }
+        }
     }
-    merge(
-        &mut st.vipf,
-        "VIPF",
-        c,
-        |x| cx.vip(x),
-        |v| match v.vpcd {
-            Some(_) => Ok(()),
-            None => Err(missing("VIPF/VPCD", "VIPF merges by VPCD")),
-        },
-        |v| v.vpcd.clone(),
-    )
+    renumber(&mut st.vipf);
+    Ok(())
 }
 
 /// PORT: door open (`O`) / close (`C`) time, keyed by POID (mandatory, O/C);

@@ -2,15 +2,17 @@
 //!
 //! 1. The whole package is validated first; any failure rejects it whole
 //!    (PROTOCOL) and nothing is written: RECS ≠ number of FLTR, a FLTR
-//!    without FLID or parsable SODT, an operation day that cannot be derived,
-//!    a FLID whose stored (or earlier-in-package) operation day differs.
+//!    without FLID or parsable SODT, or without a value for another
+//!    mandatory field ([`MANDATORY`], sis-format §2.1), an operation day that
+//!    cannot be derived, a FLID whose stored (or earlier-in-package)
+//!    operation day differs.
 //! 2. Each carried flight is overlaid on its current state (created when
 //!    missing, rebuilt from empty when DELETED — design §12.3). Flights the
 //!    package lacks are never touched (INV-15).
 //! 3. Absent fields follow `msgx.schd.absent-field-policy`; an empty element
 //!    always clears; items replace a stored list, a bare element clears it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
@@ -22,6 +24,46 @@ use crate::domain::operation_day;
 
 use super::apply::{OnAbsent, apply, apply_replace, apply_scalar, convert_collection};
 use super::convert::Conv;
+use super::fdel;
+
+/// The FLTR fields every SCHD flight carries besides FLID and SODT (the
+/// predecessor's mandatory set, sis-format §2.1): without them a flight
+/// would be published with `flno: null` (issue 18). A SCHD can never clear
+/// them: an empty element is a missing value.
+pub const MANDATORY: &[ScalarTag] = &[
+    ScalarTag::ALCD,
+    ScalarTag::FLNO,
+    ScalarTag::MVIN,
+    ScalarTag::FLTY,
+    ScalarTag::FLIN,
+    ScalarTag::ACFT,
+];
+
+/// Checks the [`MANDATORY`] fields of FLTR #`index`: each must carry a value,
+/// except that `absent_ok` lets an absent one through (ADFT on a flight that
+/// already has it: set-only keeps the stored value). An empty element is
+/// always rejected: it would clear the field.
+pub fn check_mandatory(
+    index: usize,
+    flid: i64,
+    fltr: &Fltr,
+    absent_ok: bool,
+) -> Result<(), DomainError> {
+    for &tag in MANDATORY {
+        match fltr.scalar(tag) {
+            Field::Value(_) => {}
+            Field::Absent if absent_ok => {}
+            _ => {
+                return Err(DomainError::MissingMandatory {
+                    index,
+                    flid,
+                    field: tag.name(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
 
 /// The FLID of a FLTR, when it is an integer value.
 pub fn fltr_flid(f: &Fltr) -> Option<i64> {
@@ -239,6 +281,7 @@ fn validate(
         let index = i + 1;
         let flid = fltr_flid(fltr).ok_or(DomainError::MissingFlid { index })?;
         let sodt = fltr_sodt(fltr).ok_or(DomainError::MissingSodt { index, flid })?;
+        check_mandatory(index, flid, fltr, false)?;
         let day = operation_day::derive(sodt, cx.cfg.day_cutover).ok_or_else(|| {
             DomainError::OperationDayUnderivable {
                 flid,
@@ -284,5 +327,39 @@ pub fn snapshot(
     Ok(order
         .into_iter()
         .filter_map(|f| staged.remove(&f))
+        .collect())
+}
+
+/// SCHD DEL (sis-format §2.1): every listed flight is deleted with exactly
+/// FDEL's semantics (§12.3, [`fdel::deleted`]); the engine adds the
+/// master/share cascade. The package is validated as a DNLD's is (RECS,
+/// FLID, parsable SODT, the [`MANDATORY`] fields and their codes) and is
+/// rejected whole on any failure. Unknown and already DELETED FLIDs are
+/// skipped (idempotent); a FLID listed twice is deleted once.
+pub fn delete(
+    schd: &Schd,
+    current: &FlightSet,
+    cx: Conv<'_>,
+) -> Result<Vec<FlightState>, DomainError> {
+    check_recs(schd)?;
+    let mut flids = Vec::with_capacity(schd.flights.len());
+    for (i, fltr) in schd.flights.iter().enumerate() {
+        let index = i + 1;
+        let flid = fltr_flid(fltr).ok_or(DomainError::MissingFlid { index })?;
+        fltr_sodt(fltr).ok_or(DomainError::MissingSodt { index, flid })?;
+        check_mandatory(index, flid, fltr, false)?;
+        for &tag in MANDATORY {
+            if let Field::Value(v) = fltr.scalar(tag) {
+                cx.scalar(tag, v)?;
+            }
+        }
+        flids.push(flid);
+    }
+    let mut seen = BTreeSet::new();
+    Ok(flids
+        .into_iter()
+        .filter(|f| seen.insert(*f))
+        .filter_map(|f| current.get(f).filter(|st| st.is_active()))
+        .map(fdel::deleted)
         .collect())
 }

@@ -5,6 +5,7 @@ mod events;
 mod fixtures;
 mod flop_table;
 mod flop_table_collections;
+mod merge;
 mod props;
 mod schd;
 mod slices;

@@ -11,7 +11,11 @@ use super::flop_table::{TEXT_SUBTYPES, TIME_SUBTYPES};
 use super::support::*;
 use crate::codec::*;
 use crate::domain::rules::flop::{subtype, touched_fields};
-use crate::domain::{Decision, FlightSet, mafl, schd_projection};
+use crate::domain::rules::schd::MANDATORY;
+use crate::domain::{
+    AbsentFieldPolicy, Decision, DomainConfig, DomainError, FlightSet, FlightStateEngine, mafl,
+    schd_projection,
+};
 
 const D: &str = "2021-01-23 05:35";
 
@@ -264,11 +268,14 @@ proptest! {
     ) {
         let set = seeded(vec![full_fltr(15)]);
         let full = full_fltr(15);
+        // FLID, SODT and the mandatory fields are always valued (a SCHD
+        // without them is rejected: `a_schd_never_clears_a_mandatory_field`).
+        let kept = |t: &ScalarTag| matches!(t, ScalarTag::FLID | ScalarTag::SODT) || MANDATORY.contains(t);
         let mut f = fltr(15, D);
-        f.scalars.retain(|(t, _)| *t == ScalarTag::FLID || *t == ScalarTag::SODT);
+        f.scalars.retain(|(t, _)| kept(t));
         let mut absent_tags = Vec::new();
         for (tag, c) in ScalarTag::ALL.iter().zip(&scalar_choice) {
-            if matches!(tag, ScalarTag::FLID | ScalarTag::SODT) {
+            if kept(tag) {
                 continue;
             }
             match c {
@@ -313,6 +320,46 @@ proptest! {
         for g in absent_groups {
             prop_assert_eq!(&b[g], &a[g], "{} changed", g);
         }
+    }
+}
+
+proptest! {
+    /// sis-format §2.1 (issue 18): whatever a SCHD sends for the mandatory
+    /// fields (absent, empty or a value), under either absent-field policy
+    /// and every STYP, the flight never ends without one: the package is
+    /// rejected whole, or every mandatory field still has a value.
+    #[test]
+    fn a_schd_never_clears_a_mandatory_field(
+        choice in vec(0u8..3, MANDATORY.len()),
+        styp in proptest::sample::select(vec!["DNLD", "RESP", "ADFT"]),
+        clear in proptest::bool::ANY,
+        existing in proptest::bool::ANY,
+    ) {
+        let set = if existing { seeded(vec![full_fltr(15)]) } else { FlightSet::new() };
+        let mut f = fltr(15, D);
+        for (tag, c) in MANDATORY.iter().zip(&choice) {
+            match c {
+                0 => f.scalars.retain(|(t, _)| t != tag),
+                1 => put(&mut f, *tag, Field::Empty),
+                _ => {}
+            }
+        }
+        let cfg = DomainConfig {
+            absent_field_policy: if clear { AbsentFieldPolicy::Clear } else { AbsentFieldPolicy::Preserve },
+            ..DomainConfig::default()
+        };
+        let d = FlightStateEngine::new(cfg).decide(&ctx(2), &schd(styp, vec![f]), &set);
+        let after = match d {
+            Decision::Applied { writes, .. } => writes[0].clone(),
+            Decision::NoChange { .. } => set.get(15).cloned().expect("unchanged means stored"),
+            Decision::Rejected { reason: DomainError::MissingMandatory { .. } } => return Ok(()),
+            other => return Err(TestCaseError::fail(format!("{other:?}"))),
+        };
+        for tag in MANDATORY {
+            prop_assert!(after.scalar(*tag).is_some(), "{} cleared by {}", tag.name(), styp);
+        }
+        let all_valued = choice.iter().all(|c| *c == 2);
+        prop_assert!(all_valued || styp == "ADFT", "{} applied without every mandatory field", styp);
     }
 }
 

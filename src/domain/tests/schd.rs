@@ -167,7 +167,7 @@ fn invalid_codes_in_a_schedule_reject_it() {
 fn other_schd_subtypes_are_rejected() {
     let d = decide(
         &FlightSet::new(),
-        &schd("DEL", vec![fltr(1, "2021-01-23 05:35")]),
+        &schd("XYZ", vec![fltr(1, "2021-01-23 05:35")]),
     );
     assert!(matches!(rejected(d), DomainError::NotFlightMessage { .. }));
 }
@@ -237,7 +237,10 @@ fn preserve_keeps_absent_fields_and_empty_elements_clear() {
     assert_eq!(next.gtdt.len(), 1, "items replace the list");
     let mut changed = changed_of(&events, 15);
     changed.sort();
-    assert_eq!(changed, vec!["DELY", "FLNO", "GTDT", "REMC"]);
+    assert_eq!(
+        changed,
+        vec!["ACFT", "ALCD", "DELY", "FLNO", "FLTY", "GTDT", "REMC"]
+    );
 }
 
 #[test]
@@ -306,9 +309,22 @@ fn a_schedule_rebuilds_a_deleted_flight_from_empty() {
 #[test]
 fn operation_day_is_never_changed_by_flop_or_adft() {
     let mut set = seeded(vec![fltr(1, "2021-01-23 05:35")]);
+    // Issue 18: an ADFT SODT on another operation day is a conflict (INV-12),
+    // not a silent SODT move under the old day.
     let mut later = fltr(1, "2021-01-25 05:35");
     put(&mut later, ScalarTag::STND, txt("9"));
-    let (writes, _) = applied(apply(&mut set, 2, &schd("ADFT", vec![later])));
+    assert_eq!(
+        rejected(decide(&set, &schd("ADFT", vec![later]))),
+        DomainError::OperationDayConflict {
+            flid: 1,
+            stored: day("2021-01-23"),
+            derived: day("2021-01-25"),
+        }
+    );
+    // The same day (a later time): SODT moves, the day stays.
+    let mut same_day = fltr(1, "2021-01-23 09:00");
+    put(&mut same_day, ScalarTag::STND, txt("9"));
+    let (writes, _) = applied(apply(&mut set, 2, &schd("ADFT", vec![same_day])));
     assert_eq!(
         writes[0].operation_day,
         Some(day("2021-01-23")),
@@ -357,8 +373,7 @@ fn adft_is_set_only() {
 
 #[test]
 fn adft_creates_flights_with_or_without_operation_day() {
-    let mut no_sodt = Fltr::default();
-    put(&mut no_sodt, ScalarTag::FLID, int(8));
+    let no_sodt = fltr_without_sodt(8);
     let msg = schd("ADFT", vec![fltr(7, "2021-01-23 05:35"), no_sodt]);
     let (writes, _) = applied(decide(&FlightSet::new(), &msg));
     assert_eq!(write_of(&writes, 7).operation_day, Some(day("2021-01-23")));
@@ -374,13 +389,133 @@ fn adft_creates_flights_with_or_without_operation_day() {
 #[test]
 fn a_later_schedule_fills_a_null_operation_day() {
     let mut set = FlightSet::new();
-    let mut no_sodt = Fltr::default();
-    put(&mut no_sodt, ScalarTag::FLID, int(8));
-    applied(apply(&mut set, 1, &schd("ADFT", vec![no_sodt])));
+    applied(apply(
+        &mut set,
+        1,
+        &schd("ADFT", vec![fltr_without_sodt(8)]),
+    ));
     let (writes, _) = applied(apply(
         &mut set,
         2,
         &schd("DNLD", vec![fltr(8, "2021-01-24 01:00")]),
     ));
     assert_eq!(writes[0].operation_day, Some(day("2021-01-24")));
+}
+
+/// Issue 18 (sis-format §2.1): a DNLD/RESP FLTR without a value for a
+/// mandatory field rejects the whole package, under either policy; an empty
+/// element never clears one (the old code published `flno: null`).
+#[test]
+fn a_fltr_without_a_mandatory_field_rejects_the_whole_package() {
+    let set = seeded(vec![full_fltr(15)]);
+    for policy in [AbsentFieldPolicy::Preserve, AbsentFieldPolicy::Clear] {
+        let e = FlightStateEngine::new(DomainConfig {
+            absent_field_policy: policy,
+            ..DomainConfig::default()
+        });
+        for &tag in crate::domain::rules::schd::MANDATORY {
+            for (how, field) in [("absent", None), ("empty", Some(Field::Empty))] {
+                let mut f = fltr(15, "2021-01-23 05:35");
+                match field {
+                    None => f.scalars.retain(|(t, _)| *t != tag),
+                    Some(v) => put(&mut f, tag, v),
+                }
+                for styp in ["DNLD", "RESP"] {
+                    let msg = schd(styp, vec![fltr(16, "2021-01-23 05:35"), f.clone()]);
+                    assert_eq!(
+                        rejected(e.decide(&ctx(5), &msg, &set)),
+                        DomainError::MissingMandatory {
+                            index: 2,
+                            flid: 15,
+                            field: tag.name()
+                        },
+                        "{styp}, {} {how}, {policy:?}",
+                        tag.name()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// ADFT is set-only, so an existing flight may omit mandatory fields, but an
+/// empty one (`<ACFT></ACFT>`) would clear it and is rejected; a flight ADFT
+/// creates must carry them all (SODT stays optional, §12.3).
+#[test]
+fn adft_never_clears_a_mandatory_field_and_creates_only_complete_flights() {
+    let set = seeded(vec![full_fltr(15)]);
+    let mut clear_acft = Fltr::default();
+    put(&mut clear_acft, ScalarTag::FLID, int(15));
+    put(&mut clear_acft, ScalarTag::ACFT, Field::Empty);
+    assert_eq!(
+        rejected(decide(&set, &schd("ADFT", vec![clear_acft]))),
+        DomainError::MissingMandatory {
+            index: 1,
+            flid: 15,
+            field: "ACFT"
+        }
+    );
+    let mut clear_sodt = Fltr::default();
+    put(&mut clear_sodt, ScalarTag::FLID, int(15));
+    put(&mut clear_sodt, ScalarTag::SODT, Field::Empty);
+    assert_eq!(
+        rejected(decide(&set, &schd("ADFT", vec![clear_sodt]))),
+        DomainError::MissingMandatory {
+            index: 1,
+            flid: 15,
+            field: "SODT"
+        }
+    );
+    let mut no_flno = fltr_without_sodt(8);
+    no_flno.scalars.retain(|(t, _)| *t != ScalarTag::FLNO);
+    assert_eq!(
+        rejected(decide(&set, &schd("ADFT", vec![no_flno]))),
+        DomainError::MissingMandatory {
+            index: 1,
+            flid: 8,
+            field: "FLNO"
+        }
+    );
+}
+
+/// Issue 18 (INV-12): an ADFT on a flight whose operation day is NULL sets
+/// it from a parsable SODT (the old code left it NULL for existing flights).
+#[test]
+fn adft_sets_a_null_operation_day_from_its_sodt() {
+    let mut set = FlightSet::new();
+    applied(apply(
+        &mut set,
+        1,
+        &schd("ADFT", vec![fltr_without_sodt(8)]),
+    ));
+    assert_eq!(set.get(8).and_then(|f| f.operation_day), None);
+    let (writes, events) = applied(apply(
+        &mut set,
+        2,
+        &schd("ADFT", vec![fltr(8, "2021-01-24 01:00")]),
+    ));
+    assert_eq!(writes[0].operation_day, Some(day("2021-01-24")));
+    assert!(changed_of(&events, 8).contains(&"OPERATION_DAY".to_string()));
+    // The next DNLD carrying that SODT applies (no conflict).
+    applied(apply(
+        &mut set,
+        3,
+        &schd("DNLD", vec![fltr(8, "2021-01-24 01:30")]),
+    ));
+}
+
+/// Issue 18: a FLID that flight-history-clean removed continues its version
+/// line when a schedule re-creates it (the processor loads the retired
+/// version into the set).
+#[test]
+fn a_re_created_flight_continues_its_retired_version() {
+    let mut set = FlightSet::new();
+    set.set_retired_version(15, 7);
+    let (writes, events) = applied(decide(
+        &set,
+        &schd("DNLD", vec![fltr(15, "2021-01-23 05:35")]),
+    ));
+    assert_eq!(writes[0].state_version, 8);
+    assert!(matches!(&events[0], crate::domain::DomainEvent::Msg(n) if n.state_version == 8));
+    assert_eq!(set.last_version(16), 0, "never written");
 }

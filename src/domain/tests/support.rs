@@ -75,6 +75,7 @@ fn styp_of(s: &str) -> SchdStyp {
         "DNLD" => SchdStyp::Dnld,
         "RESP" => SchdStyp::Resp,
         "ADFT" => SchdStyp::Adft,
+        "DEL" => SchdStyp::Del,
         o => SchdStyp::Other(o.into()),
     }
 }
@@ -116,13 +117,26 @@ pub fn s(v: &str) -> Field<String> {
     Field::Value(v.to_string())
 }
 
-/// A minimal FLTR: FLID, FLNO, MVIN, SODT.
+/// A minimal FLTR: FLID, SODT and the other mandatory fields (sis-format
+/// §2.1: ALCD, FLNO, MVIN, FLTY, FLIN, ACFT).
 pub fn fltr(flid: i64, sodt: &str) -> Fltr {
     let mut f = Fltr::default();
     put(&mut f, ScalarTag::FLID, int(flid));
+    put(&mut f, ScalarTag::ALCD, txt("YG"));
     put(&mut f, ScalarTag::FLNO, txt(&format!("YG{flid}")));
     put(&mut f, ScalarTag::MVIN, txt("D"));
     put(&mut f, ScalarTag::SODT, tm(sodt));
+    put(&mut f, ScalarTag::FLTY, txt("W"));
+    put(&mut f, ScalarTag::FLIN, txt("D"));
+    put(&mut f, ScalarTag::ACFT, txt("733"));
+    f
+}
+
+/// A FLTR with FLID and the mandatory fields but no SODT (ADFT may omit it,
+/// §12.3).
+pub fn fltr_without_sodt(flid: i64) -> Fltr {
+    let mut f = fltr(flid, "2021-01-23 05:35");
+    f.scalars.retain(|(t, _)| *t != ScalarTag::SODT);
     f
 }
 

@@ -111,7 +111,8 @@ pub async fn apply_in(
 
 /// The engine's two-query loading protocol, folded: the named flights come
 /// with their ACTIVE children (every named FLID is a possible master); only
-/// masters outside that set need a second round trip.
+/// masters outside that set need a second round trip. Named FLIDs without a
+/// current state get their retired version from the history store.
 async fn load(
     engine: &FlightStateEngine,
     store: &FlightStore,
@@ -132,6 +133,16 @@ async fn load(
         if !set.contains(f.flid) {
             set.insert(f);
         }
+    }
+    // A named FLID with no current state may have been cleaned to history:
+    // its re-creation continues that version line (issue 18).
+    let absent: Vec<i64> = named
+        .iter()
+        .copied()
+        .filter(|f| !set.contains(*f))
+        .collect();
+    for (flid, version) in store.retired_versions(&mut *conn, &absent).await? {
+        set.set_retired_version(flid, version);
     }
     Ok(set)
 }

@@ -51,6 +51,26 @@ impl AdftProcessor {
     }
 }
 
+/// SCHD DEL: each listed flight deleted with FDEL's semantics and the
+/// master/share cascade (sis-format §2.1, §12.3), the whole package in the
+/// one PIPELINE_LOCK transaction; traced like every schedule (issue 18).
+pub struct ScheduleDeleteProcessor;
+
+impl ScheduleDeleteProcessor {
+    pub async fn apply(
+        ctx: &JobContext,
+        engine: &FlightStateEngine,
+        store: &FlightStore,
+        msg_id: i64,
+        msg: &DecodedMessage,
+        schd: &Schd,
+    ) -> Result<FlightTxnResult, JobError> {
+        let result = flight_txn::apply(ctx, engine, store, msg_id, msg).await?;
+        trace(ctx, engine, msg_id, "DEL", schd, &result).await;
+        Ok(result)
+    }
+}
+
 /// FLOP: one subtype's change to one flight (§12.2, INV-20).
 pub struct FlopProcessor;
 

@@ -507,6 +507,29 @@ impl FlightStore {
         Ok(done.rows_affected())
     }
 
+    /// The last STATE_VERSION published for each of `flids` that
+    /// flight-history-clean moved to `flight_history` (issue 18): an archived
+    /// DELETED row's own version, or an archived ACTIVE row's version + 1 (the
+    /// lifecycle tombstone it got when cleaned). FLIDs never archived, or
+    /// whose rows `hst-retention` purged, are absent.
+    pub async fn retired_versions(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        flids: &[i64],
+    ) -> Result<Vec<(i64, i64)>, sqlx::Error> {
+        if flids.is_empty() {
+            return Ok(Vec::new());
+        }
+        sqlx::query_as(
+            "SELECT flid, max(CASE WHEN state = 'ACTIVE' THEN state_version + 1 \
+                                   ELSE state_version END) \
+             FROM flight_history WHERE flid = ANY($1) GROUP BY flid",
+        )
+        .bind(flids)
+        .fetch_all(conn)
+        .await
+    }
+
     /// The complete state as one JSON document (row + all lists), for the flight history store.
     ///
     /// Keys: the `flight_schd` column names (every scalar column present,
