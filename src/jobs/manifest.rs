@@ -53,6 +53,7 @@ pub const MANIFEST_SOURCES: &[(&str, &str)] = &[
     ("pump-drain", include_str!("../../jobs/pump-drain.toml")),
     ("dispatch-msg", include_str!("../../jobs/dispatch-msg.toml")),
     ("schd-flush", include_str!("../../jobs/schd-flush.toml")),
+    ("season-flush", include_str!("../../jobs/season-flush.toml")),
     (
         "backfill-scan",
         include_str!("../../jobs/backfill-scan.toml"),
