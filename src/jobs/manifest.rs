@@ -111,7 +111,7 @@ mod tests {
     #[test]
     fn every_manifest_parses_and_matches_its_file() {
         let all = all().expect("manifests parse");
-        assert_eq!(all.len(), 11);
+        assert_eq!(all.len(), 12);
         for m in &all {
             let expected = if m.class == JobClass::Pipeline {
                 LockKind::Instance

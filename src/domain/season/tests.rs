@@ -326,3 +326,41 @@ mod props {
         }
     }
 }
+
+#[test]
+fn the_record_bytes_are_the_documented_example() {
+    let f = "<FLTR><ALCD>LH</ALCD><FLNO>LH724</FLNO><MVIN>D</MVIN><STDT>01NOV26</STDT><EDDT>27MAR27</EDDT>\
+             <DYOP>1200560</DYOP><SCHT>1023</SCHT><FLTY>P</FLTY><FLIN>I</FLIN>\
+             <ROUT RTNO=\"1\"><APCD>HKG</APCD><SCAT>1125</SCAT><SCDT>1330</SCDT></ROUT>\
+             <ACFT>747</ACFT><MAXP>320</MAXP>\
+             <ERUT RTNO=\"1\"><APCD>CTU</APCD><SCDT>01NOV261023</SCDT><SDDC>0</SDDC></ERUT></FLTR>";
+    let s = season(&schs_xml(WINTER, &[f.to_string()], None)).expect("valid");
+    let at = DateTime::parse_from_rfc3339("2026-12-01T08:00:00Z")
+        .expect("instant")
+        .with_timezone(&Utc);
+    let plan = plan_replacement(&[], &s, 2);
+    let ev = events(&s, &plan, 1, 4711, at);
+    let bytes = String::from_utf8(ev[0].payload.clone().expect("a value")).expect("utf-8");
+    // docs/events.md, "KAFKA:season", without the line breaks added there.
+    let documented = concat!(
+        r#"{"key":"Winter|LH|LH724|D|2026-11-01","snam":"Winter","apcd":"CTU","sdat":"2026-10-25","edat":"2027-03-27","#,
+        r#""revision":1,"msg_id":4711,"updated_at":"2026-12-01T08:00:00Z","days":[1,2,5,6],"#,
+        r#""alcd":"LH","flno":"LH724","mvin":"D","stdt":"2026-11-01","eddt":"2027-03-27","dyop":"1200560","scht":"1023","#,
+        r#""flty":"P","flin":"I","acft":"747","alsc":null,"reno":null,"taop":null,"tafl":null,"trml":null,"maxp":320,"#,
+        r#""csop":null,"csft":null,"other":{},"#,
+        r#""rout":[{"ordinal":1,"rtno":1,"apcd":"HKG","scat":"1125","sadc":null,"scdt":"1330","sddc":null}],"#,
+        r#""erut":[{"ordinal":1,"rtno":1,"apcd":"CTU","scat":null,"sadc":null,"scdt":"2026-11-01T10:23:00+08:00","sddc":"0"}]}"#,
+    );
+    assert_eq!(bytes, documented);
+}
+
+#[test]
+fn the_record_type_has_a_json_schema_with_every_key() {
+    let schema = serde_json::to_value(schemars::schema_for!(SeasonRecord<'static>)).expect("json");
+    let props = schema["properties"].as_object().expect("properties");
+    for key in [
+        "key", "snam", "revision", "days", "alcd", "stdt", "dyop", "scht", "other", "rout", "erut",
+    ] {
+        assert!(props.contains_key(key), "{key}: {schema}");
+    }
+}
