@@ -122,7 +122,7 @@ pub enum Command {
     },
     /// Print the records of a Kafka topic: key, headers, value (`null` for a tombstone).
     Tail {
-        /// Topic name (msgx.kafka.topic-msg / topic-schd).
+        /// Topic name (msgx.kafka.topic-msg / topic-schd / topic-season).
         topic: String,
         /// Start at the earliest offset (default: only new records).
         #[arg(long)]
@@ -159,6 +159,11 @@ pub enum Command {
     Flight {
         #[command(subcommand)]
         action: FlightAction,
+    },
+    /// The stored seasonal schedules (SCHS): list, show (docs/season.md).
+    Season {
+        #[command(subcommand)]
+        action: crate::commands::season::SeasonAction,
     },
     /// Inspect one message: its PROC_STATE record and raw XML, decoded.
     Msg {
@@ -340,6 +345,7 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
         Command::Skip(args) => ("skip", Needs::POSTGRES, !args.dry_run),
         Command::Request { action } => ("request", Needs::BOTH, !matches!(action, R::List { .. })),
         Command::Flight { .. } => ("flight", Needs::POSTGRES, false),
+        Command::Season { .. } => ("season", Needs::POSTGRES, false),
         Command::Msg { .. } => ("msg", Needs::BOTH, false),
         Command::Holes { .. } => ("holes", Needs::POSTGRES, false),
         // The doctor reports a missing URL as its first failed check.
@@ -491,6 +497,13 @@ pub async fn run(cli: Cli) -> i32 {
                 &mut std::io::stdout(),
             )
             .await
+        }
+        Command::Season { action } => {
+            let pool = match connect_current(&loaded.config, "season").await {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            crate::commands::season::run(&pool, action, &mut std::io::stdout()).await
         }
         Command::Msg {
             action: MsgAction::Show { msg_id, json },

@@ -537,13 +537,13 @@ pub struct TopicPartitions {
     pub partitions: Option<usize>,
 }
 
-/// Connects with the metadata client and reports `msgx.kafka.topic-msg` and
-/// `topic-schd` (for `msgx doctor`). Blocking: call it from
+/// Connects with the metadata client and reports `msgx.kafka.topic-msg`,
+/// `topic-schd` and `topic-season` (for `msgx doctor`). Blocking: call it from
 /// `spawn_blocking` in async code.
 pub fn configured_topics(cfg: &config::Kafka) -> Result<Vec<TopicPartitions>, KafkaClientError> {
     let client = MetadataClient::create(cfg)?;
     let mut out = Vec::new();
-    for topic in [&cfg.topic_msg, &cfg.topic_schd] {
+    for topic in [&cfg.topic_msg, &cfg.topic_schd, &cfg.topic_season] {
         let partitions = client.partitions(topic, cfg.call_timeout.std())?;
         out.push(TopicPartitions {
             topic: topic.clone(),

@@ -312,9 +312,10 @@ const STATES: [&str; 6] = [
     "ARCHIVED",
 ];
 /// Outbox targets and statuses.
-const TARGETS: [&str; 2] = [
+const TARGETS: [&str; 3] = [
     crate::domain::EventTarget::KafkaMsg.as_str(),
     crate::domain::EventTarget::KafkaSchd.as_str(),
+    crate::domain::EventTarget::KafkaSeason.as_str(),
 ];
 const EVENT_STATUSES: [&str; 3] = ["PENDING", "SENT", "DEAD"];
 /// Histogram buckets in seconds: a message takes milliseconds, a job run up to minutes.

@@ -86,6 +86,9 @@ fn check_kind(path: &Path, typ: &str, styp: &str, m: &DecodedMessage) {
             )
         }
         (MsgKind::Schd(s), "SCHD", _) => assert!(!s.flights.is_empty(), "{name}"),
+        (MsgKind::Schs(s), "SCHS", _) => {
+            assert!(s.snam.is_present() && !s.flights.is_empty(), "{name}")
+        }
         (MsgKind::RefData(r), _, _) if REF_TYPES.contains(&typ) => {
             assert_eq!(r.rtype, typ, "{name}");
             assert!(!r.records.is_empty(), "{name}");
@@ -128,6 +131,9 @@ fn every_shared_sample_decodes_to_the_kind_its_name_announces() {
             }
             MsgKind::Flop(f) => f.unknown.len(),
             MsgKind::RefData(r) => r.unknown.len(),
+            MsgKind::Schs(s) => {
+                s.unknown.len() + s.flights.iter().map(|f| f.unknown.len()).sum::<usize>()
+            }
             _ => 0,
         };
         assert_eq!(unknown, 0, "{stem} has unknown elements");
@@ -458,7 +464,7 @@ fn reference_messages_keep_keys_counts_and_shapes() {
 #[test]
 fn every_own_sample_decodes_as_named() {
     let files = xml_files(&own_dir());
-    assert_eq!(files.len(), 28);
+    assert_eq!(files.len(), 29);
     for path in &files {
         let stem = path.file_stem().and_then(|s| s.to_str()).expect("name");
         let parts: Vec<&str> = stem.splitn(4, '-').collect();
@@ -481,6 +487,44 @@ fn every_own_sample_decodes_as_named() {
                 .is_some_and(|d| d.date() >= NaiveDate::from_ymd_opt(2026, 11, 30).expect("date"))
         );
     }
+}
+
+#[test]
+fn own_schs_has_the_season_header_and_its_series() {
+    let MsgKind::Schs(s) = own_ok("029-SCHS-DNLD-winter-season.xml").kind else {
+        panic!("schs")
+    };
+    assert_eq!(s.styp, msgx::codec::SchsStyp::Dnld);
+    assert_eq!(s.snam, Field::Value("W26".into()));
+    assert_eq!(
+        (s.sdat, s.edat),
+        (
+            Field::Value(NaiveDate::from_ymd_opt(2026, 10, 25).expect("date")),
+            Field::Value(NaiveDate::from_ymd_opt(2027, 3, 27).expect("date"))
+        )
+    );
+    assert_eq!((s.recs, s.flights.len()), (Field::Value(2), 2));
+    let f = &s.flights[1];
+    assert_eq!(
+        f.scalar(ScalarTag::DYOP),
+        Field::Value(&ScalarValue::Text("0000067".into()))
+    );
+    assert_eq!(
+        f.scalar(ScalarTag::SCHT),
+        Field::Value(&ScalarValue::Hhmm("2350".into()))
+    );
+    let rout = f.rout.items();
+    assert_eq!(rout[0].scdt, Field::Value(ScalarValue::Hhmm("1950".into())));
+    let erut = s.flights[0].erut.items();
+    assert_eq!(
+        (erut[0].seq, &erut[0].scat),
+        (
+            Some(2),
+            &Field::Value(ScalarValue::Time(t(2026, 10, 26, 10, 10)))
+        )
+    );
+    assert_eq!(erut[0].sadc, Field::Value("0".into()));
+    assert!(s.unknown.is_empty() && s.flights.iter().all(|f| f.unknown.is_empty()));
 }
 
 #[test]

@@ -258,7 +258,8 @@ async fn a_huge_decode_error_is_cut_in_the_answer() {
 async fn a_well_formed_message_of_a_type_msgx_does_not_handle_is_accepted() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
     let entry = start(&db, &mb.url, |_| {}).await;
-    let schs = "<MSG><META><SNDR>AODB</SNDR><SEQN>5</SEQN><TYPE>SCHS</TYPE><STYP>DNLD</STYP></META><SCHS/></MSG>";
+    // A SCHS subtype msgx does not know (DNLD and RESP it handles).
+    let schs = "<MSG><META><SNDR>AODB</SNDR><SEQN>5</SEQN><TYPE>SCHS</TYPE><STYP>ADD</STYP></META><SCHS/></MSG>";
     let a = post(entry.addr, schs).await;
     assert_eq!(a.status, 200, "left to the pipeline (UNSUPPORTED): {a:?}");
 }

@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use msgx::clock::Clock;
 use msgx::clock::ManualClock;
-use msgx::commands::tail::{TailOptions, TailRecord, tail};
+use msgx::commands::tail::TailRecord;
 use msgx::config::Config;
 use msgx::domain::events::{DomainEvent, events_for};
 use msgx::domain::{FlightState, FlightStatus};
@@ -174,26 +174,6 @@ async fn statuses(db: &TestDb) -> BTreeMap<String, i64> {
         .expect("statuses")
         .into_iter()
         .collect()
-}
-
-/// Everything in `topic` now (every partition to its end).
-async fn consume(
-    cluster: &MockCluster<'static, DefaultProducerContext>,
-    topic: &str,
-) -> Vec<TailRecord> {
-    let mut cfg = Config::default();
-    fast_kafka(&mut cfg, &cluster.bootstrap_servers());
-    let mut out = Vec::new();
-    let opts = TailOptions {
-        from_beginning: true,
-        max: None,
-        follow: false,
-        idle: Duration::from_secs(10),
-    };
-    tail(&cfg.msgx.kafka, topic, &opts, |r| out.push(r.clone()))
-        .await
-        .expect("consume");
-    out
 }
 
 /// Records per key, in partition (= delivery) order.

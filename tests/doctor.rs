@@ -53,6 +53,7 @@ async fn a_healthy_setup_passes_every_check() {
         "kafka.metadata",
         "kafka.topic.msg",
         "kafka.topic.schd",
+        "kafka.topic.season",
     ] {
         assert_eq!(check(&report, name).0, "ok", "{name}: {out}");
     }
@@ -73,7 +74,7 @@ async fn a_healthy_setup_passes_every_check() {
     // The human form: one line per check.
     let out = msgx(cfg.path(), &["doctor"]);
     let lines = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(lines.lines().count(), 15, "{lines}");
+    assert_eq!(lines.lines().count(), 16, "{lines}");
     assert!(
         lines
             .lines()

@@ -255,7 +255,7 @@ impl TlsCluster {
                     i32::from(proxy.addr.port()),
                 );
             }
-            for topic in [c"msg", c"schd"] {
+            for topic in [c"msg", c"schd", c"season"] {
                 let err = rd::rd_kafka_mock_topic_create(mock, topic.as_ptr(), 3, 1);
                 assert_eq!(err, rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR);
             }
@@ -414,7 +414,7 @@ async fn the_right_ca_produces_and_consumes_over_tls() {
             .all(|r| r.headers.get("event-type").map(String::as_str) == Some("UPSERT"))
     );
 
-    // The metadata client (msgx doctor) sees both topics through TLS too.
+    // The metadata client (msgx doctor) sees the three topics through TLS too.
     let topics = tokio::task::spawn_blocking(move || kafka::configured_topics(&cfg))
         .await
         .expect("join")
@@ -428,6 +428,10 @@ async fn the_right_ca_produces_and_consumes_over_tls() {
             },
             TopicPartitions {
                 topic: "schd".into(),
+                partitions: Some(3)
+            },
+            TopicPartitions {
+                topic: "season".into(),
                 partitions: Some(3)
             },
         ]

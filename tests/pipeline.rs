@@ -677,7 +677,9 @@ async fn a_snapshot_writes_a_snap_log_entry_after_commit() {
 /// The outcome design §5.2 gives each real sample, loaded in file-name order
 /// (../shared/fixtures/sis/README.md): duplicates by identity, no-match for
 /// FLOPs on flights the samples never create, RESP without a request,
-/// ignore rules, the one malformed file and the AIRC snapshot with wrong RECS.
+/// ignore rules, the one malformed file, the AIRC snapshot with wrong RECS,
+/// and the seasonal schedules (SCHS-01's LH724 ends before it starts; a SCHS
+/// RESP answers no request because none can be sent, so it is applied).
 fn expected_for_real_sample(file: &str) -> (&'static str, Option<&'static str>, &'static str) {
     let stem = file.trim_end_matches(".xml");
     let parts: Vec<&str> = stem.split('-').collect();
@@ -691,6 +693,12 @@ fn expected_for_real_sample(file: &str) -> (&'static str, Option<&'static str>, 
         ("AIRC", "01", _, _) => ("DEAD", Some("PROTOCOL"), "AIRC snapshot: RECS 1 differs"),
         ("REGN", _, _, _) => ("SKIPPED", None, "ignored:REGN"),
         ("SCHD", "01", _, _) => ("SUCCEEDED", None, ""),
+        ("SCHS", "01", _, _) => (
+            "DEAD",
+            Some("PROTOCOL"),
+            "SCHS FLTR #1 (LH LH724 D): STDT 2021-11-14 is after EDDT 2021-03-14",
+        ),
+        ("SCHS", _, _, _) => ("SUCCEEDED", None, "season Winter 2020-09-10..2021-06-10"),
         ("SCHD", _, _, _) => ("SKIPPED", None, "duplicate-of:"),
         ("FDEL", _, _, _) => ("SUCCEEDED", None, "no-change: FLID 15 does not exist"),
         (_, "02", "FLOP", _) => ("SKIPPED", None, "duplicate-of:"),

@@ -72,6 +72,50 @@ async fn migrations_apply_to_an_empty_database_and_are_idempotent() {
     }
 }
 
+/// Migration 0008: one KAFKA:season row per series key, next to the schd
+/// row of a FLID with the same text; no other target; a season's dates and
+/// a series' period in order.
+#[tokio::test]
+async fn one_season_outbox_row_per_key_and_ordered_season_dates() {
+    let db = TestDb::migrated().await;
+    let insert = "INSERT INTO msg_event (target, partition_key, event_type, state_version, created_at) \
+                  VALUES ($1, $2, 'UPSERT', 1, now())";
+    for (target, key) in [
+        ("KAFKA:season", "W|CA|CA1|D|2026-11-01"),
+        ("KAFKA:schd", "15"),
+        ("KAFKA:season", "15"),
+    ] {
+        sqlx::query(insert)
+            .bind(target)
+            .bind(key)
+            .execute(&db.pool)
+            .await
+            .unwrap();
+    }
+    let dup = sqlx::query(insert)
+        .bind("KAFKA:season")
+        .bind("W|CA|CA1|D|2026-11-01")
+        .execute(&db.pool)
+        .await;
+    assert!(
+        dup.is_err(),
+        "a second KAFKA:season row for one key must be refused"
+    );
+    let other = sqlx::query(insert)
+        .bind("KAFKA:other")
+        .bind("1")
+        .execute(&db.pool)
+        .await;
+    assert!(other.is_err(), "unknown targets are refused");
+    let reversed = sqlx::query(
+        "INSERT INTO season (snam, sdat, edat, revision, msg_id, updated_at) \
+         VALUES ('W', '2027-03-27', '2026-10-25', 1, 1, now())",
+    )
+    .execute(&db.pool)
+    .await;
+    assert!(reversed.is_err(), "SDAT after EDAT is refused");
+}
+
 #[tokio::test]
 async fn one_schd_outbox_row_per_flid() {
     let db = TestDb::migrated().await;

@@ -6,19 +6,21 @@
 //! - `FLOP` + `FDEL` → [`MsgKind::Fdel`]; `FLOP` + another of the 48
 //!   subtypes → [`MsgKind::Flop`]; `FLOP` + anything else → Unsupported;
 //! - one of the 23 reference types → [`MsgKind::RefData`];
-//! - anything else (SCHS, LDM, RQRD…) → [`MsgKind::Unsupported`], not an error.
+//! - `SCHS` + DNLD/RESP → [`MsgKind::Schs`]; `SCHS` + anything else → Unsupported;
+//! - anything else (LDM, RQRD…) → [`MsgKind::Unsupported`], not an error.
 //!
 //! The error classes are tabled in docs/codec.md.
 
 use super::error::DecodeError;
 use super::fields::{extra_attrs, put, stray_text, text_leaf, unknown_el};
 use super::model::{
-    DecodedMessage, FLOP_SUBTYPES, Field, Meta, MsgKind, REF_TYPES, UnknownElement, Unsupported,
+    DecodedMessage, FLOP_SUBTYPES, Field, Meta, MsgKind, REF_TYPES, SchsStyp, UnknownElement,
+    Unsupported,
 };
 use super::xml::{self, El, tag_keys};
 
 tag_keys!(META, SNDR, SEQN, DTTM, TYPE, STYP);
-use super::{flop, fltr, refdata, time};
+use super::{flop, fltr, refdata, schs, time};
 
 /// Largest message accepted (64 MiB). A 1,000-flight SCHD is about 1.2 MB;
 /// the cap bounds the element arena (roughly 8× the input) for anything
@@ -188,9 +190,11 @@ fn dispatch(
         _ if REF_TYPES.binary_search(&t).is_ok() => {
             MsgKind::RefData(refdata::refdata(root, t, s, unknown)?)
         }
-        "SCHS" => {
-            unsupported("seasonal schedule SCHS is not handled by msgx (sis-format §2.5)".into())
-        }
+        "SCHS" if s == "DNLD" => MsgKind::Schs(schs::schs(root, SchsStyp::Dnld, unknown)?),
+        "SCHS" if s == "RESP" => MsgKind::Schs(schs::schs(root, SchsStyp::Resp, unknown)?),
+        "SCHS" => unsupported(format!(
+            "unknown SCHS subtype {s} (sis-format §2.5 knows DNLD and RESP)"
+        )),
         "RQRD" | "RQFD" => unsupported(format!(
             "{t} is an outbound request msgx sends, not a message it consumes (sis-format §5)"
         )),
@@ -299,7 +303,7 @@ mod tests {
     #[test]
     fn dispatch_unsupported() {
         for (t, s, want) in [
-            ("SCHS", "DNLD", "seasonal"),
+            ("SCHS", "ADD", "unknown SCHS subtype ADD"),
             ("LDM", "X", "not handled"),
             ("FLOP", "ACTT", "unknown FLOP subtype ACTT"),
             ("RQRD", "GLST", "outbound request"),
@@ -319,6 +323,32 @@ mod tests {
         assert_eq!(e.class(), "MALFORMED");
         let e = decode(msg(&meta("SCHD", "DNLD"), "").as_bytes()).expect_err("no schd");
         assert_eq!(e.class(), "MALFORMED");
+        let e = decode(msg(&meta("SCHS", "RESP"), "").as_bytes()).expect_err("no schs");
+        assert_eq!(e.class(), "MALFORMED");
+    }
+
+    #[test]
+    fn schs_dnld_and_resp_decode_lower_case_styp_too() {
+        for styp in ["DNLD", "resp"] {
+            let m = decode(
+                msg(
+                    &meta("SCHS", styp),
+                    "<SCHS><SNAM>W</SNAM><RECS>0</RECS></SCHS>",
+                )
+                .as_bytes(),
+            )
+            .expect("ok");
+            let MsgKind::Schs(s) = m.kind else {
+                panic!("{styp}: {:?}", m.kind)
+            };
+            assert_eq!(s.snam, Field::Value("W".into()));
+            let want = if styp == "DNLD" {
+                SchsStyp::Dnld
+            } else {
+                SchsStyp::Resp
+            };
+            assert_eq!(s.styp, want);
+        }
     }
 
     #[test]

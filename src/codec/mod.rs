@@ -13,6 +13,7 @@ mod fltr;
 mod groups;
 pub mod model;
 mod refdata;
+mod schs;
 mod time;
 mod xml;
 

@@ -126,7 +126,9 @@ pub enum MsgKind {
     Fdel(Fdel),
     /// One of the 23 reference types of sis-format §4.
     RefData(RefData),
-    /// Anything else (SCHS, LDM, an unknown FLOP subtype…). Not an error.
+    /// TYPE SCHS, STYP DNLD or RESP (sis-format §2.5).
+    Schs(Schs),
+    /// Anything else (LDM, an unknown FLOP or SCHS subtype…). Not an error.
     Unsupported(Unsupported),
 }
 
@@ -150,6 +152,35 @@ pub struct Schd {
     pub recs: Field<i64>,
     pub flights: Vec<Fltr>,
     /// Unknown children of `<SCHD>`.
+    pub unknown: Vec<UnknownElement>,
+}
+
+/// SCHS subtype: the two sis-format §2.5 saw (the predecessor ignored STYP;
+/// any other is Unsupported, as other unknown subtypes are).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum SchsStyp {
+    Dnld,
+    Resp,
+}
+
+/// A SCHS message: `<SCHS><SNAM/><APCD/><SDAT/><EDAT/><RECS/><FLTR/>…</SCHS>`
+/// (sis-format §1.3, §2.5). The FLTRs have no FLID/SODT; they carry
+/// STDT/EDDT/DYOP/SCHT. The domain (`domain::season`) checks the rules.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Schs {
+    pub styp: SchsStyp,
+    /// Season name, e.g. `Winter`.
+    pub snam: Field<String>,
+    /// Airport.
+    pub apcd: Field<String>,
+    /// Season start / end (`DDMMMYY`).
+    pub sdat: Field<NaiveDate>,
+    pub edat: Field<NaiveDate>,
+    /// RECS as sent; the domain checks it against `flights.len()`.
+    pub recs: Field<i64>,
+    pub flights: Vec<Fltr>,
+    /// Unknown children of `<SCHS>` (and of `<MSG>`).
     pub unknown: Vec<UnknownElement>,
 }
 
@@ -554,7 +585,7 @@ pub const FLOP_SUBTYPES: [&str; 48] = [
     "PSHT", "REMC", "RENO", "RUNW", "SRVT", "STND", "TAOP", "TIPT", "TOBT", "TRML", "VIPF", "VIPP",
 ];
 
-/// The 23 reference types of sis-format §4 (SCHS is not one: it is Unsupported).
+/// The 23 reference types of sis-format §4 (SCHS is not one: it is [`MsgKind::Schs`]).
 pub const REF_TYPES: [&str; 23] = [
     "ABDG", "ABNR", "AIRC", "AIRL", "ARPT", "BLST", "CHLT", "CITY", "CLST", "COUL", "DLYL", "FLTL",
     "GLST", "HLTR", "ORGN", "PLST", "REGL", "REGN", "SLST", "STTS", "TLST", "VIPL", "VIPS",

@@ -205,6 +205,38 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
             );
             s += &unknown_lines(&x.unknown);
         }
+        MsgKind::Schs(x) => {
+            s += &format!(
+                "  season {} {}..{} at {}: RECS {}, {} series\n",
+                field_text(&x.snam),
+                field_text(&x.sdat),
+                field_text(&x.edat),
+                field_text(&x.apcd),
+                field_text(&x.recs),
+                x.flights.len()
+            );
+            for (i, f) in x.flights.iter().enumerate() {
+                let sc = |t: ScalarTag| match f.scalar(t) {
+                    Field::Value(v) => scalar_text(v),
+                    Field::Empty => "(empty)".into(),
+                    Field::Absent => "-".into(),
+                };
+                s += &format!(
+                    "    FLTR {}: {} {} STDT {} EDDT {} DYOP {} SCHT {} (ROUT×{}, ERUT×{})\n",
+                    i + 1,
+                    sc(ScalarTag::FLNO),
+                    sc(ScalarTag::MVIN),
+                    sc(ScalarTag::STDT),
+                    sc(ScalarTag::EDDT),
+                    sc(ScalarTag::DYOP),
+                    sc(ScalarTag::SCHT),
+                    f.rout.items().len(),
+                    f.erut.items().len()
+                );
+                s += &unknown_lines(&f.unknown);
+            }
+            s += &unknown_lines(&x.unknown);
+        }
         MsgKind::Unsupported(x) => {
             s += &format!("  unsupported: {}\n", x.reason);
         }

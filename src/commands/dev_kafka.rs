@@ -37,7 +37,7 @@ pub async fn run(cfg: &config::Kafka, opts: DevKafkaOptions) -> i32 {
         }
     };
     let replication = opts.brokers.min(3);
-    for topic in [&cfg.topic_msg, &cfg.topic_schd] {
+    for topic in [&cfg.topic_msg, &cfg.topic_schd, &cfg.topic_season] {
         if let Err(e) = cluster.create_topic(topic, opts.partitions, replication) {
             eprintln!("msgx dev-kafka: cannot create topic {topic}: {e}");
             return 1;
@@ -60,11 +60,12 @@ pub async fn run(cfg: &config::Kafka, opts: DevKafkaOptions) -> i32 {
     let _ = stdout.flush();
     drop(stdout);
     eprintln!(
-        "msgx dev-kafka: {} broker(s), topics {} and {} with {} partition(s), replication {}; \
+        "msgx dev-kafka: {} broker(s), topics {}, {} and {} with {} partition(s), replication {}; \
          SIGUSR1 = all brokers down, SIGUSR2 = all brokers up, SIGINT/SIGTERM = stop (pid {})",
         opts.brokers,
         cfg.topic_msg,
         cfg.topic_schd,
+        cfg.topic_season,
         opts.partitions,
         replication,
         std::process::id()

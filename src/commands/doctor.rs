@@ -18,7 +18,7 @@
 //! | `mailbox.privileges` | no SELECT on the inbox, no UPDATE of the mark column, no SELECT/INSERT on the outbox (warn: UPDATE of the whole inbox) |
 //! | `kafka.client` | a producer or consumer cannot be created with the settings (unsupported security option, missing file) |
 //! | `kafka.metadata` | no broker answers within `msgx.kafka.call-timeout` |
-//! | `kafka.topic.msg`, `kafka.topic.schd` | the topic does not exist |
+//! | `kafka.topic.msg`, `kafka.topic.schd`, `kafka.topic.season` | the topic does not exist |
 
 use crate::cli::exit;
 use crate::commands::target::{self, Needs, Target};
@@ -297,7 +297,7 @@ async fn kafka(config: &Config, c: &mut Checks) {
             }
         };
     c.ok("kafka.metadata", format!("brokers {} answer", cfg.brokers));
-    for (name, t) in ["kafka.topic.msg", "kafka.topic.schd"]
+    for (name, t) in ["kafka.topic.msg", "kafka.topic.schd", "kafka.topic.season"]
         .into_iter()
         .zip(topics)
     {

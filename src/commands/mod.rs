@@ -9,6 +9,7 @@ pub mod events;
 pub mod generate;
 pub mod inspect;
 pub mod request;
+pub mod season;
 pub mod skip;
 pub mod tail;
 pub mod target;

@@ -50,6 +50,7 @@ pub struct Msgx {
     pub pipeline: Pipeline,
     pub dispatch: Dispatch,
     pub schd: Schd,
+    pub season: Season,
     pub identity: Identity,
     /// `msgx.ignore`: TYPE or TYPE-STYP rules, case-insensitive (design §2).
     pub ignore: Vec<String>,
@@ -73,6 +74,7 @@ impl Default for Msgx {
             pipeline: Pipeline::default(),
             dispatch: Dispatch::default(),
             schd: Schd::default(),
+            season: Season::default(),
             identity: Identity::default(),
             ignore: ["LDM", "REGN", "RSTA", "EROR"].map(String::from).to_vec(),
             airport: Airport::default(),
@@ -233,6 +235,8 @@ pub struct Kafka {
     pub topic_msg: String,
     /// Latest full state per flight, compacted (design §8.2).
     pub topic_schd: String,
+    /// One record per seasonal-schedule series, compacted (docs/season.md).
+    pub topic_season: String,
     /// librdkafka `message.timeout.ms`: how long a send may take in total.
     pub message_timeout: Dur,
     /// Bound on each blocking call (flush, metadata).
@@ -250,6 +254,7 @@ impl Default for Kafka {
             brokers: "127.0.0.1:9092".into(),
             topic_msg: "msg".into(),
             topic_schd: "schd".into(),
+            topic_season: "season".into(),
             message_timeout: Dur::mins(5),
             call_timeout: Dur::secs(30),
             reconnect_backoff_max: Dur::secs(1),
@@ -543,6 +548,27 @@ impl Default for Schd {
             flush_limit: 500,
             absent_field_policy: AbsentFieldPolicy::Preserve,
             apply_slice: 1000,
+        }
+    }
+}
+
+/// `[msgx.season]`: the seasonal schedule SCHS (issue 18 item 2; docs/season.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct Season {
+    /// Seasons kept stored, the most recent by SDAT then EDAT (the
+    /// predecessor kept two); an older one is deleted and its series
+    /// tombstoned on the season topic.
+    pub keep: u32,
+    /// Records per `season-flush` round.
+    pub flush_limit: u32,
+}
+
+impl Default for Season {
+    fn default() -> Self {
+        Self {
+            keep: 2,
+            flush_limit: 500,
         }
     }
 }

@@ -148,6 +148,8 @@ impl Config {
             ("msgx.dispatch.max-attempts", m.dispatch.max_attempts),
             ("msgx.schd.flush-limit", m.schd.flush_limit),
             ("msgx.schd.apply-slice", m.schd.apply_slice),
+            ("msgx.season.keep", m.season.keep),
+            ("msgx.season.flush-limit", m.season.flush_limit),
             ("msgx.postgres.max-connections", m.postgres.max_connections),
         ] {
             if n == 0 {
@@ -167,6 +169,9 @@ impl Config {
             if n == 0 {
                 fail(key, "must be > 0".into());
             }
+        }
+        for (key, rule) in topic_issues(&m.kafka) {
+            fail(key, rule);
         }
         if m.airport.timezone.parse::<chrono_tz::Tz>().is_err() {
             fail(
@@ -603,6 +608,43 @@ pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue
 }
 
 /// `TYPE`, `TYPE-STYP` or `TYPE-*` (design §2 ignore rules).
+/// The three topics (issue 18 item 2): legal Kafka names, and distinct,
+/// because the compacted `schd` and `season` topics are keyed differently
+/// (FLID, series key) and sharing one would let a key of one compact away a
+/// record of the other.
+fn topic_issues(k: &super::Kafka) -> Vec<(&'static str, String)> {
+    let topics = [
+        ("msgx.kafka.topic-msg", &k.topic_msg),
+        ("msgx.kafka.topic-schd", &k.topic_schd),
+        ("msgx.kafka.topic-season", &k.topic_season),
+    ];
+    let mut out = Vec::new();
+    for (i, (key, name)) in topics.iter().enumerate() {
+        let legal = !name.is_empty()
+            && name.len() <= 249
+            && name.as_str() != "."
+            && name.as_str() != ".."
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if !legal {
+            out.push((
+                *key,
+                format!(
+                    "{name:?} is not a Kafka topic name (1–249 of letters, digits, '.', '_', '-')"
+                ),
+            ));
+        }
+        if let Some((other, _)) = topics[..i].iter().find(|(_, n)| n == name) {
+            out.push((
+                *key,
+                format!("{name:?} is also {other}: each topic must be its own"),
+            ));
+        }
+    }
+    out
+}
+
 fn valid_ignore_rule(rule: &str) -> bool {
     let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric());
     match rule.split_once('-') {
@@ -668,6 +710,32 @@ mod tests {
             "{}",
             issues[0]
         );
+    }
+
+    #[test]
+    fn season_keys_and_topics_are_checked() {
+        assert_eq!(
+            issue_keys("[msgx.season]\nkeep = 0\n"),
+            ["msgx.season.keep"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.season]\nflush-limit = 0\n"),
+            ["msgx.season.flush-limit"]
+        );
+        assert!(issue_keys("[msgx.season]\nkeep = 5\n").is_empty());
+        assert_eq!(
+            issue_keys("[msgx.kafka]\ntopic-season = \"schd\"\n"),
+            ["msgx.kafka.topic-season"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.kafka]\ntopic-season = \"sea son\"\n"),
+            ["msgx.kafka.topic-season"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.kafka]\ntopic-msg = \"\"\n"),
+            ["msgx.kafka.topic-msg"]
+        );
+        assert!(issue_keys("[msgx.kafka]\ntopic-season = \"aodb.season_v1\"\n").is_empty());
     }
 
     #[test]

@@ -7,3 +7,4 @@ mod outbox;
 pub mod producer;
 pub mod retry;
 pub mod schd_flush;
+pub mod season_flush;

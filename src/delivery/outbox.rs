@@ -246,10 +246,14 @@ impl WaveSender<'_> {
                 let marked = msg_event::mark_msg_sent(&mut tx, &ids, now).await?;
                 report.count("sent", marked);
             }
-            Topic::Schd => {
+            Topic::Schd | Topic::Season => {
                 let pairs: Vec<(i64, i64)> =
                     sent.map(|(r, _)| (r.event_id, r.state_version)).collect();
-                let marked = msg_event::mark_schd_sent(&mut tx, &pairs, now).await?;
+                let target = match topic {
+                    Topic::Season => crate::domain::EventTarget::KafkaSeason,
+                    _ => crate::domain::EventTarget::KafkaSchd,
+                };
+                let marked = msg_event::mark_latest_sent(&mut tx, target, &pairs, now).await?;
                 report.count("sent", marked.len() as u64);
                 // Sent, but a newer version replaced the row meanwhile (§8.2):
                 // it stays PENDING and goes out in the next round.

@@ -37,6 +37,8 @@ pub enum Topic {
     Msg,
     /// `msgx.kafka.topic-schd` (KAFKA:schd, §8.2).
     Schd,
+    /// `msgx.kafka.topic-season` (KAFKA:season, the SCHS series; docs/season.md).
+    Season,
 }
 
 impl Topic {
@@ -45,6 +47,7 @@ impl Topic {
         match self {
             Topic::Msg => crate::domain::EventTarget::KafkaMsg.as_str(),
             Topic::Schd => crate::domain::EventTarget::KafkaSchd.as_str(),
+            Topic::Season => crate::domain::EventTarget::KafkaSeason.as_str(),
         }
     }
 }
@@ -53,7 +56,7 @@ impl Topic {
 #[derive(Debug, Clone, Copy)]
 pub struct Outgoing<'a> {
     pub topic: Topic,
-    /// The FLID (MSG_EVENT.PARTITION_KEY).
+    /// MSG_EVENT.PARTITION_KEY: the FLID, or the series key for `season`.
     pub key: &'a str,
     /// `None` sends a null value (a tombstone).
     pub payload: Option<&'a [u8]>,
@@ -214,6 +217,7 @@ impl DeliveryProducer {
         match t {
             Topic::Msg => &self.config.topic_msg,
             Topic::Schd => &self.config.topic_schd,
+            Topic::Season => &self.config.topic_season,
         }
     }
 

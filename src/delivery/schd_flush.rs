@@ -55,17 +55,28 @@ impl OutboxJob for SchdFlush {
         rows: Vec<PendingEvent>,
         report: &mut RunReport,
     ) -> Result<RoundEnd, JobError> {
-        let refs: Vec<&PendingEvent> = rows.iter().collect();
-        let outcome = wave.send(Topic::Schd, &refs, report).await?;
-        let mut end = RoundEnd {
-            confirmed: outcome.confirmed.iter().filter(|ok| **ok).count() as u64,
-            broker_failures: outcome.broker_failures,
-            fatal: outcome.fatal,
-            ..RoundEnd::default()
-        };
-        for (row, _) in rows.iter().zip(&outcome.confirmed).filter(|(_, ok)| !**ok) {
-            end.unsent(row.event_id);
-        }
-        Ok(end)
+        deliver_latest(wave, Topic::Schd, rows, report).await
     }
+}
+
+/// One round of a one-row-per-key target (KAFKA:schd, KAFKA:season): every
+/// row is the latest of its key, so the whole batch is one wave.
+pub(crate) async fn deliver_latest(
+    wave: &WaveSender<'_>,
+    topic: Topic,
+    rows: Vec<PendingEvent>,
+    report: &mut RunReport,
+) -> Result<RoundEnd, JobError> {
+    let refs: Vec<&PendingEvent> = rows.iter().collect();
+    let outcome = wave.send(topic, &refs, report).await?;
+    let mut end = RoundEnd {
+        confirmed: outcome.confirmed.iter().filter(|ok| **ok).count() as u64,
+        broker_failures: outcome.broker_failures,
+        fatal: outcome.fatal,
+        ..RoundEnd::default()
+    };
+    for (row, _) in rows.iter().zip(&outcome.confirmed).filter(|(_, ok)| !**ok) {
+        end.unsent(row.event_id);
+    }
+    Ok(end)
 }

@@ -118,7 +118,7 @@ impl FlightStateEngine {
             MsgKind::Schd(s) => s.flights.iter().filter_map(schd::fltr_flid).collect(),
             MsgKind::Flop(f) => [f.flid].into(),
             MsgKind::Fdel(f) => [f.flid].into(),
-            MsgKind::RefData(_) | MsgKind::Unsupported(_) => BTreeSet::new(),
+            MsgKind::RefData(_) | MsgKind::Schs(_) | MsgKind::Unsupported(_) => BTreeSet::new(),
         };
         ids.into_iter().collect()
     }
@@ -249,6 +249,12 @@ impl FlightStateEngine {
                 String::new(),
                 Err(DomainError::NotFlightMessage {
                     what: format!("reference data {}", r.rtype),
+                }),
+            ),
+            MsgKind::Schs(_) => (
+                String::new(),
+                Err(DomainError::NotFlightMessage {
+                    what: "seasonal schedule SCHS (domain::season)".into(),
                 }),
             ),
             MsgKind::Unsupported(u) => (

@@ -20,6 +20,8 @@ use crate::domain::mafl::MaflEntry;
 pub enum EventTarget {
     KafkaMsg,
     KafkaSchd,
+    /// The seasonal schedule's records, one per series key (`domain::season`).
+    KafkaSeason,
 }
 
 impl EventTarget {
@@ -28,6 +30,7 @@ impl EventTarget {
         match self {
             EventTarget::KafkaMsg => "KAFKA:msg",
             EventTarget::KafkaSchd => "KAFKA:schd",
+            EventTarget::KafkaSeason => "KAFKA:season",
         }
     }
 }

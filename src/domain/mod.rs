@@ -12,6 +12,7 @@ pub mod flight_state;
 pub mod mafl;
 pub mod operation_day;
 pub mod rules;
+pub mod season;
 pub mod slices;
 
 #[cfg(test)]

@@ -21,7 +21,7 @@
 //!   read, two FLOP blocks…) ends FAILED and retries until EXHAUSTED. Storing
 //!   it would only put a dead row into the shared mailbox; the sender learns at
 //!   once instead. A well-formed message of a type msgx does not handle
-//!   (LDM, SCHS, an unknown FLOP subtype…) decodes as *Unsupported*, is
+//!   (LDM, an unknown FLOP or SCHS subtype…) decodes as *Unsupported*, is
 //!   accepted and left to the pipeline (it records UNSUPPORTED or the ignore
 //!   rule), exactly as if it had arrived through the mailbox.
 //! - **Only known senders.** META/SNDR must be in

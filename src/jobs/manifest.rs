@@ -53,6 +53,7 @@ pub const MANIFEST_SOURCES: &[(&str, &str)] = &[
     ("pump-drain", include_str!("../../jobs/pump-drain.toml")),
     ("dispatch-msg", include_str!("../../jobs/dispatch-msg.toml")),
     ("schd-flush", include_str!("../../jobs/schd-flush.toml")),
+    ("season-flush", include_str!("../../jobs/season-flush.toml")),
     (
         "backfill-scan",
         include_str!("../../jobs/backfill-scan.toml"),
@@ -110,7 +111,7 @@ mod tests {
     #[test]
     fn every_manifest_parses_and_matches_its_file() {
         let all = all().expect("manifests parse");
-        assert_eq!(all.len(), 11);
+        assert_eq!(all.len(), 12);
         for m in &all {
             let expected = if m.class == JobClass::Pipeline {
                 LockKind::Instance

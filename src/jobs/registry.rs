@@ -12,6 +12,7 @@ pub fn get(name: &str) -> Option<Arc<dyn Job>> {
         "pump-drain" => Arc::new(pipeline::pump::Pump),
         "dispatch-msg" => Arc::new(delivery::dispatcher::Dispatcher),
         "schd-flush" => Arc::new(delivery::schd_flush::SchdFlush),
+        "season-flush" => Arc::new(delivery::season_flush::SeasonFlush),
         "event-cleanup" => Arc::new(delivery::event_cleanup::EventCleanup),
         "snaplog-purge" => Arc::new(maintenance::snaplog_purge::SnaplogPurge),
         "archive-proc-state" => Arc::new(maintenance::archive_proc_state::ArchiveProcState),
@@ -41,6 +42,7 @@ mod tests {
         for implemented in [
             "dispatch-msg",
             "schd-flush",
+            "season-flush",
             "event-cleanup",
             "snaplog-purge",
             "retention",

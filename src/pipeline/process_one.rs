@@ -8,7 +8,8 @@
 //!    → SKIPPED(duplicate-of:<id>);
 //! 4. ignore rules → SKIPPED(ignored:<rule>);
 //! 5. dispatch by kind to the processors (a RESP only when it answers an open
-//!    request, G-RESP-GUARD); Unsupported → FAILED(UNSUPPORTED).
+//!    request, G-RESP-GUARD; SCHS, which cannot be requested, always);
+//!    Unsupported → FAILED(UNSUPPORTED).
 //!
 //! The pump never backfills: terminal states carry the backfill intent.
 
@@ -16,6 +17,7 @@ use super::failure;
 use super::identity::{identity_of, ignore_rule};
 use super::processors::refdata::RefDataProcessor;
 use super::processors::resp::RespProcessor;
+use super::processors::season::SeasonProcessor;
 use super::processors::{
     AdftProcessor, FdelProcessor, FlightTxnResult, FlopProcessor, ScheduleDeleteProcessor,
     ScheduleProcessor,
@@ -356,6 +358,8 @@ impl MessageProcessor<'_> {
                 }
                 _ => RefDataProcessor::apply(self.ctx, id, r).await,
             },
+            // DNLD and RESP alike (SCHS cannot be requested; processors/season.rs).
+            MsgKind::Schs(s) => SeasonProcessor::apply(self.ctx, self.engine.config(), id, s).await,
             MsgKind::Unsupported(u) => {
                 return self
                     .fail(

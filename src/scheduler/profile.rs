@@ -122,7 +122,7 @@ mod tests {
             assert!(!p.jobs.is_empty());
         }
         let daemon = Profile::resolve("daemon").unwrap();
-        assert_eq!(daemon.jobs.len(), 11, "the daemon profile runs every job");
+        assert_eq!(daemon.jobs.len(), 12, "the daemon profile runs every job");
         assert_eq!(
             daemon.then.get("ingest-sweep"),
             Some(&vec!["pump-drain".to_string()])

@@ -498,18 +498,39 @@ pub async fn http(
     (status, body)
 }
 
-/// librdkafka's in-process mock cluster with the topics `msg` and `schd`
-/// (3 partitions each): a real Kafka-protocol broker (infra notes).
+/// librdkafka's in-process mock cluster with the topics `msg`, `schd` and
+/// `season` (3 partitions each): a real Kafka-protocol broker (infra notes).
 pub fn mock_kafka(
     brokers: i32,
 ) -> rdkafka::mocking::MockCluster<'static, rdkafka::producer::DefaultProducerContext> {
     let cluster = rdkafka::mocking::MockCluster::new(brokers).expect("mock cluster");
-    for t in ["msg", "schd"] {
+    for t in ["msg", "schd", "season"] {
         cluster
             .create_topic(t, 3, brokers.min(3))
             .expect("create topic");
     }
     cluster
+}
+
+/// Everything in `topic` of the mock `cluster` now (every partition to its end).
+pub async fn consume(
+    cluster: &rdkafka::mocking::MockCluster<'static, rdkafka::producer::DefaultProducerContext>,
+    topic: &str,
+) -> Vec<msgx::commands::tail::TailRecord> {
+    use msgx::commands::tail::{TailOptions, tail};
+    let mut cfg = Config::default();
+    fast_kafka(&mut cfg, &cluster.bootstrap_servers());
+    let mut out = Vec::new();
+    let opts = TailOptions {
+        from_beginning: true,
+        max: None,
+        follow: false,
+        idle: std::time::Duration::from_secs(10),
+    };
+    tail(&cfg.msgx.kafka, topic, &opts, |r| out.push(r.clone()))
+        .await
+        .expect("consume");
+    out
 }
 
 /// Fast-failing Kafka settings for tests (infra notes).

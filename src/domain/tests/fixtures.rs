@@ -87,7 +87,10 @@ fn own_samples_replay_in_file_order() {
                 continue;
             }
         };
-        if matches!(msg.kind, MsgKind::RefData(_) | MsgKind::Unsupported(_)) {
+        if matches!(
+            msg.kind,
+            MsgKind::RefData(_) | MsgKind::Schs(_) | MsgKind::Unsupported(_)
+        ) {
             continue;
         }
         seen += 1;

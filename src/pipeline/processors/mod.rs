@@ -4,6 +4,7 @@
 pub mod flight_txn;
 pub mod refdata;
 pub mod resp;
+pub mod season;
 
 use crate::codec::{DecodedMessage, Schd};
 use crate::domain::FlightStateEngine;

@@ -11,6 +11,7 @@ pub mod preflight;
 pub mod proc_state;
 pub mod ref_master;
 pub mod req_track;
+pub mod season;
 pub mod setting;
 pub mod snap_log;
 

@@ -69,10 +69,22 @@ pub async fn fetch_due_schd(
     after: i64,
     limit: i64,
 ) -> Result<Vec<PendingEvent>, sqlx::Error> {
+    fetch_due_latest(pool, EventTarget::KafkaSchd, now, after, limit).await
+}
+
+/// Due rows of a one-row-per-key target (KAFKA:schd per FLID, KAFKA:season
+/// per series key) with EVENT_ID > `after`, oldest generation first.
+pub async fn fetch_due_latest(
+    pool: &PgPool,
+    target: EventTarget,
+    now: DateTime<Utc>,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<PendingEvent>, sqlx::Error> {
     sqlx::query_as(
         "SELECT event_id, partition_key, event_type, state_version, payload, attempts, first_failure_at, created_at \
          FROM msg_event \
-         WHERE target = 'KAFKA:schd' AND status = 'PENDING' \
+         WHERE target = $4 AND status = 'PENDING' \
            AND (next_attempt_at IS NULL OR next_attempt_at <= $1) \
            AND event_id > $3 \
          ORDER BY event_id \
@@ -81,6 +93,7 @@ pub async fn fetch_due_schd(
     .bind(now)
     .bind(limit)
     .bind(after)
+    .bind(target.as_str())
     .fetch_all(pool)
     .await
 }
@@ -119,18 +132,29 @@ pub async fn mark_schd_sent(
     sent: &[(i64, i64)],
     now: DateTime<Utc>,
 ) -> Result<Vec<i64>, sqlx::Error> {
+    mark_latest_sent(conn, EventTarget::KafkaSchd, sent, now).await
+}
+
+/// [`mark_schd_sent`] for any one-row-per-key target (KAFKA:season too).
+pub async fn mark_latest_sent(
+    conn: &mut PgConnection,
+    target: EventTarget,
+    sent: &[(i64, i64)],
+    now: DateTime<Utc>,
+) -> Result<Vec<i64>, sqlx::Error> {
     let ids: Vec<i64> = sent.iter().map(|(id, _)| *id).collect();
     let versions: Vec<i64> = sent.iter().map(|(_, v)| *v).collect();
     sqlx::query_scalar(
         "UPDATE msg_event m SET status = 'SENT', sent_at = $3, next_attempt_at = NULL \
          FROM unnest($1::bigint[], $2::bigint[]) AS r(event_id, state_version) \
          WHERE m.event_id = r.event_id AND m.state_version = r.state_version \
-           AND m.status = 'PENDING' AND m.target = 'KAFKA:schd' \
+           AND m.status = 'PENDING' AND m.target = $4 \
          RETURNING m.event_id",
     )
     .bind(&ids)
     .bind(&versions)
     .bind(now)
+    .bind(target.as_str())
     .fetch_all(conn)
     .await
 }
@@ -348,6 +372,56 @@ pub async fn append_many(
         .bind(&versions)
         .bind(&msg_ids)
         .bind(&payloads)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Stores the `season` records of one stored SCHS (issue 18 item 2), in
+/// order: one KAFKA:season row per record key, replaced only forward in
+/// STATE_VERSION (the season revision) with a fresh EVENT_ID as generation
+/// and reset to PENDING, exactly as KAFKA:schd per FLID (§8.2). A key occurs
+/// at most once in `events` (the domain guarantees unique series keys).
+pub async fn append_season(
+    conn: &mut PgConnection,
+    events: &[crate::domain::season::SeasonEvent],
+    msg_id: i64,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    for chunk in events.chunks(APPEND_CHUNK) {
+        let keys: Vec<&str> = chunk.iter().map(|e| e.key.as_str()).collect();
+        let types: Vec<&str> = chunk
+            .iter()
+            .map(|e| {
+                if e.payload.is_some() {
+                    "UPSERT"
+                } else {
+                    "TOMBSTONE"
+                }
+            })
+            .collect();
+        let versions: Vec<i64> = chunk.iter().map(|e| e.revision).collect();
+        let payloads: Vec<Option<&[u8]>> = chunk.iter().map(|e| e.payload.as_deref()).collect();
+        sqlx::query(
+            "INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
+             SELECT 'KAFKA:season', k, t, v, $5, p, $6 \
+             FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::bytea[]) WITH ORDINALITY AS x(k, t, v, p, n) \
+             ORDER BY n \
+             ON CONFLICT (partition_key) WHERE target = 'KAFKA:season' DO UPDATE SET \
+               event_id = EXCLUDED.event_id, event_type = EXCLUDED.event_type, \
+               state_version = EXCLUDED.state_version, msg_id = EXCLUDED.msg_id, \
+               payload = EXCLUDED.payload, status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
+               first_failure_at = NULL, last_error = NULL, error_class = NULL, \
+               created_at = EXCLUDED.created_at, sent_at = NULL \
+             WHERE msg_event.state_version <= EXCLUDED.state_version",
+        )
+        .bind(&keys)
+        .bind(&types)
+        .bind(&versions)
+        .bind(&payloads)
+        .bind(msg_id)
         .bind(now)
         .execute(&mut *conn)
         .await?;
