@@ -519,3 +519,40 @@ pub fn fast_kafka(c: &mut Config, bootstrap: &str) {
     c.msgx.kafka.call_timeout = "5s".parse().expect("duration");
     c.msgx.kafka.reconnect_backoff_max = "200ms".parse().expect("duration");
 }
+
+/// What [`capture_logs`] collected: the formatted lines, without colours.
+#[derive(Clone, Default)]
+pub struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Logs {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+}
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Collects the WARN and higher log lines of this thread while the guard
+/// lives (a `#[tokio::test]` runs its tasks on its own thread, so the pump's
+/// logs are in it; lines from `spawn_blocking` threads are not).
+pub fn capture_logs() -> (Logs, tracing::subscriber::DefaultGuard) {
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(move || writer.clone())
+        .finish();
+    (logs, tracing::subscriber::set_default(subscriber))
+}
