@@ -59,8 +59,15 @@ fn count(s: &RunSummary, name: &str) -> u64 {
     s.details.get(name).and_then(|v| v.as_u64()).unwrap_or(0)
 }
 
+/// A KAFKA:msg value as the processors build it (`events_for`): a change
+/// notification of `flid` at `version`, so what the tests deliver is a
+/// record of the consumer contract (schemas/).
 fn payload(flid: i64, version: i64) -> Vec<u8> {
-    format!(r#"{{"flid":{flid},"state_version":{version}}}"#).into_bytes()
+    let mut state = FlightState::new(flid, clock_now());
+    state.state_version = version;
+    state.last_msg_id = version;
+    let [msg, _] = events_for(&state, None, "FLOP-GTDT", vec!["GTDT".into()]);
+    msg.to_bytes().expect("a notification has a value")
 }
 
 /// A KAFKA:msg row as the processors write it; returns its EVENT_ID.
@@ -193,7 +200,32 @@ async fn consume(
     tail(&cfg.msgx.kafka, topic, &opts, |r| out.push(r.clone()))
         .await
         .expect("consume");
+    for r in &out {
+        check_contract(r);
+    }
     out
+}
+
+/// Every record a test reads from the topics keeps the consumer contract
+/// (docs/asyncapi.yaml, issue 18 item 5): key and value by schemas/, the
+/// three headers, and the `state-version` header equal to the value's.
+fn check_contract(r: &TailRecord) {
+    let event_type = r.headers.get("event-type").map_or("", String::as_str);
+    contract::assert_record(
+        &r.topic,
+        r.key.as_deref().unwrap_or_default().as_bytes(),
+        event_type,
+        r.value.as_deref().map(str::as_bytes),
+    );
+    let version = r.header_i64("state-version");
+    assert!(
+        version.is_some() && r.header_i64("event-id").is_some(),
+        "headers: {r:?}"
+    );
+    if let Some(v) = &r.value {
+        let v: serde_json::Value = serde_json::from_str(v).expect("checked JSON");
+        assert_eq!(v["state_version"].as_i64(), version, "{r:?}");
+    }
 }
 
 /// Records per key, in partition (= delivery) order.

@@ -6,6 +6,7 @@
 //! (defaults match `scripts/services.sh`).
 #![allow(dead_code)]
 
+pub mod contract;
 pub mod servers;
 pub mod sis;
 
@@ -70,13 +71,47 @@ impl TestDb {
         TestDb { name, url, pool }
     }
 
-    /// Creates a database with the msgx schema applied.
+    /// Creates a database with the msgx schema applied, recording every
+    /// outbox row msgx appends for the contract check on drop.
     pub async fn migrated() -> TestDb {
         let db = TestDb::empty().await;
         msgx::store::pg::migrate(&db.pool)
             .await
             .expect("migrations apply");
+        sqlx::raw_sql(EVENT_LOG_DDL)
+            .execute(&db.pool)
+            .await
+            .expect("contract event log");
         db
+    }
+
+    /// Every record msgx appended to the outbox in the database at `url`,
+    /// checked against schemas/ (issue 18 item 5); the failures, one line
+    /// each. `None` when the database cannot be read any more (a test
+    /// closed it to connections).
+    pub async fn contract_failures(url: String) -> Option<Vec<String>> {
+        let mut conn = PgConnection::connect(&url).await.ok()?;
+        let logged: Option<Vec<LoggedEvent>> = sqlx::query_as(
+            "SELECT target, partition_key, event_type, payload FROM msgx_test.event_log ORDER BY n",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .ok();
+        let _ = conn.close().await;
+        Some(
+            logged?
+                .iter()
+                .filter_map(|(target, key, event_type, payload)| {
+                    contract::check_record(
+                        contract::topic_of(target),
+                        key.as_bytes(),
+                        event_type,
+                        payload.as_deref(),
+                    )
+                    .err()
+                })
+                .collect(),
+        )
     }
 
     /// A config pointing at this database, with fast lock checks for tests.
@@ -136,8 +171,53 @@ impl TestDb {
     }
 }
 
+/// One row of the contract event log: target, key, event type, payload.
+type LoggedEvent = (String, String, String, Option<Vec<u8>>);
+
+/// A log of every row msgx's outbox append writes (its statement carries
+/// the marker `/* msgx:outbox-append */`; rows a test inserts by hand are
+/// not msgx's records and are not logged), kept in a schema of its own so
+/// no msgx query sees it. Replaced KAFKA:schd rows stay in the log.
+const EVENT_LOG_DDL: &str = "\
+    CREATE SCHEMA msgx_test; \
+    CREATE TABLE msgx_test.event_log (n bigserial PRIMARY KEY, target text, partition_key text, \
+        event_type text, payload bytea); \
+    CREATE FUNCTION msgx_test.log_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+        IF current_query() LIKE '%/* msgx:outbox-append */%' THEN \
+            INSERT INTO msgx_test.event_log (target, partition_key, event_type, payload) \
+            VALUES (NEW.target, NEW.partition_key, NEW.event_type, NEW.payload); \
+        END IF; RETURN NULL; END $$; \
+    CREATE TRIGGER msgx_test_event_log AFTER INSERT OR UPDATE OF payload, event_type ON msg_event \
+        FOR EACH ROW EXECUTE FUNCTION msgx_test.log_event();";
+
 impl Drop for TestDb {
     fn drop(&mut self) {
+        // The contract check (issue 18 item 5): only when the test did not
+        // fail already, so its own failure is the one reported.
+        if !std::thread::panicking() {
+            let url = self.url.clone();
+            let failures = Arc::new(std::sync::Mutex::new(None));
+            let out = failures.clone();
+            cleanup(async move {
+                let found = TestDb::contract_failures(url).await;
+                *out.lock().unwrap_or_else(|e| e.into_inner()) = found;
+            });
+            let failures = failures.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(f) = failures.filter(|f| !f.is_empty()) {
+                self.drop_database();
+                panic!(
+                    "{} outbox record(s) break the consumer contract (schemas/):\n{}",
+                    f.len(),
+                    f.join("\n")
+                );
+            }
+        }
+        self.drop_database();
+    }
+}
+
+impl TestDb {
+    fn drop_database(&mut self) {
         let name = self.name.clone();
         cleanup(async move {
             if let Ok(mut admin) = PgConnection::connect(&pg_admin_url()).await {
