@@ -94,6 +94,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The consumer contract: export or check the JSON Schemas of the Kafka
+    /// records (`schemas/`, docs/asyncapi.yaml).
+    Contract {
+        #[command(subcommand)]
+        action: ContractAction,
+    },
     /// Development and test tools for the mailbox (never against production).
     Mailbox {
         #[command(subcommand)]
@@ -308,6 +314,20 @@ pub enum MailboxAction {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum ContractAction {
+    /// Write the JSON Schemas generated from the code into DIR; with
+    /// --check, write nothing and exit 1 when DIR differs from the code.
+    Export {
+        /// Where the schemas live.
+        #[arg(long, default_value = "schemas", value_name = "DIR")]
+        dir: PathBuf,
+        /// Compare instead of writing (CI: code and committed schemas cannot drift).
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum ConfigAction {
     /// Validate the configuration; exit 2 naming the key and rule on failure.
     Check,
@@ -327,6 +347,7 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
         Command::Run { dry_run, .. } => ("run", Needs::BOTH, !dry_run),
         Command::Daemon { .. } => ("daemon", Needs::BOTH, true),
         Command::Decode { .. } => ("decode", Needs::NONE, false),
+        Command::Contract { .. } => ("contract", Needs::NONE, false),
         Command::Mailbox { .. } => ("mailbox", Needs::MAILBOX, true),
         Command::Status { .. } => ("status", Needs::BOTH, false),
         Command::Events { action } => (
@@ -358,6 +379,13 @@ pub async fn run(cli: Cli) -> i32 {
     // Decoding is pure: it needs no configuration, so it works anywhere.
     if let Command::Decode { inputs, json } = &cli.command {
         return crate::commands::decode::run(inputs, *json, &mut std::io::stdout().lock());
+    }
+    // So is the contract: it is generated from the code.
+    if let Command::Contract {
+        action: ContractAction::Export { dir, check },
+    } = &cli.command
+    {
+        return contract_export(dir, *check);
     }
     let loaded = match Config::load(cli.config.as_deref()) {
         Ok(l) => l,
@@ -403,7 +431,7 @@ pub async fn run(cli: Cli) -> i32 {
             print!("{}", loaded.config.to_masked_toml());
             exit::OK
         }
-        Command::Decode { .. } => exit::OK, // handled above: needs no config
+        Command::Decode { .. } | Command::Contract { .. } => exit::OK, // handled above: no config
         Command::Migrate => migrate(&loaded.config).await,
         Command::Jobs { json } => jobs(json),
         Command::Run {
@@ -977,6 +1005,40 @@ async fn status(config: &Config, clock: SharedClock, json: bool) -> i32 {
         }
         Err(e) => {
             eprintln!("msgx status: {e}");
+            exit::FAILURE
+        }
+    }
+}
+
+/// `msgx contract export [--dir DIR] [--check]` (src/contract.rs).
+fn contract_export(dir: &std::path::Path, check: bool) -> i32 {
+    if check {
+        return match crate::contract::check(dir) {
+            Ok(problems) if problems.is_empty() => {
+                println!("{}: the schemas match the code", dir.display());
+                exit::OK
+            }
+            Ok(problems) => {
+                for p in problems {
+                    eprintln!("msgx contract: {p}");
+                }
+                exit::FAILURE
+            }
+            Err(e) => {
+                eprintln!("msgx contract: {e}");
+                exit::FAILURE
+            }
+        };
+    }
+    match crate::contract::export(dir) {
+        Ok(paths) => {
+            for p in paths {
+                println!("{}", p.display());
+            }
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("msgx contract: {e}");
             exit::FAILURE
         }
     }

@@ -24,6 +24,7 @@ pub mod clock;
 pub mod codec;
 pub mod commands;
 pub mod config;
+pub mod contract;
 pub mod delivery;
 pub mod domain;
 pub mod error_text;

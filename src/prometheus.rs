@@ -4,8 +4,8 @@
 //! **Naming rule.** `msgx_<area>_<subject>[_<unit>][_total]`: snake_case,
 //! base units (`_seconds`, timestamps as `_timestamp_seconds`, counts of
 //! mailbox IDs as `_ids`), counters end in `_total`. The area is one of
-//! `ingest`, `pipeline`, `outbox`, `backfill`, `job`, `instance`,
-//! `scheduler`, `collector`. A name the design writes with dots maps by
+//! `ingest`, `codec`, `pipeline`, `outbox`, `backfill`, `job`, `instance`,
+//! `scheduler`, `collector`, `http`. A name the design writes with dots maps by
 //! replacing each dot with `_`: `msgx.pipeline.backlog.oldest_unprocessed_seconds`
 //! (§5.1) is `msgx_pipeline_backlog_oldest_unprocessed_seconds`.
 //!
@@ -152,6 +152,13 @@ pub const CATALOG: &[MetricSpec] = &[
         Histogram,
         &[],
         "Time to process one message (a group commit counts its mean per message).",
+    ),
+    // codec (issue 18 item 4: unknown elements are reported, not dropped)
+    m(
+        "msgx_codec_unknown_elements_total",
+        Counter,
+        &["kind", "name"],
+        "Unknown elements, attributes (@NAME) and stray text (#text) kept by the codec, by TYPE-STYP and name (bounded labels).",
     ),
     // outbox (§8)
     m(
@@ -375,6 +382,10 @@ fn register_known_series() {
     }
     metrics::counter!("msgx_ingest_enqueued_total").increment(0);
     metrics::counter!("msgx_ingest_late_row_check_failures_total").increment(0);
+    // Its labels come from the messages; one series exists from the start.
+    let other = crate::pipeline::unknown::OTHER;
+    metrics::counter!("msgx_codec_unknown_elements_total", "kind" => other, "name" => other)
+        .increment(0);
     // Registering a histogram (without a sample) exports it with zero counts.
     let _ = metrics::histogram!("msgx_pipeline_processing_duration_seconds");
     for target in TARGETS {
@@ -507,6 +518,7 @@ mod tests {
     fn every_name_follows_the_naming_rule() {
         let areas = [
             "ingest",
+            "codec",
             "pipeline",
             "outbox",
             "backfill",

@@ -59,8 +59,15 @@ fn count(s: &RunSummary, name: &str) -> u64 {
     s.details.get(name).and_then(|v| v.as_u64()).unwrap_or(0)
 }
 
+/// A KAFKA:msg value as the processors build it (`events_for`): a change
+/// notification of `flid` at `version`, so what the tests deliver is a
+/// record of the consumer contract (schemas/).
 fn payload(flid: i64, version: i64) -> Vec<u8> {
-    format!(r#"{{"flid":{flid},"state_version":{version}}}"#).into_bytes()
+    let mut state = FlightState::new(flid, clock_now());
+    state.state_version = version;
+    state.last_msg_id = version;
+    let [msg, _] = events_for(&state, None, "FLOP-GTDT", vec!["GTDT".into()]);
+    msg.to_bytes().expect("a notification has a value")
 }
 
 /// A KAFKA:msg row as the processors write it; returns its EVENT_ID.

@@ -804,3 +804,144 @@ fn the_crontab_and_its_daemon_schedule_fit_together() {
         );
     }
 }
+
+/// Every series of `name` on the page: (labels, value).
+fn series<'p>(page: &'p str, name: &str) -> Vec<(&'p str, f64)> {
+    page.lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix(name)?.strip_prefix('{')?;
+            let (labels, v) = rest.rsplit_once("} ")?;
+            Some((labels, v.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Issue 18 item 4: the unknown elements the codec keeps are counted per
+/// TYPE-STYP and name with bounded labels (a FAILED message's retries do not
+/// count again), logged once per name per run, and listed by `msg show`.
+/// On the code before, none of it existed (no metric, no log line, `msg show`
+/// printed only the FLOP-level NOTE and had no `unknown_elements`).
+#[tokio::test]
+async fn unknown_elements_are_counted_logged_once_per_name_and_listed() {
+    use msgx::pipeline::unknown::MAX_SERIES;
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let with_zzzz = |xml: String| xml.replace("</FLTR>", "<ZZZZ>x</ZZZZ></FLTR>");
+    let schd = with_zzzz(common::sis::schd_one_flight(700_001, 9003));
+    mb.insert(&schd).await;
+    // An unsupported SCHD subtype fails on its first attempt and is retried.
+    let failing = with_zzzz(common::sis::schd_one_flight(700_002, 9004))
+        .replace("<STYP>DNLD</STYP>", "<STYP>XXXX</STYP>");
+    let failing_id = mb.insert(&failing).await;
+    let gtdt =
+        std::fs::read_to_string(Path::new(OWN).join("026-FLOP-GTDT-unknown-element.xml")).unwrap();
+    let gtdt_id = mb.insert(&gtdt).await;
+    mb.insert(&gtdt.replace("<SEQN>500026</SEQN>", "<SEQN>700003</SEQN>"))
+        .await;
+    // A hostile sender: 300 distinct names and one too long to be a label.
+    let hostile: String = (1..=300).map(|i| format!("<Q{i:03}>1</Q{i:03}>")).collect();
+    let hostile = gtdt
+        .replace("<SEQN>500026</SEQN>", "<SEQN>700004</SEQN>")
+        .replace(
+            "<NOTE>sent by a newer AODB</NOTE>",
+            &format!("{hostile}<ABCDEFGHIJKLMNOPQRSTUVWXYZ>1</ABCDEFGHIJKLMNOPQRSTUVWXYZ>"),
+        );
+    mb.insert(&hostile).await;
+
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    let _turn = SCRAPES.lock().await;
+    let metrics = msgx::prometheus::install().expect("recorder");
+    let name = "msgx_codec_unknown_elements_total";
+    let count = |page: &str, kind: &str, n: &str| {
+        value(page, name, &[("kind", kind), ("name", n)]).unwrap_or(0.0)
+    };
+    let before = metrics.render();
+    let total = |page: &str| series(page, name).iter().map(|(_, v)| v).sum::<f64>();
+    let (logs, _guard) = capture_logs();
+    drain(&r, &clock).await;
+    let after = metrics.render();
+
+    let attempts: i32 = sqlx::query_scalar("SELECT attempts FROM proc_state WHERE msg_id = $1")
+        .bind(failing_id)
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert!(
+        attempts >= 2,
+        "the unsupported SCHD was retried: {attempts}"
+    );
+    for (kind, n, delta) in [
+        ("SCHD-DNLD", "ZZZZ", 1.0),
+        ("SCHD-_other", "ZZZZ", 1.0),
+        // The hostile message keeps the sample's GTXX.
+        ("FLOP-GTDT", "GTXX", 3.0),
+        ("FLOP-GTDT", "NOTE", 2.0),
+    ] {
+        assert_eq!(
+            count(&after, kind, n) - count(&before, kind, n),
+            delta,
+            "{kind} {n}"
+        );
+    }
+    assert_eq!(
+        total(&after) - total(&before),
+        1.0 + 1.0 + 3.0 + 2.0 + 301.0
+    );
+    let lines = series(&after, name);
+    assert!(
+        lines.len() <= MAX_SERIES + 2,
+        "the label set is bounded: {} series",
+        lines.len()
+    );
+    assert!(
+        count(&after, "FLOP-GTDT", "_other") >= 300.0 + 1.0 - MAX_SERIES as f64,
+        "the names past the cap and the overlong one: {lines:?}"
+    );
+
+    let logs = logs.text();
+    let logged = |n: &str| {
+        logs.lines()
+            .filter(|l| l.contains("Unknown element kept") && l.contains(&format!("name={n} ")))
+            .count()
+    };
+    assert_eq!(
+        logged("ZZZZ"),
+        1,
+        "two messages, one run, one line:\n{logs}"
+    );
+    assert_eq!(logged("GTXX"), 1, "{logs}");
+    assert_eq!(logged("NOTE"), 1, "{logs}");
+    assert_eq!(
+        logs.lines()
+            .filter(|l| l.contains("More unknown element names in this run"))
+            .count(),
+        1,
+        "{logs}"
+    );
+    assert!(
+        logs.lines()
+            .filter(|l| l.contains("Unknown element kept"))
+            .count()
+            <= 3 * 100,
+        "at most 100 names per run"
+    );
+
+    let cfg = db.config_file_with(|c| c.msgx.mailbox.url = mb.url.clone());
+    let out = msgx(cfg.path(), &["msg", "show", &gtdt_id.to_string(), "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths: Vec<&str> = v["unknown_elements"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|u| u["path"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(paths, ["MSG/FLOP/NOTE", "MSG/FLOP/GTDT/GTXX"]);
+    let out = msgx(cfg.path(), &["msg", "show", &gtdt_id.to_string()]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("unknown elements (2; kept, not applied)")
+            && shown.contains("MSG/FLOP/GTDT/GTXX: <GTXX>bus gate</GTXX>"),
+        "{shown}"
+    );
+}

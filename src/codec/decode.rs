@@ -366,4 +366,42 @@ mod tests {
         };
         assert_eq!(r.unknown[0].path, "MSG/META/PRIO");
     }
+
+    /// Issue 18 item 4: unknowns kept inside group items (a GTDT child, a
+    /// VIPT attribute, a DELY extra) are found, not only the top-level lists.
+    #[test]
+    fn unknown_elements_finds_every_depth() {
+        let schd = decode(
+            msg(
+                &format!("{}<PRIO>1</PRIO>", meta("SCHD", "DNLD")),
+                "<SCHD><RECS>1</RECS><FLTR><FLID>1</FLID><ZZZZ>x</ZZZZ>\
+                 <GTDT GTNO=\"1\"><GATE>G1</GATE><GTXX>bus</GTXX></GTDT>\
+                 <VIPF><VPCD>V</VPCD><VIPT VX=\"1\"><VSCD>S</VSCD></VIPT></VIPF>\
+                 <DELY CODE=\"YY\" DURA=\"0010\" EXTRA=\"e\">late</DELY></FLTR><TAIL/></SCHD>",
+            )
+            .as_bytes(),
+        )
+        .expect("ok");
+        let names: Vec<&str> = schd
+            .unknown_elements()
+            .iter()
+            .map(|u| u.name.as_str())
+            .collect();
+        assert_eq!(names, ["PRIO", "TAIL", "ZZZZ", "@EXTRA", "GTXX", "@VX"]);
+        let flop = decode(
+            msg(
+                &meta("FLOP", "GTDT"),
+                "<FLOP><FLID>9</FLID><GTDT GTNO=\"1\"><GATE>G1</GATE><GTXX>bus</GTXX></GTDT>\
+                 <NOTE>n</NOTE></FLOP>",
+            )
+            .as_bytes(),
+        )
+        .expect("ok");
+        let paths: Vec<&str> = flop
+            .unknown_elements()
+            .iter()
+            .map(|u| u.path.as_str())
+            .collect();
+        assert_eq!(paths, ["MSG/FLOP/NOTE", "MSG/FLOP/GTDT/GTXX"]);
+    }
 }

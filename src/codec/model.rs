@@ -93,6 +93,137 @@ pub struct UnknownElement {
     pub raw: String,
 }
 
+/// Anything that holds [`UnknownElement`]s, directly or in its items: lets
+/// [`DecodedMessage::unknown_elements`] find every one, however deep
+/// (issue 18 item 4: the pipeline reports them, `msgx msg show` lists them).
+trait HoldsUnknown {
+    fn unknown_into<'a>(&'a self, out: &mut Vec<&'a UnknownElement>);
+}
+
+/// Group items whose only nested unknowns are their own list.
+macro_rules! holds_unknown {
+    ($($ty:ty),* $(,)?) => {$(
+        impl HoldsUnknown for $ty {
+            fn unknown_into<'a>(&'a self, out: &mut Vec<&'a UnknownElement>) {
+                out.extend(self.unknown.iter());
+            }
+        }
+    )*};
+}
+holds_unknown!(
+    RoutePoint,
+    StandAlloc,
+    GateAlloc,
+    CounterAlloc,
+    CarouselAlloc,
+    ChuteAlloc,
+    ChockEvent,
+    AirbridgeEvent,
+    Service,
+    VipService,
+    DoorEvent,
+    TractorEvent,
+    PushEvent,
+);
+
+/// DELY items carry none: their extras are kept on the enclosing FLTR/FLOP.
+impl HoldsUnknown for Delay {
+    fn unknown_into<'a>(&'a self, _: &mut Vec<&'a UnknownElement>) {}
+}
+
+impl HoldsUnknown for Vip {
+    fn unknown_into<'a>(&'a self, out: &mut Vec<&'a UnknownElement>) {
+        out.extend(self.unknown.iter());
+        for s in &self.vipt {
+            s.unknown_into(out);
+        }
+    }
+}
+
+impl<T: HoldsUnknown> HoldsUnknown for Collection<T> {
+    fn unknown_into<'a>(&'a self, out: &mut Vec<&'a UnknownElement>) {
+        for item in self.items() {
+            item.unknown_into(out);
+        }
+    }
+}
+
+impl HoldsUnknown for Fltr {
+    fn unknown_into<'a>(&'a self, out: &mut Vec<&'a UnknownElement>) {
+        out.extend(self.unknown.iter());
+        self.rout.unknown_into(out);
+        self.erut.unknown_into(out);
+        self.psdt.unknown_into(out);
+        self.gtdt.unknown_into(out);
+        self.ckdt.unknown_into(out);
+        self.cldt.unknown_into(out);
+        self.chdt.unknown_into(out);
+        self.chot.unknown_into(out);
+        self.abtm.unknown_into(out);
+        self.dely.unknown_into(out);
+        self.srvt.unknown_into(out);
+        self.vipf.unknown_into(out);
+        self.port.unknown_into(out);
+        self.tipt.unknown_into(out);
+        self.psht.unknown_into(out);
+    }
+}
+
+impl HoldsUnknown for FlopPayload {
+    fn unknown_into<'a>(&'a self, out: &mut Vec<&'a UnknownElement>) {
+        use FlopPayload as P;
+        match self {
+            P::ABTM(c) => c.unknown_into(out),
+            P::CHDT(c) => c.unknown_into(out),
+            P::CHOT(c) => c.unknown_into(out),
+            P::CKDT(c) => c.unknown_into(out),
+            P::CLDT(c) => c.unknown_into(out),
+            P::DELY(c) => c.unknown_into(out),
+            P::ERUT(c) => c.unknown_into(out),
+            P::GTDT(c) => c.unknown_into(out),
+            P::PORT(c) => c.unknown_into(out),
+            P::PSDT(c) => c.unknown_into(out),
+            P::PSHT(c) => c.unknown_into(out),
+            P::SRVT(c) => c.unknown_into(out),
+            P::TIPT(c) => c.unknown_into(out),
+            P::VIPF(c) => c.unknown_into(out),
+            // Scalar and attributed payloads keep their extras on the FLOP.
+            _ => {}
+        }
+    }
+}
+
+impl DecodedMessage {
+    /// Every unknown element, attribute (`@NAME`) and stray text (`#text`)
+    /// the codec kept, at any depth: the message level first, then each
+    /// FLTR (or the FLOP payload) with its items. An FDEL has none (anything
+    /// extra is MALFORMED); an Unsupported message is not decoded further.
+    pub fn unknown_elements(&self) -> Vec<&UnknownElement> {
+        let mut out = Vec::new();
+        match &self.kind {
+            MsgKind::Schd(s) => {
+                out.extend(s.unknown.iter());
+                for f in &s.flights {
+                    f.unknown_into(&mut out);
+                }
+            }
+            MsgKind::Flop(f) => {
+                out.extend(f.unknown.iter());
+                f.payload.unknown_into(&mut out);
+            }
+            MsgKind::Schs(s) => {
+                out.extend(s.unknown.iter());
+                for f in &s.flights {
+                    f.unknown_into(&mut out);
+                }
+            }
+            MsgKind::RefData(r) => out.extend(r.unknown.iter()),
+            MsgKind::Fdel(_) | MsgKind::Unsupported(_) => {}
+        }
+        out
+    }
+}
+
 /// META (sis-format §1.2). SNDR, TYPE, STYP and SEQN are mandatory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Meta {

@@ -163,9 +163,7 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
                     if g.is_empty() { "" } else { "; " },
                     g.join(", ")
                 );
-                s += &unknown_lines(&f.unknown);
             }
-            s += &unknown_lines(&x.unknown);
         }
         MsgKind::Flop(x) => {
             let payload = serde_json::to_value(&x.payload).unwrap_or_default();
@@ -176,7 +174,6 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
                 field_text(&x.ffid),
                 data
             );
-            s += &unknown_lines(&x.unknown);
         }
         MsgKind::Fdel(x) => {
             s += &format!(
@@ -203,7 +200,6 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
                 keys.len(),
                 keys.join(", ")
             );
-            s += &unknown_lines(&x.unknown);
         }
         MsgKind::Schs(x) => {
             s += &format!(
@@ -241,6 +237,7 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
             s += &format!("  unsupported: {}\n", x.reason);
         }
     }
+    s += &unknown_lines(&m.unknown_elements());
     s.trim_end().to_owned()
 }
 
@@ -265,11 +262,20 @@ fn scalar_text(v: &ScalarValue) -> String {
     }
 }
 
-fn unknown_lines(unknown: &[UnknownElement]) -> String {
-    unknown
-        .iter()
-        .map(|u| format!("    unknown element {}: {}\n", u.path, u.raw))
-        .collect()
+/// Every unknown element at any depth (issue 18 item 4), with its path and
+/// raw XML; nothing when there is none.
+fn unknown_lines(unknown: &[&UnknownElement]) -> String {
+    if unknown.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "  unknown elements ({}; kept, not applied):\n",
+        unknown.len()
+    );
+    for u in unknown {
+        s += &format!("    {}: {}\n", u.path, u.raw);
+    }
+    s
 }
 
 #[cfg(test)]

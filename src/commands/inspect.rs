@@ -126,7 +126,9 @@ enum Raw {
 }
 
 /// `msgx msg show <MSG_ID> [--json]`: the PROC_STATE record, the flights it
-/// wrote, and the raw XML from the mailbox (or "purged"), decoded.
+/// wrote, and the raw XML from the mailbox (or "purged"), decoded, with
+/// every unknown element the codec kept (issue 18 item 4; `unknown_elements`
+/// in the JSON: `[{path, name, raw}]`, `null` when it was not decoded).
 pub async fn msg_show(
     pool: &PgPool,
     mailbox: &Mailbox,
@@ -175,6 +177,10 @@ pub async fn msg_show(
             "mailbox": mailbox_state,
             "raw": raw_text,
             "decoded": decoded.as_ref().map(super::decode::result_value),
+            "unknown_elements": decoded
+                .as_ref()
+                .and_then(|d| d.as_ref().ok())
+                .map(|m| m.unknown_elements()),
         });
         return emit(out, &format!("{doc}\n"));
     }

@@ -44,7 +44,7 @@ pub enum EventType {
 }
 
 /// What happened to the flight, in the change notification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum ChangeKind {
     /// Created or updated (still ACTIVE).
@@ -53,18 +53,25 @@ pub enum ChangeKind {
     Delete,
 }
 
-/// `KAFKA:msg`: "this flight changed" (not authoritative state).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// `KAFKA:msg`: "this flight changed" (not authoritative state; read the
+/// `schd` topic or msgx for the state). docs/events.md.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(title = "msg value: change notification")]
 pub struct ChangeNotification {
+    /// The flight (also the record key).
     pub flid: i64,
+    /// The flight's STATE_VERSION after this write (also the `state-version` header).
     pub state_version: i64,
     /// Mailbox ID of the message that caused the change.
     pub msg_id: i64,
     /// `TYPE-STYP` of that message, e.g. `FLOP-GTDT`, `SCHD-DNLD`, `FLOP-FDEL`.
     pub msg_kind: String,
+    /// `DELETE` when the flight became DELETED, else `UPSERT`.
     pub change: ChangeKind,
-    /// Changed content fields (SIS names; `MAFL` when a master's share list changed).
+    /// Changed content fields (SIS names, `STATE`, `OPERATION_DAY`; `MAFL` when a master's share
+    /// list changed), in the fixed order of docs/events.md.
     pub changed_fields: Vec<String>,
+    /// UTC audit time of the write; consumers guard with `(flid, state_version, updated_at)`.
     pub updated_at: DateTime<Utc>,
 }
 
@@ -144,6 +151,94 @@ impl Serialize for ProjectionView<'_> {
         m.serialize_entry("tipt", &f.tipt)?;
         m.serialize_entry("psht", &f.psht)?;
         m.end()
+    }
+}
+
+/// The JSON Schema of the projection's bytes (schemas/schd-value.schema.json),
+/// beside [`ProjectionView`]'s serialiser and with the same keys: the
+/// lifecycle columns, one key per scalar of [`ScalarTag::ALL`] but FLID
+/// typed by its [`ScalarKind`], the exception objects, MAFL and the lists,
+/// each from its Rust type. Tests validate every projection against it.
+impl schemars::JsonSchema for SchdProjection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SchdProjection".into()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::codec::ScalarKind;
+        use crate::domain::flight_state as fs;
+        use chrono::{FixedOffset, NaiveDate};
+        use serde_json::{Map, Value, json};
+        let mut props = Map::new();
+        let mut put = |key: &str, schema: schemars::Schema| {
+            props.insert(key.to_string(), schema.to_value());
+        };
+        put("flid", g.subschema_for::<i64>());
+        put(
+            "state",
+            schemars::json_schema!({"const": "ACTIVE", "description": "A DELETED flight is a tombstone (null value), never a projection."}),
+        );
+        put("state_version", g.subschema_for::<i64>());
+        put("operation_day", g.subschema_for::<Option<NaiveDate>>());
+        put("last_msg_id", g.subschema_for::<i64>());
+        put("created_at", g.subschema_for::<DateTime<Utc>>());
+        put("updated_at", g.subschema_for::<DateTime<Utc>>());
+        for tag in ScalarTag::ALL.iter().filter(|t| **t != ScalarTag::FLID) {
+            // The JSON of each FlightValue variant (its Serialize impl).
+            let mut schema = match tag.kind() {
+                ScalarKind::Text => g.subschema_for::<Option<String>>(),
+                ScalarKind::Int => g.subschema_for::<Option<i64>>(),
+                ScalarKind::Decimal => {
+                    let mut s = g.subschema_for::<Option<String>>();
+                    s.insert("pattern".into(), json!("^-?[0-9]+(\\.[0-9]+)?$"));
+                    s
+                }
+                ScalarKind::Time => g.subschema_for::<Option<DateTime<FixedOffset>>>(),
+                ScalarKind::Date => g.subschema_for::<Option<NaiveDate>>(),
+                ScalarKind::Hhmm => {
+                    let mut s = g.subschema_for::<Option<String>>();
+                    s.insert("pattern".into(), json!("^[0-9]{4}$"));
+                    s
+                }
+            };
+            schema.insert("description".into(), json!(format!("SIS {}", tag.name())));
+            put(&tag.name().to_ascii_lowercase(), schema);
+        }
+        put("fdiv", g.subschema_for::<Option<fs::DiversionInfo>>());
+        put("fret", g.subschema_for::<Option<fs::ReturnInfo>>());
+        put("flab", g.subschema_for::<Option<fs::LandingAbortInfo>>());
+        let mut mafl = g.subschema_for::<Option<Vec<MaflEntry>>>();
+        mafl.insert(
+            "description".into(),
+            json!(
+                "A master's ACTIVE shares sorted by FLID (possibly []); null for a share (§11.4)."
+            ),
+        );
+        put("mafl", mafl);
+        put("rout", g.subschema_for::<Vec<fs::RouteItem>>());
+        put("erut", g.subschema_for::<Vec<fs::RouteItem>>());
+        put("psdt", g.subschema_for::<Vec<fs::StandItem>>());
+        put("gtdt", g.subschema_for::<Vec<fs::GateItem>>());
+        put("ckdt", g.subschema_for::<Vec<fs::CounterItem>>());
+        put("cldt", g.subschema_for::<Vec<fs::CarouselItem>>());
+        put("chdt", g.subschema_for::<Vec<fs::ChuteItem>>());
+        put("chot", g.subschema_for::<Vec<fs::ChockItem>>());
+        put("abtm", g.subschema_for::<Vec<fs::AirbridgeItem>>());
+        put("dely", g.subschema_for::<Vec<fs::DelayItem>>());
+        put("srvt", g.subschema_for::<Vec<fs::ServiceItem>>());
+        put("vipf", g.subschema_for::<Vec<fs::VipItem>>());
+        put("port", g.subschema_for::<Vec<fs::DoorItem>>());
+        put("tipt", g.subschema_for::<Vec<fs::TractorItem>>());
+        put("psht", g.subschema_for::<Vec<fs::PushItem>>());
+        let required: Vec<Value> = props.keys().map(|k| json!(k)).collect();
+        schemars::json_schema!({
+            "title": "schd value: full-state projection",
+            "description": "The complete state of one ACTIVE flight at one STATE_VERSION (docs/events.md). Every key is always present; unset values are null, empty lists [].",
+            "type": "object",
+            "properties": props,
+            "required": required,
+            "additionalProperties": false,
+        })
     }
 }
 
@@ -244,12 +339,34 @@ pub fn events_for(
     } else {
         SchdPayload::Upsert(Box::new(schd_projection(next, mafl.as_deref())))
     };
-    [
+    let events = [
         DomainEvent::Msg(note),
         DomainEvent::Schd(SchdEvent {
             flid: next.flid,
             state_version: next.state_version,
             payload,
         }),
-    ]
+    ];
+    // Every event a unit test builds is checked against schemas/ (issue 18
+    // item 5); the integration tests check the outbox and the topics.
+    #[cfg(test)]
+    for e in &events {
+        let event_type = match e.event_type() {
+            EventType::Upsert => "UPSERT",
+            EventType::Tombstone => "TOMBSTONE",
+        };
+        contract_check::assert_record(
+            contract_check::topic_of(e.target().as_str()),
+            e.partition_key().to_string().as_bytes(),
+            event_type,
+            e.to_bytes().as_deref(),
+        );
+    }
+    events
 }
+
+/// The contract check the integration tests use too (one implementation).
+#[cfg(test)]
+#[allow(dead_code)]
+#[path = "../../tests/common/contract.rs"]
+pub(crate) mod contract_check;

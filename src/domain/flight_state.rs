@@ -49,7 +49,7 @@ impl Serialize for FlightValue {
 }
 
 /// `FLIGHT_SCHD.STATE`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum FlightStatus {
     Active,
@@ -58,7 +58,7 @@ pub enum FlightStatus {
 
 /// FDIV: diversion airport, direction (`TO`/`FROM`) and reason. Stored as the
 /// columns `fdiv_ddes`, `fdiv_ddir`, `fdiv_reason`; all NULL when cleared.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DiversionInfo {
     pub ddes: String,
     pub ddir: String,
@@ -66,7 +66,7 @@ pub struct DiversionInfo {
 }
 
 /// FRET: return indicator (`A` air / `G` ground) and reason (`fret_reid`, `fret_reason`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ReturnInfo {
     pub reid: String,
     pub reason: Option<String>,
@@ -74,7 +74,7 @@ pub struct ReturnInfo {
 
 /// FLAB: landing-abort indicator (`O` overshoot / `G` go-around) and reason
 /// (`flab_ares`, `flab_reason`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LandingAbortInfo {
     pub ares: String,
     pub reason: Option<String>,
@@ -92,7 +92,7 @@ pub trait Ordinal {
 macro_rules! items {
     ($( $(#[$doc:meta])* $name:ident { $( $field:ident : $ty:ty ),* $(,)? } )*) => {$(
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
         pub struct $name {
             /// 1-based persisted order (detail-table key with FLID).
             pub ordinal: i32,

@@ -16,10 +16,12 @@ use serde::Serialize;
 use crate::codec::ScalarTag;
 use crate::domain::flight_state::{FlightSet, FlightState};
 
-/// One MAFL element.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One MAFL element: a share of this master.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct MaflEntry {
+    /// The share's FLID.
     pub flid: i64,
+    /// The share's FLNO (null when it has none).
     pub flno: Option<String>,
 }
 

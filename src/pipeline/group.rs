@@ -113,6 +113,14 @@ impl MessageProcessor<'_> {
                 return Ok(GroupResult::RolledBack { last });
             }
         };
+        // Committed: each member's first attempt is recorded (all were
+        // PENDING), so its unknown elements are reported now, never for a
+        // group that rolled back (its messages are processed again singly).
+        for (h, member) in &members {
+            if let Member::Decoded(msg) = member {
+                self.unknown.report(h.msg_id, msg);
+            }
+        }
         let outcomes = records
             .into_iter()
             .map(|r| match (r.state, r.class) {

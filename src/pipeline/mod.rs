@@ -8,4 +8,5 @@ pub mod inbox_poller;
 pub mod process_one;
 pub mod processors;
 pub mod pump;
+pub mod unknown;
 pub mod watermark;

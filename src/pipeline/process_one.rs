@@ -73,6 +73,8 @@ pub struct MessageProcessor<'a> {
     /// by MSG_ID: processOne uses it instead of decoding the same immutable
     /// text again (a 20,000-FLTR SCHD was decoded twice; issue 17 item 5).
     pub decoded: std::sync::Mutex<Option<(i64, DecodedMessage)>>,
+    /// This run's report of unknown elements (once per name per run).
+    pub unknown: super::unknown::UnknownReporter,
 }
 
 /// One read-ahead range: every ID in `first..=last` is known, as a text, a
@@ -244,7 +246,7 @@ impl MessageProcessor<'_> {
             }
         };
         if let Some(msg) = stashed {
-            return self.process_decoded(head, msg).await;
+            return self.process_reported(head, &msg).await;
         }
         let raw = match self.raw(id, head.w).await {
             Ok(Some(Raw::Text(raw))) => raw,
@@ -275,14 +277,29 @@ impl MessageProcessor<'_> {
                     .await;
             }
         };
-        self.process_decoded(head, msg).await
+        self.process_reported(head, &msg).await
+    }
+
+    /// [`Self::process_decoded`], then the report of the message's unknown
+    /// elements once its first attempt is recorded (pipeline/unknown.rs):
+    /// a FAILED head's retries do not count them again.
+    async fn process_reported(
+        &self,
+        head: &Head,
+        msg: &DecodedMessage,
+    ) -> Result<ProcessOutcome, JobError> {
+        let outcome = self.process_decoded(head, msg).await?;
+        if head.state == "PENDING" && outcome != ProcessOutcome::AlreadyTerminal {
+            self.unknown.report(head.msg_id, msg);
+        }
+        Ok(outcome)
     }
 
     /// processOne from step 3 on, for a decoded `msg` (design §5.2).
     async fn process_decoded(
         &self,
         head: &Head,
-        msg: DecodedMessage,
+        msg: &DecodedMessage,
     ) -> Result<ProcessOutcome, JobError> {
         let id = head.msg_id;
         let m = &self.ctx.config.msgx;
@@ -312,16 +329,16 @@ impl MessageProcessor<'_> {
                         &self.engine,
                         &self.store,
                         id,
-                        &msg,
+                        msg,
                         s,
                     )
                     .await
                 }
                 SchdStyp::Resp => {
-                    RespProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await
+                    RespProcessor::apply(self.ctx, &self.engine, &self.store, id, msg).await
                 }
                 SchdStyp::Adft => {
-                    AdftProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg, s).await
+                    AdftProcessor::apply(self.ctx, &self.engine, &self.store, id, msg, s).await
                 }
                 SchdStyp::Del => {
                     ScheduleDeleteProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg, s)
@@ -338,14 +355,14 @@ impl MessageProcessor<'_> {
                 }
             },
             MsgKind::Flop(_) => {
-                FlopProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await
+                FlopProcessor::apply(self.ctx, &self.engine, &self.store, id, msg).await
             }
             MsgKind::Fdel(_) => {
-                FdelProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await
+                FdelProcessor::apply(self.ctx, &self.engine, &self.store, id, msg).await
             }
             MsgKind::RefData(r) => match &r.styp {
                 RefStyp::Resp => {
-                    RespProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg).await
+                    RespProcessor::apply(self.ctx, &self.engine, &self.store, id, msg).await
                 }
                 RefStyp::Other(o) => {
                     return self

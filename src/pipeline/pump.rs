@@ -56,6 +56,7 @@ impl Job for Pump {
             engine: FlightStateEngine::new(dc),
             read_ahead: std::sync::Mutex::new(None),
             decoded: std::sync::Mutex::new(None),
+            unknown: Default::default(),
         };
         let retry = &ctx.config.msgx.pipeline.retry;
         let mut report = RunReport::default();

@@ -6,6 +6,7 @@
 //! (defaults match `scripts/services.sh`).
 #![allow(dead_code)]
 
+pub mod contract;
 pub mod servers;
 pub mod sis;
 
@@ -70,13 +71,47 @@ impl TestDb {
         TestDb { name, url, pool }
     }
 
-    /// Creates a database with the msgx schema applied.
+    /// Creates a database with the msgx schema applied, recording every
+    /// outbox row msgx appends for the contract check on drop.
     pub async fn migrated() -> TestDb {
         let db = TestDb::empty().await;
         msgx::store::pg::migrate(&db.pool)
             .await
             .expect("migrations apply");
+        sqlx::raw_sql(EVENT_LOG_DDL)
+            .execute(&db.pool)
+            .await
+            .expect("contract event log");
         db
+    }
+
+    /// Every record msgx appended to the outbox in the database at `url`,
+    /// checked against schemas/ (issue 18 item 5); the failures, one line
+    /// each. `None` when the database cannot be read any more (a test
+    /// closed it to connections).
+    pub async fn contract_failures(url: String) -> Option<Vec<String>> {
+        let mut conn = PgConnection::connect(&url).await.ok()?;
+        let logged: Option<Vec<LoggedEvent>> = sqlx::query_as(
+            "SELECT target, partition_key, event_type, payload FROM msgx_test.event_log ORDER BY n",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .ok();
+        let _ = conn.close().await;
+        Some(
+            logged?
+                .iter()
+                .filter_map(|(target, key, event_type, payload)| {
+                    contract::check_record(
+                        contract::topic_of(target),
+                        key.as_bytes(),
+                        event_type,
+                        payload.as_deref(),
+                    )
+                    .err()
+                })
+                .collect(),
+        )
     }
 
     /// A config pointing at this database, with fast lock checks for tests.
@@ -136,8 +171,53 @@ impl TestDb {
     }
 }
 
+/// One row of the contract event log: target, key, event type, payload.
+type LoggedEvent = (String, String, String, Option<Vec<u8>>);
+
+/// A log of every row msgx's outbox append writes (its statement carries
+/// the marker `/* msgx:outbox-append */`; rows a test inserts by hand are
+/// not msgx's records and are not logged), kept in a schema of its own so
+/// no msgx query sees it. Replaced KAFKA:schd rows stay in the log.
+const EVENT_LOG_DDL: &str = "\
+    CREATE SCHEMA msgx_test; \
+    CREATE TABLE msgx_test.event_log (n bigserial PRIMARY KEY, target text, partition_key text, \
+        event_type text, payload bytea); \
+    CREATE FUNCTION msgx_test.log_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+        IF current_query() LIKE '%/* msgx:outbox-append */%' THEN \
+            INSERT INTO msgx_test.event_log (target, partition_key, event_type, payload) \
+            VALUES (NEW.target, NEW.partition_key, NEW.event_type, NEW.payload); \
+        END IF; RETURN NULL; END $$; \
+    CREATE TRIGGER msgx_test_event_log AFTER INSERT OR UPDATE OF payload, event_type ON msg_event \
+        FOR EACH ROW EXECUTE FUNCTION msgx_test.log_event();";
+
 impl Drop for TestDb {
     fn drop(&mut self) {
+        // The contract check (issue 18 item 5): only when the test did not
+        // fail already, so its own failure is the one reported.
+        if !std::thread::panicking() {
+            let url = self.url.clone();
+            let failures = Arc::new(std::sync::Mutex::new(None));
+            let out = failures.clone();
+            cleanup(async move {
+                let found = TestDb::contract_failures(url).await;
+                *out.lock().unwrap_or_else(|e| e.into_inner()) = found;
+            });
+            let failures = failures.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(f) = failures.filter(|f| !f.is_empty()) {
+                self.drop_database();
+                panic!(
+                    "{} outbox record(s) break the consumer contract (schemas/):\n{}",
+                    f.len(),
+                    f.join("\n")
+                );
+            }
+        }
+        self.drop_database();
+    }
+}
+
+impl TestDb {
+    fn drop_database(&mut self) {
         let name = self.name.clone();
         cleanup(async move {
             if let Ok(mut admin) = PgConnection::connect(&pg_admin_url()).await {
@@ -530,7 +610,41 @@ pub async fn consume(
     tail(&cfg.msgx.kafka, topic, &opts, |r| out.push(r.clone()))
         .await
         .expect("consume");
+    for r in &out {
+        check_contract(r);
+    }
     out
+}
+
+/// Every record a test reads from the topics keeps the consumer contract
+/// (docs/asyncapi.yaml, issue 18 item 5): key and value by schemas/, the
+/// three headers, and the `state-version` header equal to the value's
+/// version (`state_version`, or a season record's `revision`).
+pub fn check_contract(r: &msgx::commands::tail::TailRecord) {
+    let event_type = r.headers.get("event-type").map_or("", String::as_str);
+    let logical = if r.topic.contains("season") {
+        "season"
+    } else if r.topic.contains("schd") {
+        "schd"
+    } else {
+        "msg"
+    };
+    contract::assert_record(
+        logical,
+        r.key.as_deref().unwrap_or_default().as_bytes(),
+        event_type,
+        r.value.as_deref().map(str::as_bytes),
+    );
+    let version = r.header_i64("state-version");
+    assert!(
+        version.is_some() && r.header_i64("event-id").is_some(),
+        "headers: {r:?}"
+    );
+    if let Some(v) = &r.value {
+        let v: serde_json::Value = serde_json::from_str(v).expect("checked JSON");
+        let own = v["state_version"].as_i64().or(v["revision"].as_i64());
+        assert_eq!(own, version, "{r:?}");
+    }
 }
 
 /// Fast-failing Kafka settings for tests (infra notes).
@@ -539,4 +653,41 @@ pub fn fast_kafka(c: &mut Config, bootstrap: &str) {
     c.msgx.kafka.message_timeout = "2s".parse().expect("duration");
     c.msgx.kafka.call_timeout = "5s".parse().expect("duration");
     c.msgx.kafka.reconnect_backoff_max = "200ms".parse().expect("duration");
+}
+
+/// What [`capture_logs`] collected: the formatted lines, without colours.
+#[derive(Clone, Default)]
+pub struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Logs {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+}
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Collects the WARN and higher log lines of this thread while the guard
+/// lives (a `#[tokio::test]` runs its tasks on its own thread, so the pump's
+/// logs are in it; lines from `spawn_blocking` threads are not).
+pub fn capture_logs() -> (Logs, tracing::subscriber::DefaultGuard) {
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(move || writer.clone())
+        .finish();
+    (logs, tracing::subscriber::set_default(subscriber))
 }

@@ -1,6 +1,7 @@
 //! Domain tests (style §6): one module per area.
 
 mod cascade;
+mod contract;
 mod events;
 mod fixtures;
 mod flop_table;

@@ -352,8 +352,11 @@ pub async fn append_many(
         // KAFKA:msg rows are outside the partial unique index, so the ON
         // CONFLICT clause only ever applies to KAFKA:schd rows (§8.2: replaced
         // only forward in STATE_VERSION, with a fresh EVENT_ID as generation).
+        // The leading comment marks msgx's own appends: the test harness
+        // checks exactly these rows against schemas/ (tests/common, issue 18
+        // item 5), not rows a test inserts by hand.
         sqlx::query(
-            "INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
+            "/* msgx:outbox-append */ INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
              SELECT g, k, t, v, m, p, $7 \
              FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[]) \
                   WITH ORDINALITY AS x(g, k, t, v, m, p, n) \
@@ -405,7 +408,7 @@ pub async fn append_season(
         let versions: Vec<i64> = chunk.iter().map(|e| e.revision).collect();
         let payloads: Vec<Option<&[u8]>> = chunk.iter().map(|e| e.payload.as_deref()).collect();
         sqlx::query(
-            "INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
+            "/* msgx:outbox-append */ INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
              SELECT 'KAFKA:season', k, t, v, $5, p, $6 \
              FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::bytea[]) WITH ORDINALITY AS x(k, t, v, p, n) \
              ORDER BY n \
