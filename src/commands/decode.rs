@@ -229,9 +229,7 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
                     f.rout.items().len(),
                     f.erut.items().len()
                 );
-                s += &unknown_lines(&f.unknown);
             }
-            s += &unknown_lines(&x.unknown);
         }
         MsgKind::Unsupported(x) => {
             s += &format!("  unsupported: {}\n", x.reason);
