@@ -341,7 +341,7 @@ impl MessageProcessor<'_> {
                     AdftProcessor::apply(self.ctx, &self.engine, &self.store, id, msg, s).await
                 }
                 SchdStyp::Del => {
-                    ScheduleDeleteProcessor::apply(self.ctx, &self.engine, &self.store, id, &msg, s)
+                    ScheduleDeleteProcessor::apply(self.ctx, &self.engine, &self.store, id, msg, s)
                         .await
                 }
                 SchdStyp::Other(o) => {
