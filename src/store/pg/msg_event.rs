@@ -355,20 +355,14 @@ pub async fn append_many(
         // The leading comment marks msgx's own appends: the test harness
         // checks exactly these rows against schemas/ (tests/common, issue 18
         // item 5), not rows a test inserts by hand.
-        sqlx::query(
+        sqlx::query(sqlx::AssertSqlSafe(format!(
             "/* msgx:outbox-append */ INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
              SELECT g, k, t, v, m, p, $7 \
              FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[]) \
                   WITH ORDINALITY AS x(g, k, t, v, m, p, n) \
-             ORDER BY n \
-             ON CONFLICT (partition_key) WHERE target = 'KAFKA:schd' DO UPDATE SET \
-               event_id = EXCLUDED.event_id, event_type = EXCLUDED.event_type, \
-               state_version = EXCLUDED.state_version, msg_id = EXCLUDED.msg_id, \
-               payload = EXCLUDED.payload, status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
-               first_failure_at = NULL, last_error = NULL, error_class = NULL, \
-               created_at = EXCLUDED.created_at, sent_at = NULL \
-             WHERE msg_event.state_version <= EXCLUDED.state_version",
-        )
+             ORDER BY n {}",
+            replace_forward(EventTarget::KafkaSchd)
+        )))
         .bind(&targets)
         .bind(&keys)
         .bind(&types)
@@ -380,6 +374,22 @@ pub async fn append_many(
         .await?;
     }
     Ok(())
+}
+
+/// The conflict clause of a one-row-per-key target (KAFKA:schd per FLID,
+/// KAFKA:season per series, §8.2): the row is replaced only forward in
+/// STATE_VERSION, with a fresh EVENT_ID as generation, reset to PENDING.
+fn replace_forward(target: EventTarget) -> String {
+    format!(
+        "ON CONFLICT (partition_key) WHERE target = '{}' DO UPDATE SET \
+               event_id = EXCLUDED.event_id, event_type = EXCLUDED.event_type, \
+               state_version = EXCLUDED.state_version, msg_id = EXCLUDED.msg_id, \
+               payload = EXCLUDED.payload, status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
+               first_failure_at = NULL, last_error = NULL, error_class = NULL, \
+               created_at = EXCLUDED.created_at, sent_at = NULL \
+             WHERE msg_event.state_version <= EXCLUDED.state_version",
+        target.as_str()
+    )
 }
 
 /// Stores the `season` records of one stored SCHS (issue 18 item 2), in
@@ -407,19 +417,13 @@ pub async fn append_season(
             .collect();
         let versions: Vec<i64> = chunk.iter().map(|e| e.revision).collect();
         let payloads: Vec<Option<&[u8]>> = chunk.iter().map(|e| e.payload.as_deref()).collect();
-        sqlx::query(
+        sqlx::query(sqlx::AssertSqlSafe(format!(
             "/* msgx:outbox-append */ INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
              SELECT 'KAFKA:season', k, t, v, $5, p, $6 \
              FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::bytea[]) WITH ORDINALITY AS x(k, t, v, p, n) \
-             ORDER BY n \
-             ON CONFLICT (partition_key) WHERE target = 'KAFKA:season' DO UPDATE SET \
-               event_id = EXCLUDED.event_id, event_type = EXCLUDED.event_type, \
-               state_version = EXCLUDED.state_version, msg_id = EXCLUDED.msg_id, \
-               payload = EXCLUDED.payload, status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
-               first_failure_at = NULL, last_error = NULL, error_class = NULL, \
-               created_at = EXCLUDED.created_at, sent_at = NULL \
-             WHERE msg_event.state_version <= EXCLUDED.state_version",
-        )
+             ORDER BY n {}",
+            replace_forward(EventTarget::KafkaSeason)
+        )))
         .bind(&keys)
         .bind(&types)
         .bind(&versions)
