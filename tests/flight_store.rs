@@ -382,6 +382,55 @@ async fn update_rewrites_only_the_changed_list() {
     }
 }
 
+/// The many-flight statements (group commit, large schedules) delete only
+/// the changed lists of stored flights and nothing for a new one (issue 17
+/// item 5: the deletes are keyed by Rust-built `(FLID, list)` pairs).
+#[tokio::test]
+async fn a_many_flight_write_rewrites_only_the_changed_lists_of_stored_flights() {
+    let db = TestDb::migrated().await;
+    let cfg = DomainConfig::default();
+    let store = FlightStore::new(&cfg);
+    let (b40, b41) = (full_flight(&cfg, 40), full_flight(&cfg, 41));
+    write(&db, &store, None, &b40).await;
+    write(&db, &store, None, &b41).await;
+    let (x40, x41) = (detail_xmins(&db, 40).await, detail_xmins(&db, 41).await);
+
+    let mut a40 = b40.clone();
+    a40.state_version += 1;
+    a40.erut.truncate(1);
+    a40.gtdt.clear();
+    let mut a41 = b41.clone();
+    a41.state_version += 1;
+    a41.set_scalar(ScalarTag::STND, Some(FlightValue::Text("207".into())));
+    let a42 = full_flight(&cfg, 42);
+    let mut tx = db.pool.begin().await.expect("begin");
+    store
+        .write_many(
+            &mut tx,
+            &[(Some(&b40), &a40), (Some(&b41), &a41), (None, &a42)],
+        )
+        .await
+        .expect("write_many");
+    tx.commit().await.expect("commit");
+
+    let loaded = load(&db, &store, &[40, 41, 42]).await;
+    assert_same(&loaded[0], &a40);
+    assert_same(&loaded[1], &a41);
+    assert_same(&loaded[2], &a42);
+    let (y40, y41) = (detail_xmins(&db, 40).await, detail_xmins(&db, 41).await);
+    assert_eq!(y41, x41, "flight 41 changed no list");
+    for (key, x) in &x40 {
+        let changed = key.1.contains("ERUT") || key.0 == "flight_gate";
+        match y40.get(key) {
+            Some(y) if changed => assert_ne!(y, x, "{key:?} rewritten"),
+            Some(y) => assert_eq!(y, x, "{key:?} untouched"),
+            None => assert!(changed, "{key:?} vanished"),
+        }
+    }
+    let mut conn = db.pool.acquire().await.expect("conn");
+    assert_eq!(count(&mut conn, "flight_gate", "true", 40).await, 0);
+}
+
 #[tokio::test]
 async fn clearing_lists_and_scalars_leaves_no_rows_and_nulls() {
     let db = TestDb::migrated().await;

@@ -9,11 +9,15 @@
 //! it with `jsonb_populate_record(set)`; loading is one round trip that
 //! aggregates the row and every list with `to_jsonb`.
 //!
-//! A write is at most two statements, for one flight or many (a JSON array
-//! of documents): (1) upsert of the rows together with the `DELETE` of every
-//! list that changed, per FLID, (2) the INSERT of those lists. Changed lists
-//! are thus rewritten delete-then-insert per FLID (INV-14); unchanged detail
-//! rows are not touched.
+//! A write is at most two statements, for one flight or many: (1) upsert of
+//! the rows (a JSON array of row documents) together with the `DELETE` of
+//! every list that changed, per stored FLID (one `bigint[]` per list), (2)
+//! the INSERT of those lists (a JSON object of one row array per list).
+//! Changed lists are thus rewritten delete-then-insert per FLID (INV-14);
+//! unchanged detail rows are not touched. Each JSON value is sent and parsed
+//! once, and each list statement reads only its own part of it (issue 17
+//! item 5: a 20,000-flight SCHD spent most of its time searching one large
+//! array per list).
 //!
 //! Read rules for stored data (never a panic; anything else is a
 //! [`FlightStoreError`] inside `sqlx::Error::Decode`):
@@ -85,17 +89,19 @@ impl DetailList {
             .unwrap_or_default()
     }
 
-    /// A row template of this list's table keyed by `flid_expr` (plus its
-    /// `route_kind` for ROUT/ERUT), for `jsonb_populate_recordset` to fill.
-    fn row_template(&self, flid_expr: &str) -> String {
-        let kind = self
-            .route_kind
-            .map(|k| format!(", 'route_kind', '{k}'"))
-            .unwrap_or_default();
-        format!(
-            "jsonb_populate_record(NULL::{table}, jsonb_build_object('flid', {flid_expr}{kind}))",
-            table = self.table
-        )
+    /// One item of this list as a complete row of its table: the item's
+    /// fields plus `flid` (and `route_kind` for ROUT/ERUT).
+    fn table_row(&self, flid: i64, item: Value) -> Value {
+        match item {
+            Value::Object(mut row) => {
+                row.insert("flid".into(), flid.into());
+                if let Some(kind) = self.route_kind {
+                    row.insert("route_kind".into(), kind.into());
+                }
+                Value::Object(row)
+            }
+            other => other,
+        }
     }
 }
 
@@ -236,23 +242,22 @@ static LOAD_ACTIVE_CHILDREN: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// `(SELECT flid of every document in the array $1 that has key '{key}')`.
-fn flids_with(key: &str) -> String {
-    format!("(SELECT (d->>'flid')::bigint FROM jsonb_array_elements($1) d WHERE d ? '{key}')")
-}
-
-/// Statement 1 of a many-flight write: for the documents in the JSON array `$1`, deletes
-/// the detail rows of every list a document carries (for that document's
-/// FLID), and upserts their `flight_schd` rows.
+/// Statement 1 of a write: deletes the stored detail rows of the lists
+/// that changed, per list the FLIDs in `$2`, `$3`, … (one `bigint[]` per
+/// list, [`LISTS`] order), and upserts the `flight_schd` rows of the JSON
+/// array `$1` (row columns only). The FLIDs come from Rust: a flight never
+/// stored has no detail rows to delete, and searching the JSON documents
+/// once per list cost 3.7 s of a 20,000-flight SCHD (issue 17 item 5).
 static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
     let deletes: Vec<String> = LISTS
         .iter()
-        .map(|l| {
+        .enumerate()
+        .map(|(i, l)| {
             format!(
-                "d_{key} AS (DELETE FROM {table} WHERE flid IN {flids}{kind})",
+                "d_{key} AS (DELETE FROM {table} WHERE flid = ANY(${n}::bigint[]){kind})",
                 key = l.key,
                 table = l.table,
-                flids = flids_with(l.key),
+                n = i + 2,
                 kind = l.kind_filter("")
             )
         })
@@ -261,8 +266,7 @@ static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// `WITH <deletes> INSERT INTO flight_schd SELECT * FROM <source> ON CONFLICT
-/// (flid) DO UPDATE` of every stored column: the shared shape of the one-flight
-/// and many-flight writes.
+/// (flid) DO UPDATE` of every stored column.
 fn upsert_with_deletes(deletes: &[String], source: &str) -> String {
     let columns: Vec<String> = LIFECYCLE_COLUMNS
         .iter()
@@ -280,54 +284,20 @@ fn upsert_with_deletes(deletes: &[String], source: &str) -> String {
     )
 }
 
-/// Statement 2 of a many-flight write: inserts every list each document of the JSON
-/// array `$1` carries, for that document's FLID (a missing key inserts
-/// nothing).
+/// Statement 2 of a write: inserts the detail rows of the JSON object `$1`,
+/// one array of complete table rows (with `flid`, and `route_kind` for
+/// ROUT/ERUT) per list key; a missing key inserts nothing. Each list reads
+/// only its own array: searching every flight document once per list cost
+/// most of a 20,000-flight SCHD (issue 17 item 5, docs/BENCHMARKS.md).
 static INSERT_LISTS: LazyLock<String> = LazyLock::new(|| {
     let inserts: Vec<String> = LISTS
         .iter()
         .map(|l| {
             format!(
-                "i_{key} AS (INSERT INTO {table} SELECT r.* FROM jsonb_array_elements($1) d, \
-                 LATERAL jsonb_populate_recordset({template}, d->'{key}') r WHERE d ? '{key}')",
+                "i_{key} AS (INSERT INTO {table} SELECT * FROM \
+                 jsonb_populate_recordset(NULL::{table}, $1->'{key}'))",
                 key = l.key,
                 table = l.table,
-                template = l.row_template("d->'flid'")
-            )
-        })
-        .collect();
-    format!("WITH {} SELECT 1", inserts.join(", "))
-});
-
-/// Statement 1 of a one-flight write (simple indexed statements, the
-/// SCHD path writes flights one by one): deletes the detail rows of every list present in
-/// the document `$1` for FLID `$2`, and upserts the `flight_schd` row.
-static UPSERT_AND_DELETE_ONE: LazyLock<String> = LazyLock::new(|| {
-    let deletes: Vec<String> = LISTS
-        .iter()
-        .map(|l| {
-            format!(
-                "d_{key} AS (DELETE FROM {table} WHERE flid = $2{kind} AND $1 ? '{key}')",
-                key = l.key,
-                table = l.table,
-                kind = l.kind_filter("")
-            )
-        })
-        .collect();
-    upsert_with_deletes(&deletes, "jsonb_populate_record(NULL::flight_schd, $1)")
-});
-
-/// Statement 2 of a one-flight write: inserts every list present in the document `$1`
-/// for FLID `$2` (a missing key inserts nothing).
-static INSERT_LISTS_ONE: LazyLock<String> = LazyLock::new(|| {
-    let inserts: Vec<String> = LISTS
-        .iter()
-        .map(|l| {
-            format!(
-                "i_{key} AS (INSERT INTO {table} SELECT * FROM jsonb_populate_recordset({template}, $1->'{key}'))",
-                key = l.key,
-                table = l.table,
-                template = l.row_template("$2::bigint")
             )
         })
         .collect();
@@ -430,7 +400,8 @@ impl FlightStore {
     }
 
     /// Persists `after`: upserts the flight_schd row; rewrites (DELETE then INSERT for that FLID, INV-14)
-    /// every detail list that differs from `before` — all lists when `before` is None.
+    /// every detail list that differs from `before`, the stored state. `None`
+    /// means the flight has no row: every list is inserted, nothing deleted.
     pub async fn write(
         &self,
         conn: &mut sqlx::PgConnection,
@@ -451,43 +422,49 @@ impl FlightStore {
         if flights.is_empty() {
             return Ok(());
         }
-        let mut has_items = false;
-        let mut docs = Vec::with_capacity(flights.len());
+        let encode = |e: serde_json::Error| sqlx::Error::Encode(Box::new(e));
+        let mut rows = Vec::with_capacity(flights.len());
+        let mut items: Map<String, Value> = Map::new();
+        let mut stale: Vec<Vec<i64>> = vec![Vec::new(); LISTS.len()];
         for (before, after) in flights {
-            let doc = document(*before, after).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-            has_items |= LISTS.iter().any(|l| {
-                doc.get(l.key)
-                    .and_then(Value::as_array)
-                    .is_some_and(|a| !a.is_empty())
-            });
-            docs.push(Value::Object(doc));
-        }
-        // One flight: the statements keyed by `$2 = FLID` (index probes);
-        // several: the JSON-array statements (one statement for all).
-        let (upsert, insert, docs, flid) = match (docs.len(), flights.first()) {
-            (1, Some((_, after))) => (
-                &*UPSERT_AND_DELETE_ONE,
-                &*INSERT_LISTS_ONE,
-                docs.into_iter().next().unwrap_or(Value::Null),
-                Some(after.flid),
-            ),
-            _ => (
-                &*UPSERT_AND_DELETE,
-                &*INSERT_LISTS,
-                Value::Array(docs),
-                None,
-            ),
-        };
-        let statement = |sql: &'static str| {
-            let q = sqlx::query(AssertSqlSafe(sql)).bind(&docs);
-            match flid {
-                Some(f) => q.bind(f),
-                None => q,
+            rows.push(Value::Object(row_document(after).map_err(encode)?));
+            let mut changed = Map::new();
+            put_lists(*before, after, &mut changed).map_err(encode)?;
+            for (i, list) in LISTS.iter().enumerate() {
+                let Some(Value::Array(list_items)) = changed.remove(list.key) else {
+                    continue;
+                };
+                // A stored flight's changed list is deleted first (INV-14);
+                // a flight never stored has no detail rows to delete.
+                if before.is_some() {
+                    stale[i].push(after.flid);
+                }
+                let out = items
+                    .entry(list.key)
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(out) = out {
+                    out.extend(
+                        list_items
+                            .into_iter()
+                            .map(|item| list.table_row(after.flid, item)),
+                    );
+                }
             }
-        };
-        statement(upsert.as_str()).execute(&mut *conn).await?;
+        }
+        let mut upsert =
+            sqlx::query(AssertSqlSafe(UPSERT_AND_DELETE.as_str())).bind(Value::Array(rows));
+        for flids in &stale {
+            upsert = upsert.bind(flids);
+        }
+        upsert.execute(&mut *conn).await?;
+        let has_items = items
+            .values()
+            .any(|v| v.as_array().is_some_and(|a| !a.is_empty()));
         if has_items {
-            statement(insert.as_str()).execute(&mut *conn).await?;
+            sqlx::query(AssertSqlSafe(INSERT_LISTS.as_str()))
+                .bind(Value::Object(items))
+                .execute(&mut *conn)
+                .await?;
         }
         Ok(())
     }
@@ -536,7 +513,7 @@ impl FlightStore {
     /// `null` when unset) and one array per list (`rout`, `erut`, `gtdt`, …).
     pub fn snapshot_json(&self, state: &FlightState) -> serde_json::Value {
         // Serialising plain data with string keys cannot fail.
-        document(None, state).map_or(Value::Null, Value::Object)
+        document(state).map_or(Value::Null, Value::Object)
     }
 
     async fn fetch(
@@ -620,12 +597,15 @@ impl FlightStore {
     }
 }
 
-/// The write document of `after`: every `flight_schd` column, plus the lists
-/// that differ from `before` (all when `None`).
-fn document(
-    before: Option<&FlightState>,
-    after: &FlightState,
-) -> Result<Map<String, Value>, serde_json::Error> {
+/// The complete document of `state`: every `flight_schd` column and every list.
+fn document(state: &FlightState) -> Result<Map<String, Value>, serde_json::Error> {
+    let mut doc = row_document(state)?;
+    put_lists(None, state, &mut doc)?;
+    Ok(doc)
+}
+
+/// Every `flight_schd` column of `after`, keyed by column name.
+fn row_document(after: &FlightState) -> Result<Map<String, Value>, serde_json::Error> {
     let mut doc = Map::new();
     let mut put = |k: &str, v: Value| {
         doc.insert(k.to_string(), v);
@@ -651,7 +631,6 @@ fn document(
     put("fret_reason", text(fret.and_then(|r| r.reason.as_ref())));
     put("flab_ares", text(flab.map(|a| &a.ares)));
     put("flab_reason", text(flab.and_then(|a| a.reason.as_ref())));
-    put_lists(before, after, &mut doc)?;
     Ok(doc)
 }
 
