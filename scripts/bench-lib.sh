@@ -6,7 +6,7 @@ bash scripts/services.sh >/dev/null
 command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null; }
 command -v bc >/dev/null || { apt-get install -y -qq bc >/dev/null; }
 [ "$BUILD" = 1 ] && cargo build --release --quiet --bin msgx
-MSGX=target/release/msgx
+MSGX=${MSGX_BIN:-target/release/msgx}
 PG=postgres://msgx:msgx@127.0.0.1:5432
 export PGOPTIONS='--client-min-messages=warning'
 export MSGX_DATABASE_URL=$PG/$DB MSGX_MAILBOX_URL=mysql://msgx:msgx@127.0.0.1:3306/${DB}_mb
