@@ -387,17 +387,18 @@ pub async fn run(cli: Cli) -> i32 {
     {
         return contract_export(dir, *check);
     }
-    let loaded = match Config::load(cli.config.as_deref()) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("msgx: {e}");
-            return match e {
-                ConfigError::Read { .. } | ConfigError::Parse { .. } | ConfigError::Invalid(_) => {
-                    exit::CONFIG
-                }
-            };
-        }
-    };
+    let loaded =
+        match Config::load_checked(cli.config.as_deref(), crate::jobs::profile::config_issues) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("msgx: {e}");
+                return match e {
+                    ConfigError::Read { .. }
+                    | ConfigError::Parse { .. }
+                    | ConfigError::Invalid(_) => exit::CONFIG,
+                };
+            }
+        };
     let target = if matches!(cli.command, Command::Daemon { .. }) {
         LogTarget::Daemon
     } else {

@@ -13,6 +13,11 @@ pub trait Clock: Send + Sync + std::fmt::Debug {
 /// A shareable clock handle.
 pub type SharedClock = Arc<dyn Clock>;
 
+/// Seconds between two instants of the Clock, for histograms (never negative).
+pub fn seconds_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
+    (to - from).to_std().map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// The wall clock. The only place in msgx that reads system time.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;
@@ -68,5 +73,19 @@ mod tests {
         let shared: SharedClock = Arc::new(clock.clone());
         clock.advance(Duration::seconds(1));
         assert_eq!(shared.now(), start + Duration::seconds(31));
+    }
+
+    #[test]
+    fn durations_are_never_negative() {
+        use chrono::TimeZone;
+        let t = Utc
+            .with_ymd_and_hms(2026, 12, 1, 8, 0, 0)
+            .single()
+            .expect("valid");
+        assert_eq!(seconds_between(t, t - chrono::Duration::seconds(3)), 0.0);
+        assert_eq!(
+            seconds_between(t, t + chrono::Duration::milliseconds(1500)),
+            1.5
+        );
     }
 }

@@ -505,11 +505,6 @@ fn set_pg_gauges(f: &PgFacts, now: DateTime<Utc>) {
     }
 }
 
-/// Seconds between two instants of the Clock, for histograms (never negative).
-pub fn seconds_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
-    (to - from).to_std().map_or(0.0, |d| d.as_secs_f64())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -589,19 +584,5 @@ mod tests {
             .collect();
         out.sort();
         out
-    }
-
-    #[test]
-    fn durations_are_never_negative() {
-        use chrono::TimeZone;
-        let t = Utc
-            .with_ymd_and_hms(2026, 12, 1, 8, 0, 0)
-            .single()
-            .expect("valid");
-        assert_eq!(seconds_between(t, t - chrono::Duration::seconds(3)), 0.0);
-        assert_eq!(
-            seconds_between(t, t + chrono::Duration::milliseconds(1500)),
-            1.5
-        );
     }
 }

@@ -12,7 +12,7 @@ use msgx::clock::{ManualClock, SharedClock};
 use msgx::http::ops::{Heartbeat, JobsSlot, LockSlot, OpsState, router};
 use msgx::instance_lock::{AdvisoryLock, LockKey};
 use msgx::jobs::runner::{RunOptions, Runner};
-use msgx::scheduler::supervision::JobWatch;
+use msgx::jobs::supervision::JobWatch;
 use sqlx::Connection;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 use crate::codec;
 use crate::config::Config;
 use crate::domain::{mafl, schd_projection};
-use crate::pipeline::pump::domain_config;
+use crate::jobs::domain_config;
 use crate::store::mailbox::Mailbox;
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::{inbox, msg_event, proc_state};

@@ -9,10 +9,29 @@
 //! `config/msgx.toml` and `docs/configuration.md`.
 
 mod duration;
+mod mailbox_tls;
 mod validate;
 
 pub use duration::Dur;
+pub use mailbox_tls::{mailbox_tls_issues, url_params};
 pub use validate::ConfigIssue;
+
+/// librdkafka properties msgx sets from its own keys; `msgx.kafka.properties`
+/// may not override them (they carry the delivery guarantees).
+pub const RESERVED_KAFKA_PROPERTIES: &[&str] = &[
+    "bootstrap.servers",
+    "metadata.broker.list",
+    "enable.idempotence",
+    "acks",
+    "request.required.acks",
+    "message.timeout.ms",
+    "delivery.timeout.ms",
+    "reconnect.backoff.max.ms",
+];
+
+/// The environment variable holding the compat endpoint's bearer token
+/// (wins over `msgx.http.compat-token-file`).
+pub const COMPAT_TOKEN_ENV: &str = "MSGX_COMPAT_TOKEN";
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -734,7 +753,7 @@ pub struct Daemon {
     pub shutdown_timeout: Dur,
     /// `/readyz` names a job overdue when it has not completed a run by its
     /// next cron time after the last completion + its time budget + this
-    /// (issue 17, item 1; `scheduler::supervision`).
+    /// (issue 17, item 1; `jobs::supervision`).
     pub job_overdue_margin: Dur,
 }
 
@@ -867,6 +886,17 @@ impl Config {
     /// Resolves the file (see module docs), applies env overrides and
     /// validates. Errors name the key and the rule.
     pub fn load(explicit: Option<&Path>) -> Result<Loaded, ConfigError> {
+        Self::load_checked(explicit, |_| Vec::new())
+    }
+
+    /// [`load`](Self::load) with the rules of upper layers added after this
+    /// module's own (the schedule profile needs the job catalogue:
+    /// `jobs::profile::config_issues`); config imports nothing above it
+    /// (docs/architecture.md).
+    pub fn load_checked(
+        explicit: Option<&Path>,
+        more: impl Fn(&Config) -> Vec<ConfigIssue>,
+    ) -> Result<Loaded, ConfigError> {
         let path = explicit
             .map(Path::to_path_buf)
             .or_else(|| std::env::var_os("MSGX_CONFIG").map(PathBuf::from))
@@ -885,7 +915,11 @@ impl Config {
             None => Config::default(),
         };
         config.apply_env(|k| std::env::var(k).ok());
-        config.validate().map_err(ConfigError::Invalid)?;
+        let mut issues = config.validate().err().unwrap_or_default();
+        issues.extend(more(&config));
+        if !issues.is_empty() {
+            return Err(ConfigError::Invalid(issues));
+        }
         Ok(Loaded {
             config,
             source: path,

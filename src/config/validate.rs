@@ -1,9 +1,8 @@
 //! The startup self-check (issue 2, item 2; design §9.1 and §9.3 "时间常数排序").
 //! Each issue names the TOML key and the rule it breaks.
 
+use super::COMPAT_TOKEN_ENV as TOKEN_ENV;
 use super::{Config, CutoverWatermark, Dur};
-use crate::http::compat::TOKEN_ENV;
-use crate::scheduler::profile::Profile;
 use std::fmt;
 
 /// One broken rule.
@@ -122,7 +121,7 @@ impl Config {
         }
         // Issue 6: the delivery guarantees come from msgx's own keys.
         for k in m.kafka.properties.keys() {
-            if crate::kafka::RESERVED_PROPERTIES.contains(&k.as_str()) {
+            if super::RESERVED_KAFKA_PROPERTIES.contains(&k.as_str()) {
                 fail(
                     "msgx.kafka.properties",
                     format!(
@@ -250,7 +249,7 @@ impl Config {
                 format!("must be at least 1d (daily files), is {}", m.log.retention),
             );
         }
-        for (key, rule) in crate::store::mailbox::tls::config_issues(&m.mailbox) {
+        for (key, rule) in super::mailbox_tls_issues(&m.mailbox) {
             fail(key, rule);
         }
         if !matches!(m.log.format.as_str(), "text" | "json") {
@@ -304,17 +303,6 @@ impl Config {
                     m.pipeline.max_commit_delay
                 ),
             );
-        }
-        match Profile::resolve(&m.daemon.schedule) {
-            Ok(profile) => {
-                for problem in profile.problems() {
-                    fail(
-                        &format!("msgx.daemon.schedule ({})", profile.origin),
-                        problem,
-                    );
-                }
-            }
-            Err(e) => fail("msgx.daemon.schedule", e.to_string()),
         }
         if issues.is_empty() {
             Ok(())

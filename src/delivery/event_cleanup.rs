@@ -2,8 +2,8 @@
 //! `msgx.pipeline.event-retention`, judged by SENT_AT only. KAFKA:msg DEAD
 //! rows stay as the DLQ until an operator resolves them.
 
+use crate::jobs::batch::{Sweep, run_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
-use crate::maintenance::batch::{Sweep, run_sweep};
 
 const SENT_EVENTS: Sweep = Sweep {
     label: "events_deleted",

@@ -224,7 +224,7 @@ impl WaveSender<'_> {
             match result {
                 Ok(()) => {
                     // Commit → broker ack (docs/metrics.md).
-                    latency.record(crate::prometheus::seconds_between(row.created_at, now));
+                    latency.record(crate::clock::seconds_between(row.created_at, now));
                     confirmed.push(true)
                 }
                 Err(e) => {

@@ -70,8 +70,7 @@ use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-/// The environment variable holding the bearer token (wins over the file).
-pub const TOKEN_ENV: &str = "MSGX_COMPAT_TOKEN";
+pub use crate::config::COMPAT_TOKEN_ENV as TOKEN_ENV;
 
 /// Shortest token accepted: a guessable token is no authentication.
 pub const MIN_TOKEN_LEN: usize = 16;

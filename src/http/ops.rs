@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `/metrics` | always: Prometheus text; the database gauges are read first, within `msgx.http.probe-timeout` | — (a failed read sets `msgx_collector_success 0`) |
 //! | `/healthz` | the scheduler heartbeat is younger than `msgx.http.health-max-age` | the loop is stuck or dead: restart the process |
-//! | `/readyz` | this process holds the instance lock, PostgreSQL and the mailbox answer, W has advanced recently or nothing waits beyond it, the head is not failing for longer than `msgx.pipeline.head-blocked-alert`, and every scheduled job completed a run within its schedule (`scheduler::supervision`) | any check fails; the JSON body names it (an overdue job by name) |
+//! | `/readyz` | this process holds the instance lock, PostgreSQL and the mailbox answer, W has advanced recently or nothing waits beyond it, the head is not failing for longer than `msgx.pipeline.head-blocked-alert`, and every scheduled job completed a run within its schedule (`jobs::supervision`) | any check fails; the JSON body names it (an overdue job by name) |
 //!
 //! The two health answers are kept apart on purpose: a hot standby is
 //! alive (200 on `/healthz`) but not ready (503 on `/readyz`: it does not
@@ -51,7 +51,7 @@ impl Heartbeat {
 pub type LockSlot = Arc<OnceLock<Arc<AdvisoryLock>>>;
 
 /// The daemon's job supervision once it is active (issue 17, item 1).
-pub type JobsSlot = Arc<OnceLock<Arc<crate::scheduler::supervision::JobWatch>>>;
+pub type JobsSlot = Arc<OnceLock<Arc<crate::jobs::supervision::JobWatch>>>;
 
 /// What the handlers need.
 #[derive(Clone)]

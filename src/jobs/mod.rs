@@ -3,9 +3,12 @@
 //! [`runner::Runner`] takes the job's lock, records JOB_RUN and calls
 //! `run_once`, for the daemon and the CLI alike.
 
+pub mod batch;
 pub mod manifest;
+pub mod profile;
 pub mod registry;
 pub mod runner;
+pub mod supervision;
 
 use crate::clock::SharedClock;
 use crate::config::Config;
@@ -32,7 +35,7 @@ pub struct JobContext {
     /// Report what would be done; change nothing.
     pub dry_run: bool,
     /// The process's Kafka producer, created on first use (delivery jobs).
-    pub kafka: crate::delivery::producer::SharedProducer,
+    pub kafka: crate::kafka::producer::SharedProducer,
 }
 
 impl JobContext {
@@ -153,4 +156,19 @@ pub enum JobError {
 pub trait Job: Send + Sync {
     /// One bounded pass. Must be safe to repeat (idempotent).
     async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError>;
+}
+
+/// The domain's view of the config (§11.2, Q13).
+pub fn domain_config(config: &Config) -> crate::domain::DomainConfig {
+    let a = &config.msgx.airport;
+    use crate::config::AbsentFieldPolicy;
+    use crate::domain;
+    domain::DomainConfig {
+        timezone: a.tz(),
+        day_cutover: a.cutover(),
+        absent_field_policy: match config.msgx.schd.absent_field_policy {
+            AbsentFieldPolicy::Preserve => domain::AbsentFieldPolicy::Preserve,
+            AbsentFieldPolicy::Clear => domain::AbsentFieldPolicy::Clear,
+        },
+    }
 }

@@ -135,7 +135,7 @@ pub struct Runner {
     pub trigger: Trigger,
     pub shutdown: watch::Receiver<bool>,
     /// The Kafka producer the delivery jobs share (created on first use).
-    pub kafka: crate::delivery::producer::SharedProducer,
+    pub kafka: crate::kafka::producer::SharedProducer,
 }
 
 impl Runner {
@@ -322,9 +322,8 @@ impl Runner {
             .increment(total.items);
         // The last success per job is read from JOB_RUN on each scrape
         // (crate::prometheus::refresh), so cron runs count too.
-        metrics::histogram!("msgx_job_duration_seconds", "job" => manifest.name.clone()).record(
-            crate::prometheus::seconds_between(started, self.clock.now()),
-        );
+        metrics::histogram!("msgx_job_duration_seconds", "job" => manifest.name.clone())
+            .record(crate::clock::seconds_between(started, self.clock.now()));
         match outcome {
             Outcome::Succeeded if total.items > 0 => {
                 tracing::info!(job = %manifest.name, items = total.items, more = total.more, "Job run finished")

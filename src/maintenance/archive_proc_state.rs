@@ -29,7 +29,7 @@
 //! Then shadow rows past `msgx.archive.dedup-memory` and PROC_STATE_HST rows
 //! past `msgx.archive.hst-retention` are removed.
 
-use super::batch::{Sweep, run_retention_sweep};
+use crate::jobs::batch::{Sweep, run_retention_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
 use chrono::{DateTime, Utc};
 

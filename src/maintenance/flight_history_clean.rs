@@ -18,11 +18,11 @@
 //! back and nothing is deleted. Notifications say `msg_kind =
 //! "LIFECYCLE-CLEAN"` and `msg_id = 0` (no message caused them).
 
-use super::batch::{Sweep, run_retention_sweep};
 use crate::codec::{DecodedMessage, Fdel, Field, Meta, MsgKind};
 use crate::domain::{ApplyContext, Decision, DomainEvent, FlightSet, FlightStateEngine};
+use crate::jobs::batch::{Sweep, run_retention_sweep};
+use crate::jobs::domain_config;
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
-use crate::pipeline::pump::domain_config;
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::{msg_event, proc_state};
 use chrono::{DateTime, NaiveDate, Utc};

@@ -1,7 +1,7 @@
 //! `retention`: closed REQ_TRACK rows past `msgx.request.retention`
 //! (G-REQ-TRACK-RETENTION) and JOB_RUN rows past `msgx.job-run.retention`.
 
-use super::batch::{Sweep, run_sweep};
+use crate::jobs::batch::{Sweep, run_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
 
 const CLOSED_REQUESTS: Sweep = Sweep {

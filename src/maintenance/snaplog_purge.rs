@@ -2,7 +2,7 @@
 //! `msgx.snaplog.retention`, selected by (SCOPE_END, RECV_AT). The log is
 //! append-only and rebuildable, so time alone is enough evidence here.
 
-use super::batch::{Sweep, run_sweep};
+use crate::jobs::batch::{Sweep, run_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
 
 const SNAP_LOG: Sweep = Sweep {

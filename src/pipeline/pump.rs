@@ -12,29 +12,15 @@
 use super::failure;
 use super::group::GroupResult;
 use super::process_one::{MessageProcessor, ProcessOutcome};
-use crate::config::{AbsentFieldPolicy, Config};
-use crate::domain::{self, DomainConfig, FlightStateEngine};
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
-use crate::prometheus::seconds_between;
+use crate::clock::seconds_between;
+use crate::domain::FlightStateEngine;
+use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport, domain_config};
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::proc_state::{self, ErrorClass};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// The W value last warned about (one WARN per W, §5.1 step 2).
 static WARNED_BEYOND_W: AtomicI64 = AtomicI64::new(-1);
-
-/// The domain's view of the config (§11.2, Q13).
-pub fn domain_config(config: &Config) -> DomainConfig {
-    let a = &config.msgx.airport;
-    DomainConfig {
-        timezone: a.tz(),
-        day_cutover: a.cutover(),
-        absent_field_policy: match config.msgx.schd.absent_field_policy {
-            AbsentFieldPolicy::Preserve => domain::AbsentFieldPolicy::Preserve,
-            AbsentFieldPolicy::Clear => domain::AbsentFieldPolicy::Clear,
-        },
-    }
-}
 
 /// Counts one processed message (docs/metrics.md).
 fn count_processed(outcome: &'static str, error_class: &'static str) {

@@ -5,8 +5,8 @@
 //! never written becomes EXPIRED once older than the expiry. Compensation
 //! only reads the mailbox, so it also runs in shadow mode.
 
+use crate::jobs::batch::{Sweep, run_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
-use crate::maintenance::batch::{Sweep, run_sweep};
 
 use super::track::{RequestError, Tracker};
 

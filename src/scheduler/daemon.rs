@@ -6,7 +6,6 @@
 //! `msgx.daemon.shutdown-timeout`; on lock loss it stops at once.
 
 use super::profile::Profile;
-use super::supervision::JobWatch;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::http::ops::{self, Heartbeat, JobsSlot, LockSlot, OpsState};
@@ -14,6 +13,7 @@ use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
 use crate::jobs::manifest;
 use crate::jobs::registry;
 use crate::jobs::runner::{RunError, RunOptions, Runner, Trigger};
+use crate::jobs::supervision::JobWatch;
 use crate::pipeline::identity;
 use crate::store::mailbox::{Mailbox, MailboxError};
 use crate::store::pg;

@@ -1,5 +1,6 @@
 //! The scheduler daemon and its schedule profiles.
 
 pub mod daemon;
-pub mod profile;
-pub mod supervision;
+/// The schedule profiles live in the job kernel (`jobs::profile`); re-exported
+/// where the daemon reads them.
+pub use crate::jobs::profile;

@@ -5,35 +5,11 @@ use std::collections::BTreeSet;
 
 use chrono::NaiveDateTime;
 
+use super::flop_case::{Case, Expect, case, v};
 use super::support::*;
 use crate::codec::*;
 use crate::domain::rules::flop::{subtype, touched_fields};
-use crate::domain::{Decision, DomainConfig, FlightSet, FlightState, FlightValue};
-
-pub(super) enum Expect {
-    /// Applied; these scalars hold these values afterwards.
-    Scalars(Vec<(ScalarTag, Option<FlightValue>)>),
-    /// Applied; the check passes on the next state.
-    Check(fn(&FlightState)),
-    /// Rejected; the reason contains this text.
-    Rejected(&'static str),
-    /// Idempotent: nothing changed.
-    NoChange,
-}
-
-pub(super) struct Case {
-    pub(super) name: &'static str,
-    pub(super) payload: FlopPayload,
-    pub(super) expect: Expect,
-}
-
-pub(super) fn case(name: &'static str, payload: FlopPayload, expect: Expect) -> Case {
-    Case {
-        name,
-        payload,
-        expect,
-    }
-}
+use crate::domain::{Decision, DomainConfig, FlightSet, FlightValue};
 
 fn ft(s: &str) -> Option<FlightValue> {
     Some(FlightValue::Time(DomainConfig::default().local_time(t(s))))
@@ -43,9 +19,6 @@ fn fx(s: &str) -> Option<FlightValue> {
 }
 fn fi(i: i64) -> Option<FlightValue> {
     Some(FlightValue::Int(i))
-}
-pub(super) fn v(x: &str) -> Field<NaiveDateTime> {
-    Field::Value(t(x))
 }
 
 type TimeCtor = fn(Field<NaiveDateTime>) -> FlopPayload;

@@ -2,7 +2,7 @@
 //! CLDT GTDT PSDT), merge (DELY ERUT SRVT VIPF) and keyed events (PORT TIPT
 //! PSHT). The runner is in `flop_table.rs`.
 
-use super::flop_table::{Case, Expect, case, v};
+use super::flop_case::{Case, Expect, case, v};
 use super::support::*;
 use crate::codec::*;
 use crate::domain::DomainConfig;

@@ -4,6 +4,7 @@ mod cascade;
 mod contract;
 mod events;
 mod fixtures;
+mod flop_case;
 mod flop_table;
 mod flop_table_collections;
 mod merge;

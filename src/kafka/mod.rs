@@ -16,6 +16,8 @@
 //! TLS or SASL failure surfaces as that failure (e.g. "certificate verify
 //! failed") instead of as a timeout.
 
+pub mod producer;
+
 use crate::config::{self, ConfigIssue};
 use rdkafka::ClientConfig;
 use rdkafka::client::ClientContext;
@@ -27,18 +29,7 @@ use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext}
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// librdkafka properties msgx sets from its own keys; `msgx.kafka.properties`
-/// may not override them (they carry the delivery guarantees).
-pub const RESERVED_PROPERTIES: &[&str] = &[
-    "bootstrap.servers",
-    "metadata.broker.list",
-    "enable.idempotence",
-    "acks",
-    "request.required.acks",
-    "message.timeout.ms",
-    "delivery.timeout.ms",
-    "reconnect.backoff.max.ms",
-];
+pub use crate::config::RESERVED_KAFKA_PROPERTIES as RESERVED_PROPERTIES;
 
 /// The Kafka clients msgx creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -99,6 +99,27 @@ impl Profile {
     }
 }
 
+/// The load-time rules of `msgx.daemon.schedule`: the profile resolves and
+/// every line names a known job with a cron expression that parses. Given to
+/// `Config::load_checked` by the CLI, so a broken profile is a config error of
+/// every command, as the other rules are.
+pub fn config_issues(config: &crate::config::Config) -> Vec<crate::config::ConfigIssue> {
+    let issue = |key: String, rule: String| crate::config::ConfigIssue { key, rule };
+    match Profile::resolve(&config.msgx.daemon.schedule) {
+        Ok(profile) => profile
+            .problems()
+            .into_iter()
+            .map(|problem| {
+                issue(
+                    format!("msgx.daemon.schedule ({})", profile.origin),
+                    problem,
+                )
+            })
+            .collect(),
+        Err(e) => vec![issue("msgx.daemon.schedule".into(), e.to_string())],
+    }
+}
+
 /// Parses a cron expression exactly as tokio-cron-scheduler does (6 fields,
 /// seconds required, day-of-month and day-of-week both honoured).
 pub fn parse_cron(expr: &str) -> Result<croner::Cron, String> {

@@ -2,7 +2,7 @@
 //! `runOnce`: a LIMITed statement repeated until a short batch, the item
 //! bound, the time budget, shutdown or lock loss).
 
-use crate::jobs::{JobContext, JobError, RunBounds, RunReport};
+use super::{JobContext, JobError, RunBounds, RunReport};
 use chrono::{DateTime, Utc};
 
 /// One statement family: rows older than a cutoff.
