@@ -5,8 +5,8 @@
 //! Exit codes: 0 done · 1 runtime failure · 2 refused or invalid usage
 //! (shadow mode, unknown type, bad dates; nothing was written).
 
-use crate::cli::exit;
 use crate::clock::SharedClock;
+use crate::commands::exit;
 use crate::config::Config;
 use crate::requests::track::{RequestError, RequestKind, SentRequest, Tracker, days_between};
 use crate::store::mailbox::Mailbox;
@@ -62,7 +62,7 @@ pub enum RequestAction {
 
 /// Runs one `msgx request` action.
 pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> i32 {
-    let pool = match crate::cli::connect_current(config, "request").await {
+    let pool = match crate::commands::connect_current(config, "request").await {
         Ok(p) => p,
         Err(code) => return code,
     };
