@@ -5,7 +5,7 @@
 //! Read-only; exit 0 when found, 1 when the thing does not exist or a store
 //! cannot be read.
 
-use super::exit::{CONFIG, FAILURE};
+use super::exit::FAILURE;
 use super::{connect_current, emit};
 use crate::clock::SharedClock;
 use crate::codec;
@@ -350,12 +350,9 @@ pub async fn msg_show_command(config: &Config, msg_id: i64, json: bool) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
+    let mailbox = match super::open_mailbox(config, "msg show") {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("msgx msg show: {e}");
-            return CONFIG;
-        }
+        Err(code) => return code,
     };
     let code = msg_show(&pool, &mailbox, msg_id, json, &mut std::io::stdout()).await;
     mailbox.close().await;

@@ -12,7 +12,6 @@ use crate::jobs::registry;
 use crate::jobs::runner::{Progress, RunError, RunOptions, Runner, Trigger};
 use crate::scheduler::daemon;
 use crate::scheduler::profile::Profile;
-use crate::store::mailbox::Mailbox;
 use crate::store::pg::job_run::Outcome;
 use std::sync::Arc;
 
@@ -112,12 +111,9 @@ async fn run_job(
         Err(code) => return code,
     };
     let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
+    let mailbox = match super::open_mailbox(&config, "run") {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("msgx run: {e}");
-            return exit::CONFIG;
-        }
+        Err(code) => return code,
     };
     let runner = Runner {
         pg: pool,

@@ -6,7 +6,6 @@ use super::exit;
 use super::generate;
 use crate::clock::SharedClock;
 use crate::config::Config;
-use crate::store::mailbox::Mailbox;
 use std::path::PathBuf;
 
 /// `msgx mailbox generate`: all at once, or one message at a time at
@@ -18,12 +17,9 @@ pub async fn generate(
     schedules: bool,
     rate: Option<f64>,
 ) -> i32 {
-    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
+    let mailbox = match super::open_mailbox(config, "mailbox generate") {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("msgx mailbox generate: {e}");
-            return exit::CONFIG;
-        }
+        Err(code) => return code,
     };
     if let Some(rate) = rate {
         if !(rate > 0.0 && rate.is_finite()) {
@@ -61,12 +57,9 @@ pub async fn load(config: &Config, clock: SharedClock, paths: &[PathBuf]) -> i32
             return exit::FAILURE;
         }
     };
-    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
+    let mailbox = match super::open_mailbox(config, "mailbox load") {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("msgx mailbox load: {e}");
-            return exit::CONFIG;
-        }
+        Err(code) => return code,
     };
     let tz = config.msgx.airport.tz();
     let mut loaded = 0;

@@ -24,6 +24,7 @@ pub mod tail;
 pub mod target;
 
 use crate::config::Config;
+use crate::store::mailbox::Mailbox;
 use crate::store::pg;
 use std::io::Write;
 
@@ -39,6 +40,15 @@ pub(crate) async fn connect_current(config: &Config, what: &str) -> Result<sqlx:
         exit::FAILURE
     })?;
     Ok(pool)
+}
+
+/// The configured mailbox client (it connects lazily); an unusable URL or
+/// TLS option is printed (`msgx <what>: …`) and is exit code 2.
+pub(crate) fn open_mailbox(config: &Config, what: &str) -> Result<Mailbox, i32> {
+    Mailbox::new(&config.msgx.mailbox).map_err(|e| {
+        eprintln!("msgx {what}: {e}");
+        exit::CONFIG
+    })
 }
 
 /// Writes a command's whole output; a failed write (a closed pipe) is a

@@ -9,7 +9,6 @@ use crate::clock::SharedClock;
 use crate::commands::exit;
 use crate::config::Config;
 use crate::requests::track::{RequestError, RequestKind, SentRequest, Tracker, days_between};
-use crate::store::mailbox::Mailbox;
 use crate::store::pg::req_track::{self, ReqRow};
 use chrono::NaiveDate;
 use clap::Subcommand;
@@ -112,12 +111,9 @@ pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> 
         eprintln!("msgx request: {}", RequestError::Shadow);
         return exit::CONFIG;
     }
-    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
+    let mailbox = match super::open_mailbox(config, "request") {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("msgx request: {e}");
-            return exit::CONFIG;
-        }
+        Err(code) => return code,
     };
     let tracker = Tracker {
         pg: &pool,
