@@ -1,33 +1,20 @@
-//! The `msgx` command line (issue 2, item 5). Exit codes:
-//! 0 ok · 1 runtime failure · 2 invalid config or usage · 3 job not
-//! implemented yet · 4 lock held elsewhere or lost · 5 a decoded message is
-//! malformed · 6 a decoded message has a codec error.
+//! The `msgx` command line (issue 2, item 5): the clap types and the
+//! dispatch only. The handlers live in [`crate::commands`], one file per
+//! command family, with the exit codes ([`exit`]; issue 19, item 6).
 
 use crate::clock::{SharedClock, SystemClock};
-use crate::commands::inspect;
+use crate::commands::exit;
 use crate::commands::target::{self, Needs, Target};
-use crate::config::{Config, ConfigError, Loaded};
-use crate::jobs::manifest;
-use crate::jobs::registry;
-use crate::jobs::runner::{Progress, RunError, RunOptions, Runner, Trigger};
+use crate::commands::{
+    backfill, config, contract, decode, dev_kafka, doctor, events, generate, inspect, jobs,
+    mailbox, migrate, request, season, skip, status, tail,
+};
+use crate::config::{Config, ConfigError};
 use crate::scheduler::daemon::{self, DaemonOptions};
-use crate::scheduler::profile::Profile;
-use crate::store::mailbox::Mailbox;
-use crate::store::pg;
-use crate::store::pg::job_run::Outcome;
 use crate::telemetry::{self, LogTarget};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// Exit codes.
-pub mod exit {
-    pub const OK: i32 = 0;
-    pub const FAILURE: i32 = 1;
-    pub const CONFIG: i32 = 2;
-    pub const NOT_IMPLEMENTED: i32 = 3;
-    pub const LOCKED: i32 = 4;
-}
 
 /// msgx: SIS mailbox → flight state (PostgreSQL) → Kafka, as scheduled jobs.
 #[derive(Debug, Parser)]
@@ -149,17 +136,17 @@ pub enum Command {
     /// Abandoned backfills: list, reopen, reconcile (recorded; docs/backfill.md).
     Backfill {
         #[command(subcommand)]
-        action: crate::commands::backfill::BackfillAction,
+        action: backfill::BackfillAction,
     },
     /// Move FAILED/DEAD messages back to PENDING (whitelisted classes; recorded).
-    Replay(crate::commands::backfill::ReplayArgs),
+    Replay(backfill::ReplayArgs),
     /// Set PENDING/FAILED backlog messages SKIPPED with a reason (recorded;
     /// they are then backfilled, never processed; §5.4).
-    Skip(crate::commands::skip::SkipArgs),
+    Skip(skip::SkipArgs),
     /// Upstream requests through COUTMSGS: schedule (RQFD), ref (RQRD), list (docs/requests.md).
     Request {
         #[command(subcommand)]
-        action: crate::commands::request::RequestAction,
+        action: request::RequestAction,
     },
     /// Inspect one flight: its current state and the messages that changed it.
     Flight {
@@ -169,7 +156,7 @@ pub enum Command {
     /// The stored seasonal schedules (SCHS): list, show (docs/season.md).
     Season {
         #[command(subcommand)]
-        action: crate::commands::season::SeasonAction,
+        action: season::SeasonAction,
     },
     /// Inspect one message: its PROC_STATE record and raw XML, decoded.
     Msg {
@@ -338,8 +325,8 @@ pub enum ConfigAction {
 /// The command's name, the connections it needs and whether it writes
 /// (issue 16, item 5): a writing command names its target before it acts.
 fn connections(command: &Command) -> (&'static str, Needs, bool) {
-    use crate::commands::backfill::BackfillAction as B;
-    use crate::commands::request::RequestAction as R;
+    use backfill::BackfillAction as B;
+    use request::RequestAction as R;
     match command {
         Command::Migrate => ("migrate", Needs::POSTGRES, true),
         Command::Config { .. } => ("config", Needs::NONE, false),
@@ -378,14 +365,14 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
 pub async fn run(cli: Cli) -> i32 {
     // Decoding is pure: it needs no configuration, so it works anywhere.
     if let Command::Decode { inputs, json } = &cli.command {
-        return crate::commands::decode::run(inputs, *json, &mut std::io::stdout().lock());
+        return decode::run(inputs, *json, &mut std::io::stdout().lock());
     }
     // So is the contract: it is generated from the code.
     if let Command::Contract {
         action: ContractAction::Export { dir, check },
     } = &cli.command
     {
-        return contract_export(dir, *check);
+        return contract::export(dir, *check);
     }
     let loaded =
         match Config::load_checked(cli.config.as_deref(), crate::jobs::profile::config_issues) {
@@ -425,16 +412,13 @@ pub async fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Config {
             action: ConfigAction::Check,
-        } => config_check(&loaded),
+        } => config::check(&loaded),
         Command::Config {
             action: ConfigAction::Show,
-        } => {
-            print!("{}", loaded.config.to_masked_toml());
-            exit::OK
-        }
+        } => config::show(&loaded),
         Command::Decode { .. } | Command::Contract { .. } => exit::OK, // handled above: no config
-        Command::Migrate => migrate(&loaded.config).await,
-        Command::Jobs { json } => jobs(json),
+        Command::Migrate => migrate::run(&loaded.config).await,
+        Command::Jobs { json } => jobs::list(json),
         Command::Run {
             job,
             max_items,
@@ -442,22 +426,16 @@ pub async fn run(cli: Cli) -> i32 {
             dry_run,
             json,
         } => {
-            let bar = progress_bar(until_empty && !json);
-            let opts = RunOptions {
+            jobs::run(
+                loaded.config,
+                clock,
+                &job,
                 max_items,
                 until_empty,
                 dry_run,
-                progress: bar.clone().map(|b| {
-                    Progress(Arc::new(move |n| {
-                        b.set_position(n);
-                    }))
-                }),
-            };
-            let code = run_job(Arc::new(loaded.config), clock, &job, &opts, json).await;
-            if let Some(b) = bar {
-                b.finish_and_clear();
-            }
-            code
+                json,
+            )
+            .await
         }
         Command::Daemon { standby, schedule } => {
             daemon::run(
@@ -469,7 +447,7 @@ pub async fn run(cli: Cli) -> i32 {
         }
         Command::Mailbox {
             action: MailboxAction::Load { paths },
-        } => mailbox_load(&loaded.config, clock, &paths).await,
+        } => mailbox::load(&loaded.config, clock, &paths).await,
         Command::Mailbox {
             action:
                 MailboxAction::Generate {
@@ -486,7 +464,7 @@ pub async fn run(cli: Cli) -> i32 {
                     rate,
                 },
         } => {
-            let spec = crate::commands::generate::Spec {
+            let spec = generate::Spec {
                 messages,
                 flights,
                 seed,
@@ -497,81 +475,52 @@ pub async fn run(cli: Cli) -> i32 {
                 package_flights,
                 rich,
             };
-            mailbox_generate(&loaded.config, clock, &spec, !no_schedules, rate).await
+            mailbox::generate(&loaded.config, clock, &spec, !no_schedules, rate).await
         }
-        Command::Backfill { action } => {
-            crate::commands::backfill::run(&loaded.config, clock, action).await
-        }
-        Command::Replay(args) => {
-            crate::commands::backfill::replay(&loaded.config, clock, args).await
-        }
-        Command::Skip(args) => crate::commands::skip::run(&loaded.config, clock, args).await,
-        Command::Request { action } => {
-            crate::commands::request::run(&loaded.config, clock, action).await
-        }
-        Command::Status { json } => status(&loaded.config, clock, json).await,
+        Command::Backfill { action } => backfill::run(&loaded.config, clock, action).await,
+        Command::Replay(args) => backfill::replay(&loaded.config, clock, args).await,
+        Command::Skip(args) => skip::run(&loaded.config, clock, args).await,
+        Command::Request { action } => request::run(&loaded.config, clock, action).await,
+        Command::Status { json } => status::run(&loaded.config, clock, json).await,
         Command::Flight {
             action: FlightAction::Show { flid, limit, json },
-        } => {
-            let pool = match connect_current(&loaded.config, "flight show").await {
-                Ok(p) => p,
-                Err(code) => return code,
-            };
-            inspect::flight_show(
-                &pool,
-                &loaded.config,
-                flid,
-                limit,
-                json,
-                &mut std::io::stdout(),
-            )
-            .await
-        }
-        Command::Season { action } => {
-            let pool = match connect_current(&loaded.config, "season").await {
-                Ok(p) => p,
-                Err(code) => return code,
-            };
-            crate::commands::season::run(&pool, action, &mut std::io::stdout()).await
-        }
+        } => inspect::flight_show_command(&loaded.config, flid, limit, json).await,
+        Command::Season { action } => season::command(&loaded.config, action).await,
         Command::Msg {
             action: MsgAction::Show { msg_id, json },
-        } => {
-            let pool = match connect_current(&loaded.config, "msg show").await {
-                Ok(p) => p,
-                Err(code) => return code,
-            };
-            let mailbox = match Mailbox::new(&loaded.config.msgx.mailbox) {
-                Ok(m) => m,
-                Err(e) => {
-                    eprintln!("msgx msg show: {e}");
-                    return exit::CONFIG;
-                }
-            };
-            let code =
-                inspect::msg_show(&pool, &mailbox, msg_id, json, &mut std::io::stdout()).await;
-            mailbox.close().await;
-            code
-        }
+        } => inspect::msg_show_command(&loaded.config, msg_id, json).await,
         Command::Holes { limit, json } => {
-            let pool = match connect_current(&loaded.config, "holes").await {
-                Ok(p) => p,
-                Err(code) => return code,
-            };
-            inspect::holes(&pool, clock.now(), limit, json, &mut std::io::stdout()).await
+            inspect::holes_command(&loaded.config, clock, limit, json).await
         }
-        Command::Events { action } => events(&loaded.config, clock, action).await,
+        Command::Events {
+            action: EventsAction::Dead { json },
+        } => events::dead_command(&loaded.config, json).await,
+        Command::Events {
+            action:
+                EventsAction::Resend {
+                    ids,
+                    reason,
+                    yes,
+                    actor,
+                },
+        } => {
+            let (reason, actor) = (reason.as_deref(), actor.as_deref());
+            events::resend_command(&loaded.config, clock, &ids, reason, yes, actor).await
+        }
+        Command::Events {
+            action: EventsAction::Discard { ids, reason, actor },
+        } => events::discard_command(&loaded.config, clock, &ids, &reason, actor.as_deref()).await,
         Command::Doctor { json } => {
-            let report = crate::commands::doctor::diagnose(&loaded.config).await;
-            crate::commands::doctor::print(&report, json, &mut std::io::stdout())
+            let report = doctor::diagnose(&loaded.config).await;
+            doctor::print(&report, json, &mut std::io::stdout())
         }
         Command::DevKafka {
             brokers,
             partitions,
         } => {
-            crate::commands::dev_kafka::run(
+            dev_kafka::run(
                 &loaded.config.msgx.kafka,
-                crate::commands::dev_kafka::DevKafkaOptions {
+                dev_kafka::DevKafkaOptions {
                     brokers,
                     partitions,
                 },
@@ -586,461 +535,13 @@ pub async fn run(cli: Cli) -> i32 {
             idle,
             json,
         } => {
-            let opts = crate::commands::tail::TailOptions {
+            let opts = tail::TailOptions {
                 from_beginning,
                 max,
                 follow,
                 idle: idle.std(),
             };
-            crate::commands::tail::run(&loaded.config.msgx.kafka, &topic, &opts, json).await
-        }
-    }
-}
-
-async fn events(config: &Config, clock: SharedClock, action: EventsAction) -> i32 {
-    use crate::commands::events as ev;
-    use crate::delivery::dead_letters::Resolution;
-    let pool = match connect_current(config, "events").await {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    match action {
-        EventsAction::Dead { json } => ev::dead(&pool, json, &mut std::io::stdout()).await,
-        EventsAction::Resend {
-            ids,
-            reason,
-            yes,
-            actor,
-        } => {
-            if ids.len() > 1 {
-                let ask = crate::commands::confirm::Bulk {
-                    what: "resend",
-                    rows: ids.len(),
-                    reason: reason.as_deref(),
-                    yes,
-                    json: false,
-                };
-                let on = Target::of(config, Needs::POSTGRES);
-                if let Err(e) = crate::commands::confirm::bulk(ask, &on) {
-                    eprintln!("msgx events resend: {e}");
-                    return exit::CONFIG;
-                }
-            }
-            let actor = ev::actor(actor.as_deref());
-            ev::resolve(
-                &pool,
-                Resolution::Resend,
-                &ids,
-                &actor,
-                reason.as_deref(),
-                clock.now(),
-            )
-            .await
-        }
-        EventsAction::Discard { ids, reason, actor } => {
-            let actor = ev::actor(actor.as_deref());
-            ev::resolve(
-                &pool,
-                Resolution::Discard,
-                &ids,
-                &actor,
-                Some(&reason),
-                clock.now(),
-            )
-            .await
-        }
-    }
-}
-
-async fn mailbox_generate(
-    config: &Config,
-    clock: SharedClock,
-    spec: &crate::commands::generate::Spec,
-    schedules: bool,
-    rate: Option<f64>,
-) -> i32 {
-    use crate::commands::generate;
-    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("msgx mailbox generate: {e}");
-            return exit::CONFIG;
-        }
-    };
-    if let Some(rate) = rate {
-        if !(rate > 0.0 && rate.is_finite()) {
-            eprintln!("msgx mailbox generate: --rate must be a positive number");
-            return exit::CONFIG;
-        }
-        let (rows, holes, failures) =
-            generate::feed(&mailbox, spec, schedules, rate, &clock, |t, id| {
-                println!("{t:.6} {id}")
-            })
-            .await;
-        mailbox.close().await;
-        eprintln!("{{\"rows\": {rows}, \"holes\": {holes}, \"failed_attempts\": {failures}}}");
-        return exit::OK;
-    }
-    let result = generate::load(&mailbox, spec, schedules).await;
-    mailbox.close().await;
-    match result {
-        Ok((rows, holes)) => {
-            println!("{{\"rows\": {rows}, \"holes\": {holes}}}");
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("msgx mailbox generate: {e}");
-            exit::FAILURE
-        }
-    }
-}
-
-/// Expands directories to their `*.xml` files; keeps file-name order.
-fn sis_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(p)?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x.eq_ignore_ascii_case("xml")))
-                .collect();
-            files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-            out.extend(files);
-        } else {
-            out.push(p.clone());
-        }
-    }
-    Ok(out)
-}
-
-async fn mailbox_load(config: &Config, clock: SharedClock, paths: &[PathBuf]) -> i32 {
-    let files = match sis_files(paths) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("msgx mailbox load: {e}");
-            return exit::FAILURE;
-        }
-    };
-    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("msgx mailbox load: {e}");
-            return exit::CONFIG;
-        }
-    };
-    let tz = config.msgx.airport.tz();
-    let mut loaded = 0;
-    for f in &files {
-        let xml = match std::fs::read_to_string(f) {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("msgx mailbox load: cannot read {}: {e}", f.display());
-                return exit::FAILURE;
-            }
-        };
-        let received = clock.now().with_timezone(&tz).naive_local();
-        match mailbox.insert_raw(&xml, Some(received)).await {
-            Ok(id) => {
-                println!("{id}\t{}", f.display());
-                loaded += 1;
-            }
-            Err(e) => {
-                eprintln!("msgx mailbox load: {}: {e}", f.display());
-                mailbox.close().await;
-                return exit::FAILURE;
-            }
-        }
-    }
-    mailbox.close().await;
-    eprintln!("loaded {loaded} message(s) into the mailbox");
-    exit::OK
-}
-
-/// Connects to msgx's PostgreSQL and refuses an unmigrated or newer schema,
-/// printing why (`msgx <what>: …`); the error is the exit code.
-pub(crate) async fn connect_current(config: &Config, what: &str) -> Result<sqlx::PgPool, i32> {
-    let pool = pg::connect(&config.msgx.postgres).await.map_err(|e| {
-        eprintln!("msgx {what}: cannot connect to PostgreSQL: {e}");
-        exit::FAILURE
-    })?;
-    pg::ensure_schema_current(&pool).await.map_err(|e| {
-        eprintln!("msgx {what}: {e}");
-        exit::FAILURE
-    })?;
-    Ok(pool)
-}
-
-/// A spinner with the running item count, only when stderr is a terminal.
-fn progress_bar(wanted: bool) -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    if !wanted || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new_spinner();
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{spinner} {elapsed} {pos} item(s) {per_sec}")
-    {
-        bar.set_style(style);
-    }
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    Some(bar)
-}
-
-fn config_check(loaded: &Loaded) -> i32 {
-    let source = loaded
-        .source
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "built-in defaults".into());
-    // Build (without connecting) every client the config describes, so an
-    // unusable TLS file or option is refused here too (issue 16, item 3).
-    let m = &loaded.config.msgx;
-    let mut unusable = Vec::new();
-    if !m.postgres.url.is_empty()
-        && let Err(e) = pg::connect_options(&m.postgres.url)
-    {
-        unusable.push(format!("msgx.postgres.url: {e}"));
-    }
-    if let Err(e) = crate::store::mailbox::tls::ssl_opts(&m.mailbox.tls) {
-        unusable.push(format!("msgx.mailbox.tls: {e}"));
-    }
-    if let Err(issues) = crate::kafka::check_clients(&m.kafka) {
-        unusable.extend(issues.iter().map(ToString::to_string));
-    }
-    if !unusable.is_empty() {
-        eprintln!("msgx: config is invalid:");
-        for u in &unusable {
-            eprintln!("  - {u}");
-        }
-        return exit::CONFIG;
-    }
-    println!("config OK ({source})");
-    for d in loaded.config.deprecations() {
-        eprintln!("warning: {d}");
-    }
-    for unset in target::missing(&loaded.config, Needs::BOTH) {
-        eprintln!("note: {unset} is not set; commands that need it refuse until it is");
-    }
-    exit::OK
-}
-
-async fn migrate(config: &Config) -> i32 {
-    let pool = match pg::connect(&config.msgx.postgres).await {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("msgx migrate: cannot connect to PostgreSQL: {e}");
-            return exit::FAILURE;
-        }
-    };
-    match pg::migrate(&pool).await {
-        Ok(applied) if applied.is_empty() => {
-            println!("schema is current (v{})", pg::expected_version());
-            exit::OK
-        }
-        Ok(applied) => {
-            println!(
-                "applied migrations {applied:?}; schema is now v{}",
-                pg::expected_version()
-            );
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("msgx migrate: {e}");
-            exit::FAILURE
-        }
-    }
-}
-
-fn jobs(json: bool) -> i32 {
-    let manifests = match manifest::all() {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("msgx jobs: {e}");
-            return exit::FAILURE;
-        }
-    };
-    let daemon = Profile::resolve("daemon").ok();
-    let rows: Vec<serde_json::Value> = manifests
-        .iter()
-        .map(|m| {
-            serde_json::json!({
-                "name": m.name,
-                "purpose": m.purpose,
-                "class": m.class,
-                "lock": m.lock,
-                "implemented": registry::is_implemented(&m.name),
-                "bounds": m.bounds,
-                "daemon_cron": daemon.as_ref().and_then(|p| p.jobs.get(&m.name)),
-            })
-        })
-        .collect();
-    if json {
-        println!("{}", serde_json::Value::Array(rows));
-        return exit::OK;
-    }
-    println!(
-        "{:<22} {:<12} {:<9} {:<12} {:>10} {:>8}  PURPOSE",
-        "JOB", "CLASS", "LOCK", "STATUS", "MAX-ITEMS", "BUDGET"
-    );
-    for m in &manifests {
-        println!(
-            "{:<22} {:<12} {:<9} {:<12} {:>10} {:>8}  {}",
-            m.name,
-            format!("{:?}", m.class).to_lowercase(),
-            format!("{:?}", m.lock).to_lowercase(),
-            if registry::is_implemented(&m.name) {
-                "ready"
-            } else {
-                "not-yet"
-            },
-            m.bounds.max_items,
-            m.bounds.time_budget.to_string(),
-            m.purpose
-        );
-    }
-    exit::OK
-}
-
-async fn run_job(
-    config: Arc<Config>,
-    clock: SharedClock,
-    job: &str,
-    opts: &RunOptions,
-    json: bool,
-) -> i32 {
-    if manifest::find(job).is_none() {
-        eprintln!("msgx run: unknown job {job:?}; `msgx jobs` lists them");
-        return exit::CONFIG;
-    }
-    let pool = match connect_current(config.as_ref(), "run").await {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("msgx run: {e}");
-            return exit::CONFIG;
-        }
-    };
-    let runner = Runner {
-        pg: pool,
-        mailbox,
-        config,
-        clock,
-        instance: daemon::instance_name(),
-        trigger: Trigger::Cli,
-        shutdown: stop_rx,
-        kafka: Default::default(),
-    };
-    match runner.run(job, opts, None).await {
-        Ok(summary) => {
-            if json {
-                let out = Target::of(runner.config.as_ref(), Needs::BOTH).into_json(&summary);
-                println!("{out}");
-            } else {
-                let verb = if summary.dry_run {
-                    "would handle"
-                } else {
-                    "handled"
-                };
-                println!(
-                    "{}: {:?}, {verb} {} item(s){}{}",
-                    summary.job,
-                    summary.outcome,
-                    summary.items,
-                    if summary.more { ", more work left" } else { "" },
-                    summary
-                        .error
-                        .as_ref()
-                        .map(|e| format!("; error: {e}"))
-                        .unwrap_or_default()
-                );
-                for (k, v) in &summary.details {
-                    println!("  {k}: {v}");
-                }
-            }
-            match summary.outcome {
-                Outcome::Succeeded => exit::OK,
-                Outcome::Aborted => exit::LOCKED,
-                _ => exit::FAILURE,
-            }
-        }
-        Err(e @ RunError::NotImplemented(_)) => {
-            eprintln!("msgx run: {e}; `msgx jobs` shows which jobs are ready");
-            exit::NOT_IMPLEMENTED
-        }
-        Err(e @ RunError::Locked { .. }) => {
-            eprintln!("msgx run: {e}");
-            exit::LOCKED
-        }
-        Err(e @ RunError::UnknownJob(_)) => {
-            eprintln!("msgx run: {e}");
-            exit::CONFIG
-        }
-        Err(e) => {
-            eprintln!("msgx run: {e}");
-            exit::FAILURE
-        }
-    }
-}
-
-async fn status(config: &Config, clock: SharedClock, json: bool) -> i32 {
-    let pool = match pg::connect(&config.msgx.postgres).await {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("msgx status: cannot connect to PostgreSQL: {e}");
-            return exit::FAILURE;
-        }
-    };
-    let mailbox = Mailbox::new(&config.msgx.mailbox).ok();
-    match crate::status::collect(&pool, mailbox.as_ref(), &clock, config).await {
-        Ok(s) if json => {
-            println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
-            exit::OK
-        }
-        Ok(s) => {
-            print!("{}", crate::status::render(&s));
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("msgx status: {e}");
-            exit::FAILURE
-        }
-    }
-}
-
-/// `msgx contract export [--dir DIR] [--check]` (src/contract.rs).
-fn contract_export(dir: &std::path::Path, check: bool) -> i32 {
-    if check {
-        return match crate::contract::check(dir) {
-            Ok(problems) if problems.is_empty() => {
-                println!("{}: the schemas match the code", dir.display());
-                exit::OK
-            }
-            Ok(problems) => {
-                for p in problems {
-                    eprintln!("msgx contract: {p}");
-                }
-                exit::FAILURE
-            }
-            Err(e) => {
-                eprintln!("msgx contract: {e}");
-                exit::FAILURE
-            }
-        };
-    }
-    match crate::contract::export(dir) {
-        Ok(paths) => {
-            for p in paths {
-                println!("{}", p.display());
-            }
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("msgx contract: {e}");
-            exit::FAILURE
+            tail::run(&loaded.config.msgx.kafka, &topic, &opts, json).await
         }
     }
 }

@@ -5,46 +5,20 @@
 mod common;
 
 use chrono::Duration;
+use common::jobs::{drain, run, run_dry};
+use common::queries::states_with_identity;
+use common::sis::flop;
 use common::*;
-use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
-
-fn flop(seqn: u32, flid: i64, payload: &str) -> String {
-    format!(
-        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
-         <STYP>REMC</STYP></META><FLOP><FLID>{flid}</FLID><FFID>X</FFID>{payload}</FLOP></MSG>"
-    )
-}
-
-async fn run(r: &Runner, job: &str, dry_run: bool) -> RunSummary {
-    r.run(
-        job,
-        &RunOptions {
-            until_empty: true,
-            dry_run,
-            ..Default::default()
-        },
-        None,
-    )
-    .await
-    .expect("job runs")
-}
-
-async fn states(db: &TestDb) -> Vec<(i64, String, Option<String>)> {
-    sqlx::query_as("SELECT msg_id, state, identity_key FROM proc_state ORDER BY msg_id")
-        .fetch_all(&db.pool)
-        .await
-        .unwrap()
-}
+use msgx::jobs::runner::{RunSummary, Runner};
 
 /// Three messages (unknown flights → SKIPPED), marked by backfill.
 async fn three_marked(db: &TestDb, mb: &TestMailbox, r: &Runner) {
     for i in 1..=3 {
-        mb.insert(&flop(i, 4000 + i64::from(i), "<REMC>x</REMC>"))
+        mb.insert(&flop(i, 4000 + i64::from(i), "REMC", "<REMC>x</REMC>"))
             .await;
     }
-    run(r, "ingest-sweep", false).await;
-    run(r, "pump-drain", false).await;
-    let marked = run(r, "backfill-scan", false).await;
+    drain(r).await;
+    let marked = run(r, "backfill-scan").await;
     assert_eq!(marked.items, 3, "{marked:?}");
     let terminal: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM proc_state WHERE state = 'SKIPPED' AND backfill_at IS NOT NULL",
@@ -73,15 +47,15 @@ async fn settled_terminal_rows_become_shadows_with_a_full_copy_in_hst() {
         .unwrap();
 
     assert_eq!(
-        run(&r, "archive-proc-state", false).await.items,
+        run(&r, "archive-proc-state").await.items,
         0,
         "too recent: time is necessary"
     );
     clock.advance(Duration::days(3) + Duration::seconds(1));
-    let dry = run(&r, "archive-proc-state", true).await;
+    let dry = run_dry(&r, "archive-proc-state").await;
     assert_eq!(dry.items, 1);
     assert_eq!(
-        states(&db)
+        states_with_identity(&db)
             .await
             .iter()
             .filter(|s| s.1 == "ARCHIVED")
@@ -90,25 +64,25 @@ async fn settled_terminal_rows_become_shadows_with_a_full_copy_in_hst() {
         "--dry-run changes nothing"
     );
 
-    let s = run(&r, "archive-proc-state", false).await;
+    let s = run(&r, "archive-proc-state").await;
     assert_eq!(
         s.details.get("archived").and_then(|v| v.as_u64()),
         Some(1),
         "{s:?}"
     );
     assert_eq!(
-        states(&db).await[2].1,
+        states_with_identity(&db).await[2].1,
         "SKIPPED",
         "reconciled, but abandoned less than R_keep ago: still on the abandoned list"
     );
     clock.advance(Duration::days(4));
-    let s = run(&r, "archive-proc-state", false).await;
+    let s = run(&r, "archive-proc-state").await;
     assert_eq!(
         s.details.get("archived").and_then(|v| v.as_u64()),
         Some(1),
         "{s:?}"
     );
-    let st = states(&db).await;
+    let st = states_with_identity(&db).await;
     assert_eq!(st[0].1, "ARCHIVED");
     assert_eq!(
         st[1].1, "SKIPPED",
@@ -152,7 +126,7 @@ async fn settled_terminal_rows_become_shadows_with_a_full_copy_in_hst() {
             .unwrap()
             .is_none()
     );
-    assert_eq!(run(&r, "backfill-scan", false).await.items, 0);
+    assert_eq!(run(&r, "backfill-scan").await.items, 0);
     let out = msgx(
         db.config_file_with(|c| c.msgx.mailbox.url = mb.url.clone())
             .path(),
@@ -173,16 +147,15 @@ async fn a_duplicate_after_archiving_is_still_skipped_as_duplicate() {
     three_marked(&db, &mb, &r).await;
     clock.advance(Duration::days(4));
     assert_eq!(
-        run(&r, "archive-proc-state", false)
+        run(&r, "archive-proc-state")
             .await
             .details
             .get("archived")
             .and_then(|v| v.as_u64()),
         Some(3)
     );
-    mb.insert(&flop(2, 4002, "<REMC>x</REMC>")).await; // same identity as message 2
-    run(&r, "ingest-sweep", false).await;
-    run(&r, "pump-drain", false).await;
+    mb.insert(&flop(2, 4002, "REMC", "<REMC>x</REMC>")).await; // same identity as message 2
+    drain(&r).await;
     let reason: String =
         sqlx::query_scalar("SELECT outcome_reason FROM proc_state WHERE msg_id = 4")
             .fetch_one(&db.pool)
@@ -208,20 +181,20 @@ async fn archive_racing_a_replay_leaves_no_partial_copy() {
         .execute(&mut *replay)
         .await
         .unwrap();
-    let s = run(&r, "archive-proc-state", false).await;
+    let s = run(&r, "archive-proc-state").await;
     assert_eq!(
         s.details.get("archived").and_then(|v| v.as_u64()),
         Some(2),
         "row 2 is skipped, not waited for"
     );
     replay.commit().await.unwrap();
-    let again = run(&r, "archive-proc-state", false).await;
+    let again = run(&r, "archive-proc-state").await;
     assert_eq!(
         again.details.get("archived").and_then(|v| v.as_u64()),
         Some(0),
         "PENDING is no candidate"
     );
-    let st = states(&db).await;
+    let st = states_with_identity(&db).await;
     assert_eq!(st[1].1, "PENDING", "the replayed row stays in PROC_STATE");
     let copies: Vec<i64> = sqlx::query_scalar("SELECT msg_id FROM proc_state_hst ORDER BY msg_id")
         .fetch_all(&db.pool)
@@ -237,23 +210,23 @@ async fn shadows_and_history_rows_expire_by_their_own_retention() {
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     three_marked(&db, &mb, &r).await;
     clock.advance(Duration::days(4));
-    run(&r, "archive-proc-state", false).await;
+    run(&r, "archive-proc-state").await;
     clock.advance(Duration::days(29));
-    let s = run(&r, "archive-proc-state", false).await;
+    let s = run(&r, "archive-proc-state").await;
     assert_eq!(
         s.details.get("shadows_removed").and_then(|v| v.as_u64()),
         Some(0),
         "dedup memory is 30 d"
     );
     clock.advance(Duration::days(2));
-    let s = run(&r, "archive-proc-state", false).await;
+    let s = run(&r, "archive-proc-state").await;
     assert_eq!(
         s.details.get("shadows_removed").and_then(|v| v.as_u64()),
         Some(3)
     );
-    assert_eq!(states(&db).await.len(), 0);
+    assert_eq!(states_with_identity(&db).await.len(), 0);
     clock.advance(Duration::days(150));
-    let s = run(&r, "archive-proc-state", false).await;
+    let s = run(&r, "archive-proc-state").await;
     assert_eq!(
         s.details.get("hst_purged").and_then(|v| v.as_u64()),
         Some(3),
@@ -295,20 +268,14 @@ async fn the_abandoned_list_stays_queryable_for_r_keep_and_so_does_its_archived_
     let archived = |s: &RunSummary| s.details.get("archived").and_then(|v| v.as_u64());
 
     clock.advance(Duration::days(7) - Duration::seconds(1));
-    assert_eq!(
-        archived(&run(&r, "archive-proc-state", false).await),
-        Some(2)
-    );
+    assert_eq!(archived(&run(&r, "archive-proc-state").await), Some(2));
     assert_eq!(
         listed(db.pool.clone()).await,
         vec![2],
         "reconciled and past archive.after, but abandoned less than R_keep ago"
     );
     clock.advance(Duration::seconds(2));
-    assert_eq!(
-        archived(&run(&r, "archive-proc-state", false).await),
-        Some(1)
-    );
+    assert_eq!(archived(&run(&r, "archive-proc-state").await), Some(1));
     assert!(listed(db.pool.clone()).await.is_empty());
     let copy: (String, Option<String>) = sqlx::query_as(
         "SELECT state, backfill_abandoned_reason FROM proc_state_hst WHERE msg_id = 2",
@@ -320,7 +287,7 @@ async fn the_abandoned_list_stays_queryable_for_r_keep_and_so_does_its_archived_
 
     // One day on, the other copies are past hst-retention; the evidence is not.
     clock.advance(Duration::days(1) + Duration::seconds(1));
-    let s = run(&r, "archive-proc-state", false).await;
+    let s = run(&r, "archive-proc-state").await;
     assert_eq!(
         s.details.get("hst_purged").and_then(|v| v.as_u64()),
         Some(2)
@@ -331,7 +298,7 @@ async fn the_abandoned_list_stays_queryable_for_r_keep_and_so_does_its_archived_
         .unwrap();
     assert_eq!(left, vec![2], "abandoned evidence outlives hst-retention");
     clock.advance(Duration::days(7));
-    let s = run(&r, "archive-proc-state", false).await;
+    let s = run(&r, "archive-proc-state").await;
     assert_eq!(
         s.details.get("hst_purged").and_then(|v| v.as_u64()),
         Some(1),

@@ -5,13 +5,14 @@
 mod common;
 
 use chrono::{DateTime, Duration, NaiveDateTime, Utc};
+use common::jobs::{detail, drain_ok, run_ok, succeeds};
+use common::queries::backfill_actions;
 use common::sis::{schd_one_flight as schd, unsupported};
 use common::*;
 use msgx::backfill::replay::{self, ReplayError, ReplayRequest, ReplayService, Selection};
 use msgx::backfill::{gate, ops};
 use msgx::clock::{ManualClock, SharedClock};
 use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
-use msgx::store::pg::job_run::Outcome;
 use mysql_async::prelude::Queryable;
 
 /// A message the default ignore rules skip: SKIPPED(ignored:LDM).
@@ -25,36 +26,8 @@ fn ldm(seqn: u32) -> String {
 const MALFORMED: &str = "<MSG><META>";
 const UNREACHABLE: &str = "mysql://msgx:msgx@127.0.0.1:1/x";
 
-async fn run_with(r: &Runner, job: &str, opts: RunOptions) -> RunSummary {
-    let s = r.run(job, &opts, None).await.expect("job runs");
-    assert_eq!(s.outcome, Outcome::Succeeded, "{job}: {:?}", s.error);
-    s
-}
-
-async fn run(r: &Runner, job: &str) -> RunSummary {
-    run_with(
-        r,
-        job,
-        RunOptions {
-            until_empty: true,
-            ..Default::default()
-        },
-    )
-    .await
-}
-
 async fn scan(r: &Runner) -> RunSummary {
-    run(r, "backfill-scan").await
-}
-
-fn count(s: &RunSummary, name: &str) -> u64 {
-    s.details.get(name).and_then(|v| v.as_u64()).unwrap_or(0)
-}
-
-/// Ingest then pump until nothing can run now.
-async fn drain(r: &Runner) {
-    run(r, "ingest-sweep").await;
-    run(r, "pump-drain").await;
+    run_ok(r, "backfill-scan").await
 }
 
 /// The pipeline config of these tests: one attempt, so an unsupported
@@ -77,7 +50,7 @@ async fn processed(
     }
     let (clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared.clone(), one_attempt);
-    drain(&r).await;
+    drain_ok(&r).await;
     (db, mb, clock, shared, ids)
 }
 
@@ -120,15 +93,8 @@ async fn mark(mb: &TestMailbox, id: i64) -> Option<NaiveDateTime> {
     .flatten()
 }
 
-fn local(now: DateTime<Utc>) -> NaiveDateTime {
+fn local_mark(now: DateTime<Utc>) -> NaiveDateTime {
     msgx::backfill::scan::mark_value(now, chrono_tz::Asia::Shanghai)
-}
-
-async fn actions(db: &TestDb) -> Vec<(String, String, String, Option<String>)> {
-    sqlx::query_as("SELECT actor, action, target, reason FROM backfill_action ORDER BY id")
-        .fetch_all(&db.pool)
-        .await
-        .expect("actions")
 }
 
 // ------------------------------------------------------------ four outcomes --
@@ -148,10 +114,14 @@ async fn written_marks_every_terminal_state_with_local_time_and_confirms() {
     }
     let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
     let s = scan(&r).await;
-    assert_eq!((s.items, count(&s, "written")), (4, 4), "{s:?}");
+    assert_eq!((s.items, detail(&s, "written")), (4, 4), "{s:?}");
     let now = shared.now();
     for &id in &ids {
-        assert_eq!(mark(&mb, id).await, Some(local(now)), "local airport time");
+        assert_eq!(
+            mark(&mb, id).await,
+            Some(local_mark(now)),
+            "local airport time"
+        );
         let row = bf(&db, id).await;
         assert_eq!(row.backfill_at, Some(now));
         assert_eq!(row.backfill_next_at, None, "intent fulfilled");
@@ -179,15 +149,15 @@ async fn already_marked_is_success_without_overwriting() {
     .await;
     let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
     let s = scan(&r).await;
-    assert_eq!(count(&s, "already_marked"), 1, "{s:?}");
-    assert_eq!(count(&s, "written"), 1, "{s:?}");
+    assert_eq!(detail(&s, "already_marked"), 1, "{s:?}");
+    assert_eq!(detail(&s, "written"), 1, "{s:?}");
     assert_eq!(
         mark(&mb, ids[0]).await.map(|m| m.to_string()),
         Some("2020-01-02 03:04:05".to_string()),
         "the existing mark is kept"
     );
     assert_eq!(bf(&db, ids[0]).await.backfill_at, Some(shared.now()));
-    assert_eq!(mark(&mb, ids[1]).await, Some(local(shared.now())));
+    assert_eq!(mark(&mb, ids[1]).await, Some(local_mark(shared.now())));
 }
 
 #[tokio::test]
@@ -203,7 +173,7 @@ async fn a_missing_mailbox_row_is_abandoned_at_once_without_a_mark() {
         c.msgx.pipeline.backfill_max_attempts = 100;
     });
     let s = scan(&r).await;
-    assert_eq!(count(&s, "abandoned_missing_row"), 1, "{s:?}");
+    assert_eq!(detail(&s, "abandoned_missing_row"), 1, "{s:?}");
     let row = bf(&db, ids[0]).await;
     assert_eq!(
         row.backfill_abandoned_reason.as_deref(),
@@ -254,7 +224,7 @@ async fn an_unreachable_mailbox_backs_off_until_r_then_transient_deadline() {
     // Six failures (twice backfill-max-attempts): only backoff, never abandoned.
     for (n, tier) in tiers.iter().enumerate() {
         let s = scan(&r).await;
-        assert_eq!(count(&s, "retrying"), 1, "attempt {}: {s:?}", n + 1);
+        assert_eq!(detail(&s, "retrying"), 1, "attempt {}: {s:?}", n + 1);
         let row = bf(&db, id).await;
         assert_eq!(row.backfill_attempts, n as i32 + 1);
         assert_eq!(row.backfill_next_at, Some(shared.now() + *tier), "tier {n}");
@@ -267,14 +237,14 @@ async fn an_unreachable_mailbox_backs_off_until_r_then_transient_deadline() {
     // One second before R: still only backoff.
     clock.set(enqueued + Duration::hours(24) - Duration::seconds(1));
     let s = scan(&r).await;
-    assert_eq!(count(&s, "retrying"), 1, "{s:?}");
+    assert_eq!(detail(&s, "retrying"), 1, "{s:?}");
     let row = bf(&db, id).await;
     assert_eq!(row.backfill_abandoned_at, None);
     assert!(row.backfill_next_at.expect("next") > shared.now() + Duration::minutes(30));
     // Past R the overdue branch overrides the backoff, and the failure abandons.
     clock.advance(Duration::seconds(2));
     let s = scan(&r).await;
-    assert_eq!(count(&s, "abandoned_transient_deadline"), 1, "{s:?}");
+    assert_eq!(detail(&s, "abandoned_transient_deadline"), 1, "{s:?}");
     let row = bf(&db, id).await;
     assert_eq!(
         row.backfill_abandoned_reason.as_deref(),
@@ -299,7 +269,7 @@ async fn received_at_null_or_skewed_changes_nothing() {
     .await;
     let (clock, shared) = manual_clock();
     let (good, _s1) = runner(&db, Some(&mb), shared.clone(), |_| {});
-    drain(&good).await;
+    drain_ok(&good).await;
     let received: Option<DateTime<Utc>> =
         sqlx::query_scalar("SELECT received_at FROM proc_state WHERE msg_id = $1")
             .bind(a)
@@ -312,7 +282,7 @@ async fn received_at_null_or_skewed_changes_nothing() {
         c.msgx.mailbox.url = UNREACHABLE.into()
     });
     let s = scan(&down).await;
-    assert_eq!(count(&s, "retrying"), 2, "{s:?}");
+    assert_eq!(detail(&s, "retrying"), 2, "{s:?}");
     for id in [a, b] {
         let row = bf(&db, id).await;
         assert_eq!(row.backfill_abandoned_at, None);
@@ -321,7 +291,7 @@ async fn received_at_null_or_skewed_changes_nothing() {
     // Mailbox back: both marked once the backoff ends.
     clock.advance(Duration::minutes(1));
     let s = scan(&good).await;
-    assert_eq!(count(&s, "written"), 2, "{s:?}");
+    assert_eq!(detail(&s, "written"), 2, "{s:?}");
 }
 
 // ------------------------------------------------------- fairness, exclusions --
@@ -344,22 +314,22 @@ async fn a_permanently_failing_row_does_not_starve_the_others() {
         ..Default::default()
     };
     // Run 1 takes the lowest ID (all at 0 attempts) and fails.
-    let s = run_with(&r, "backfill-scan", one.clone()).await;
-    assert_eq!(count(&s, "retrying"), 1, "{s:?}");
+    let s = succeeds(&r, "backfill-scan", one.clone()).await;
+    assert_eq!(detail(&s, "retrying"), 1, "{s:?}");
     // Its backoff ends; it is due again and still has the lowest ID, yet the
     // rows with fewer attempts go first.
     clock.advance(Duration::hours(2));
-    let s = run_with(&r, "backfill-scan", one.clone()).await;
-    assert_eq!(count(&s, "written"), 1, "{s:?}");
+    let s = succeeds(&r, "backfill-scan", one.clone()).await;
+    assert_eq!(detail(&s, "written"), 1, "{s:?}");
     assert!(mark(&mb, ids[1]).await.is_some());
     clock.advance(Duration::hours(2));
-    let s = run_with(&r, "backfill-scan", one.clone()).await;
-    assert_eq!(count(&s, "written"), 1, "{s:?}");
+    let s = succeeds(&r, "backfill-scan", one.clone()).await;
+    assert_eq!(detail(&s, "written"), 1, "{s:?}");
     assert!(mark(&mb, ids[2]).await.is_some());
     // Then the failing row again.
     clock.advance(Duration::hours(2));
-    let s = run_with(&r, "backfill-scan", one).await;
-    assert_eq!(count(&s, "retrying"), 1, "{s:?}");
+    let s = succeeds(&r, "backfill-scan", one).await;
+    assert_eq!(detail(&s, "retrying"), 1, "{s:?}");
     let row = bf(&db, ids[0]).await;
     assert_eq!(row.backfill_attempts, 2);
     assert!(
@@ -401,7 +371,7 @@ async fn shadow_mode_writes_nothing_and_leaves_intents_pending() {
     });
     let s = scan(&r).await;
     assert_eq!(s.items, 0);
-    assert_eq!(count(&s, "shadow_not_written"), 2, "{s:?}");
+    assert_eq!(detail(&s, "shadow_not_written"), 2, "{s:?}");
     for &id in &ids {
         assert_eq!(mark(&mb, id).await, None);
         let row = bf(&db, id).await;
@@ -420,7 +390,7 @@ async fn shadow_mode_writes_nothing_and_leaves_intents_pending() {
 
 // ------------------------------------------------------------------- replay --
 
-fn request(selection: Selection) -> ReplayRequest {
+fn replay_request(selection: Selection) -> ReplayRequest {
     ReplayRequest {
         selection,
         force: false,
@@ -459,7 +429,7 @@ async fn replay_of_dead_exhausted_processes_it_again_with_a_fresh_intent() {
     let dry = service(&db, &shared)
         .replay(&ReplayRequest {
             dry_run: true,
-            ..request(Selection::Class(
+            ..replay_request(Selection::Class(
                 msgx::store::pg::proc_state::ErrorClass::Exhausted,
             ))
         })
@@ -467,10 +437,13 @@ async fn replay_of_dead_exhausted_processes_it_again_with_a_fresh_intent() {
         .unwrap();
     assert_eq!(dry.rows.len(), 1);
     assert_eq!(bf(&db, id).await.state, "DEAD", "dry run changes nothing");
-    assert!(actions(&db).await.is_empty(), "dry run records nothing");
+    assert!(
+        backfill_actions(&db).await.is_empty(),
+        "dry run records nothing"
+    );
 
     let done = service(&db, &shared)
-        .replay(&request(Selection::Ids(vec![id])))
+        .replay(&replay_request(Selection::Ids(vec![id])))
         .await
         .unwrap();
     assert_eq!(done.already_marked, vec![id]);
@@ -492,7 +465,7 @@ async fn replay_of_dead_exhausted_processes_it_again_with_a_fresh_intent() {
         .unwrap();
     assert_eq!(attempts, 0);
     assert_eq!(
-        actions(&db).await,
+        backfill_actions(&db).await,
         vec![("tester".into(), "REPLAY".into(), id.to_string(), None)]
     );
 
@@ -502,7 +475,7 @@ async fn replay_of_dead_exhausted_processes_it_again_with_a_fresh_intent() {
         one_attempt(c);
         c.msgx.ignore.push("FLOP-ESTT".into());
     });
-    run(&fixed, "pump-drain").await;
+    run_ok(&fixed, "pump-drain").await;
     let row = bf(&db, id).await;
     assert_eq!(row.state, "SKIPPED");
     assert_eq!(row.outcome_reason.as_deref(), Some("ignored:FLOP-ESTT"));
@@ -510,7 +483,7 @@ async fn replay_of_dead_exhausted_processes_it_again_with_a_fresh_intent() {
     assert_eq!(row.backfill_at, None);
     // The old mark stays in the mailbox: the scan confirms it without overwriting.
     let s = scan(&fixed).await;
-    assert_eq!(count(&s, "already_marked"), 1, "{s:?}");
+    assert_eq!(detail(&s, "already_marked"), 1, "{s:?}");
     assert_eq!(mark(&mb, id).await, Some(first_mark));
     assert_eq!(bf(&db, id).await.backfill_at, Some(shared.now()));
 }
@@ -522,7 +495,7 @@ async fn replay_refuses_malformed_without_force_and_never_replays_finished_state
     let (malformed, skipped, exhausted) = (ids[0], ids[1], ids[2]);
     // One refused ID refuses the whole request: the EXHAUSTED row stays DEAD.
     let err = service(&db, &shared)
-        .replay(&request(Selection::Ids(vec![malformed, exhausted])))
+        .replay(&replay_request(Selection::Ids(vec![malformed, exhausted])))
         .await
         .unwrap_err();
     let ReplayError::Refused(refused) = err else {
@@ -534,7 +507,7 @@ async fn replay_refuses_malformed_without_force_and_never_replays_finished_state
     assert_eq!(bf(&db, exhausted).await.state, "DEAD");
     assert!(matches!(
         service(&db, &shared)
-            .replay(&request(Selection::Class(
+            .replay(&replay_request(Selection::Class(
                 msgx::store::pg::proc_state::ErrorClass::Malformed
             )))
             .await,
@@ -542,7 +515,7 @@ async fn replay_refuses_malformed_without_force_and_never_replays_finished_state
     ));
     assert!(matches!(
         service(&db, &shared)
-            .replay(&request(Selection::Ids(vec![skipped])))
+            .replay(&replay_request(Selection::Ids(vec![skipped])))
             .await,
         Err(ReplayError::Refused(_))
     ));
@@ -550,24 +523,24 @@ async fn replay_refuses_malformed_without_force_and_never_replays_finished_state
         service(&db, &shared)
             .replay(&ReplayRequest {
                 force: true,
-                ..request(Selection::Ids(vec![malformed]))
+                ..replay_request(Selection::Ids(vec![malformed]))
             })
             .await,
         Err(ReplayError::ForceWithoutReason)
     ));
-    assert!(actions(&db).await.is_empty());
+    assert!(backfill_actions(&db).await.is_empty());
     // With --force --reason: replayed and recorded.
     service(&db, &shared)
         .replay(&ReplayRequest {
             force: true,
             reason: Some("codec fix 1.2.3".into()),
-            ..request(Selection::Ids(vec![malformed]))
+            ..replay_request(Selection::Ids(vec![malformed]))
         })
         .await
         .unwrap();
     assert_eq!(bf(&db, malformed).await.state, "PENDING");
     assert_eq!(
-        actions(&db).await,
+        backfill_actions(&db).await,
         vec![(
             "tester".into(),
             "REPLAY_FORCED".into(),
@@ -596,7 +569,7 @@ async fn replay_waits_for_a_backfill_holding_the_gate() {
             clock: &clock,
             gate_wait: std::time::Duration::from_secs(30),
         }
-        .replay(&request(Selection::Ids(vec![id])))
+        .replay(&replay_request(Selection::Ids(vec![id])))
         .await
     });
     wait_until(
@@ -638,15 +611,15 @@ async fn a_scan_behind_a_replay_never_marks_the_replayed_message() {
     assert_eq!(mark(&mb, replayed).await, None);
     replay::apply_in(
         &mut replay_tx,
-        &request(Selection::Ids(vec![replayed])),
+        &replay_request(Selection::Ids(vec![replayed])),
         shared.now(),
     )
     .await
     .unwrap();
     replay_tx.commit().await.unwrap();
     let s = scan_task.await.unwrap();
-    assert_eq!(count(&s, "changed_meanwhile"), 1, "{s:?}");
-    assert_eq!(count(&s, "written"), 1, "{s:?}");
+    assert_eq!(detail(&s, "changed_meanwhile"), 1, "{s:?}");
+    assert_eq!(detail(&s, "written"), 1, "{s:?}");
     assert_eq!(
         mark(&mb, replayed).await,
         None,
@@ -675,7 +648,7 @@ async fn reopen_lets_the_scan_retry_and_reconcile_is_recorded() {
     // unreachable mailbox cannot tell that it is missing.
     clock.advance(Duration::hours(25));
     let s = scan(&down).await;
-    assert_eq!(count(&s, "abandoned_transient_deadline"), 2, "{s:?}");
+    assert_eq!(detail(&s, "abandoned_transient_deadline"), 2, "{s:?}");
     assert_eq!(ops::abandoned(&db.pool).await.unwrap().len(), 2);
 
     // Reopen refuses a row that is not abandoned, changing nothing.
@@ -702,8 +675,8 @@ async fn reopen_lets_the_scan_retry_and_reconcile_is_recorded() {
     .unwrap();
     assert_eq!(o.changed, ids);
     let s = scan(&good).await;
-    assert_eq!(count(&s, "written"), 1, "{s:?}");
-    assert_eq!(count(&s, "abandoned_missing_row"), 1, "{s:?}");
+    assert_eq!(detail(&s, "written"), 1, "{s:?}");
+    assert_eq!(detail(&s, "abandoned_missing_row"), 1, "{s:?}");
     assert!(bf(&db, ids[1]).await.backfill_at.is_some());
 
     // The missing row is reconciled by the operator.
@@ -728,7 +701,7 @@ async fn reopen_lets_the_scan_retry_and_reconcile_is_recorded() {
         (again.changed.len(), again.unchanged.clone()),
         (0, vec![ids[0]])
     );
-    let recorded = actions(&db).await;
+    let recorded = backfill_actions(&db).await;
     assert_eq!(recorded.len(), 2);
     assert_eq!(recorded[0].1, "BACKFILL_REOPEN");
     assert_eq!(recorded[0].2, format!("{},{}", ids[0], ids[1]));
@@ -810,7 +783,7 @@ async fn cli_commands_exit_codes_and_json() {
         (row.backfill_abandoned_at, row.backfill_reconciled_at),
         (None, None)
     );
-    let who: Vec<(String, String)> = actions(&db)
+    let who: Vec<(String, String)> = backfill_actions(&db)
         .await
         .into_iter()
         .map(|(a, b, _, _)| (a, b))

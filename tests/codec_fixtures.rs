@@ -2,6 +2,9 @@
 //! message when that folder is absent) and every composed sample in
 //! tests/fixtures/sis, checking kinds and concrete values.
 
+mod common;
+
+use common::sis::xml_files;
 use std::path::{Path, PathBuf};
 
 use chrono::{NaiveDate, NaiveDateTime};
@@ -25,32 +28,22 @@ fn own_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sis")
 }
 
-fn xml_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("read fixture dir")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
-        .collect();
-    v.sort();
-    v
-}
-
 fn decode_file(path: &Path) -> Result<DecodedMessage, DecodeError> {
     decode(&std::fs::read(path).expect("read fixture"))
 }
 
 /// Decodes a shared sample by file name; `None` when the folder is absent.
-fn shared(name: &str) -> Option<DecodedMessage> {
+fn shared_sample(name: &str) -> Option<DecodedMessage> {
     let dir = shared_dir()?;
     Some(decode_file(&dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}")))
 }
 
-fn own(name: &str) -> Result<DecodedMessage, DecodeError> {
+fn own_sample(name: &str) -> Result<DecodedMessage, DecodeError> {
     decode_file(&own_dir().join(name))
 }
 
 fn own_ok(name: &str) -> DecodedMessage {
-    own(name).unwrap_or_else(|e| panic!("{name}: {e}"))
+    own_sample(name).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn t(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> NaiveDateTime {
@@ -59,7 +52,7 @@ fn t(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> NaiveDateTime {
         .expect("valid time")
 }
 
-fn payload(m: DecodedMessage) -> FlopPayload {
+fn flop_payload(m: DecodedMessage) -> FlopPayload {
     match m.kind {
         MsgKind::Flop(f) => f.payload,
         other => panic!("expected a FLOP, got {other:?}"),
@@ -152,7 +145,7 @@ fn abnr_03_is_malformed_because_of_the_second_msg_end_tag() {
 
 #[test]
 fn schd_01_two_flights_with_routes_in_rtno_order() {
-    let Some(m) = shared("SCHD-01-SCHD-DNLD.xml") else {
+    let Some(m) = shared_sample("SCHD-01-SCHD-DNLD.xml") else {
         return;
     };
     assert_eq!(m.meta.sndr, "AODB");
@@ -239,10 +232,10 @@ fn schd_01_two_flights_with_routes_in_rtno_order() {
 
 #[test]
 fn dely_01_three_delays_in_minutes_and_dely_02_clear_all() {
-    let Some(m) = shared("DELY-01-FLOP-DELY.xml") else {
+    let Some(m) = shared_sample("DELY-01-FLOP-DELY.xml") else {
         return;
     };
-    let FlopPayload::DELY(Collection::Items(d)) = payload(m) else {
+    let FlopPayload::DELY(Collection::Items(d)) = flop_payload(m) else {
         panic!("items")
     };
     assert_eq!(d.len(), 3);
@@ -263,15 +256,15 @@ fn dely_01_three_delays_in_minutes_and_dely_02_clear_all() {
     assert_eq!(d[0].strt, Field::Value(t(2003, 12, 15, 16, 5)));
     assert_eq!(d[2].comment, Field::Value("ZZZZZZZ".into()));
 
-    let Some(m) = shared("DELY-02-FLOP-DELY.xml") else {
+    let Some(m) = shared_sample("DELY-02-FLOP-DELY.xml") else {
         return;
     };
-    assert_eq!(payload(m), FlopPayload::DELY(Collection::ClearAll));
+    assert_eq!(flop_payload(m), FlopPayload::DELY(Collection::ClearAll));
 }
 
 #[test]
 fn empty_scalars_padt_self_closing_and_appt_pair() {
-    let Some(m) = shared("PADT-01-FLOP-PADT.xml") else {
+    let Some(m) = shared_sample("PADT-01-FLOP-PADT.xml") else {
         return;
     };
     let MsgKind::Flop(f) = &m.kind else {
@@ -279,27 +272,27 @@ fn empty_scalars_padt_self_closing_and_appt_pair() {
     };
     assert_eq!(f.flid, 121112312);
     assert_eq!(f.ffid, Field::Value("CA-CA101-A-12DEC031345-D".into()));
-    assert_eq!(payload(m), FlopPayload::PADT(Field::Empty));
-    let Some(m) = shared("APPT-01-FLOP-APPT.xml") else {
+    assert_eq!(flop_payload(m), FlopPayload::PADT(Field::Empty));
+    let Some(m) = shared_sample("APPT-01-FLOP-APPT.xml") else {
         return;
     };
     assert_eq!(
-        payload(m),
+        flop_payload(m),
         FlopPayload::APPT(Field::Value(t(2003, 12, 12, 13, 50)))
     );
-    let Some(m) = shared("APPT-02-FLOP-APPT.xml") else {
+    let Some(m) = shared_sample("APPT-02-FLOP-APPT.xml") else {
         return;
     };
-    assert_eq!(payload(m), FlopPayload::APPT(Field::Empty));
-    let Some(m) = shared("MAXP-01-FLOP-MAXP.xml") else {
+    assert_eq!(flop_payload(m), FlopPayload::APPT(Field::Empty));
+    let Some(m) = shared_sample("MAXP-01-FLOP-MAXP.xml") else {
         return;
     };
-    assert_eq!(payload(m), FlopPayload::MAXP(Field::Value(130)));
-    let Some(m) = shared("EXSS-01-FLOP-EXSS.xml") else {
+    assert_eq!(flop_payload(m), FlopPayload::MAXP(Field::Value(130)));
+    let Some(m) = shared_sample("EXSS-01-FLOP-EXSS.xml") else {
         return;
     };
     assert_eq!(
-        payload(m),
+        flop_payload(m),
         FlopPayload::EXSS {
             exsc: Field::Value("DELAY".into()),
             exsr: Field::Value("delay for one hour".into())
@@ -309,10 +302,10 @@ fn empty_scalars_padt_self_closing_and_appt_pair() {
 
 #[test]
 fn replace_collections_keep_sequence_and_codes_as_sent() {
-    let Some(m) = shared("GTDT-01-FLOP-GTDT.xml") else {
+    let Some(m) = shared_sample("GTDT-01-FLOP-GTDT.xml") else {
         return;
     };
-    let FlopPayload::GTDT(g) = payload(m) else {
+    let FlopPayload::GTDT(g) = flop_payload(m) else {
         panic!("gtdt")
     };
     let g = g.items();
@@ -324,23 +317,23 @@ fn replace_collections_keep_sequence_and_codes_as_sent() {
     assert_eq!(g[0].gotm, Field::Value(t(2003, 12, 15, 18, 25)));
     assert_eq!(g[1].gotm, Field::Absent);
     assert_eq!(g[1].gtyp, Field::Value("I".into()));
-    let Some(m) = shared("CHDT-01-FLOP-CHDT.xml") else {
+    let Some(m) = shared_sample("CHDT-01-FLOP-CHDT.xml") else {
         return;
     };
-    let FlopPayload::CHDT(c) = payload(m) else {
+    let FlopPayload::CHDT(c) = flop_payload(m) else {
         panic!("chdt")
     };
     // CTYP "E" is not a documented code: kept as sent for the domain to judge.
     assert_eq!(c.items()[1].ctyp, Field::Value("E".into()));
-    let Some(m) = shared("VIPF-01-FLOP-VIPF.xml") else {
+    let Some(m) = shared_sample("VIPF-01-FLOP-VIPF.xml") else {
         return;
     };
-    let FlopPayload::VIPF(v) = payload(m) else {
+    let FlopPayload::VIPF(v) = flop_payload(m) else {
         panic!("vipf")
     };
     assert_eq!(v.items()[0].vpcd, Field::Value("VC11030".into()));
     assert_eq!(v.items()[0].vfes, Field::Value(3));
-    let Some(m) = shared("FDEL-01-FLOP-FDEL.xml") else {
+    let Some(m) = shared_sample("FDEL-01-FLOP-FDEL.xml") else {
         return;
     };
     let MsgKind::Fdel(d) = m.kind else {
@@ -351,7 +344,7 @@ fn replace_collections_keep_sequence_and_codes_as_sent() {
 
 #[test]
 fn reference_messages_keep_keys_counts_and_shapes() {
-    let Some(m) = shared("ABDG-01-ABDG-DNLD.xml") else {
+    let Some(m) = shared_sample("ABDG-01-ABDG-DNLD.xml") else {
         return;
     };
     let MsgKind::RefData(r) = m.kind else {
@@ -371,7 +364,7 @@ fn reference_messages_keep_keys_counts_and_shapes() {
     assert_eq!(r.records[0].body["AHGT"], json!(""));
     assert_eq!(r.records[0].body["CDSC"], json!("登机桥 212"));
 
-    let Some(m) = shared("ABDG-03-ABDG-ADD.xml") else {
+    let Some(m) = shared_sample("ABDG-03-ABDG-ADD.xml") else {
         return;
     };
     let MsgKind::RefData(r) = m.kind else {
@@ -380,7 +373,7 @@ fn reference_messages_keep_keys_counts_and_shapes() {
     assert_eq!(r.styp, RefStyp::Add);
     assert_eq!(r.records[0].body["STND"], json!(["213", "", "613"]));
 
-    let Some(m) = shared("ARPT-01-ARPT-DNLD.xml") else {
+    let Some(m) = shared_sample("ARPT-01-ARPT-DNLD.xml") else {
         return;
     };
     let MsgKind::RefData(r) = m.kind else {
@@ -397,7 +390,7 @@ fn reference_messages_keep_keys_counts_and_shapes() {
     assert_eq!(r.records[0].body["ABBR"].as_array().map(Vec::len), Some(6));
     assert!(r.records[1].body.get("ABBR").is_none());
 
-    let Some(m) = shared("AIRL-01-AIRL-DNLD.xml") else {
+    let Some(m) = shared_sample("AIRL-01-AIRL-DNLD.xml") else {
         return;
     };
     let MsgKind::RefData(r) = m.kind else {
@@ -418,14 +411,14 @@ fn reference_messages_keep_keys_counts_and_shapes() {
     );
 
     // RECS is kept as sent, even when wrong (sis-format §7.2).
-    let Some(m) = shared("AIRC-01-AIRC-DNLD.xml") else {
+    let Some(m) = shared_sample("AIRC-01-AIRC-DNLD.xml") else {
         return;
     };
     let MsgKind::RefData(r) = m.kind else {
         panic!("ref")
     };
     assert_eq!((r.recs, r.records.len()), (Field::Value(1), 2));
-    let Some(m) = shared("FLTL-02-FLTL-ADD.xml") else {
+    let Some(m) = shared_sample("FLTL-02-FLTL-ADD.xml") else {
         return;
     };
     let MsgKind::RefData(r) = m.kind else {
@@ -434,7 +427,7 @@ fn reference_messages_keep_keys_counts_and_shapes() {
     assert_eq!((r.recs, r.records.len()), (Field::Value(2), 1));
     assert_eq!(r.records[0].key, "K");
 
-    let Some(m) = shared("AIRC-03-AIRC-DEL.xml") else {
+    let Some(m) = shared_sample("AIRC-03-AIRC-DEL.xml") else {
         return;
     };
     let MsgKind::RefData(r) = m.kind else {
@@ -443,7 +436,7 @@ fn reference_messages_keep_keys_counts_and_shapes() {
     assert_eq!(r.styp, RefStyp::Del);
     assert_eq!(r.records[0].body, json!({"ITAT": "312"}));
 
-    let Some(m) = shared("SCHD-02-ABDG-RESP.xml") else {
+    let Some(m) = shared_sample("SCHD-02-ABDG-RESP.xml") else {
         return;
     };
     let MsgKind::RefData(r) = m.kind else {
@@ -586,7 +579,7 @@ fn own_schd_covers_every_fltr_group() {
 
 #[test]
 fn own_flop_subtypes_missing_from_the_shared_set() {
-    let FlopPayload::PSHT(p) = payload(own_ok("006-FLOP-PSHT-pushback.xml")) else {
+    let FlopPayload::PSHT(p) = flop_payload(own_ok("006-FLOP-PSHT-pushback.xml")) else {
         panic!()
     };
     let p = &p.items()[0];
@@ -598,26 +591,26 @@ fn own_flop_subtypes_missing_from_the_shared_set() {
             Field::Value("IN".into())
         )
     );
-    let FlopPayload::TIPT(x) = payload(own_ok("007-FLOP-TIPT-tractor.xml")) else {
+    let FlopPayload::TIPT(x) = flop_payload(own_ok("007-FLOP-TIPT-tractor.xml")) else {
         panic!()
     };
     assert_eq!(x.items()[0].trtm, Field::Value(t(2026, 12, 1, 8, 25)));
     assert_eq!(x.items()[1].trtm, Field::Empty);
-    let FlopPayload::PORT(x) = payload(own_ok("008-FLOP-PORT-door-open.xml")) else {
+    let FlopPayload::PORT(x) = flop_payload(own_ok("008-FLOP-PORT-door-open.xml")) else {
         panic!()
     };
     assert_eq!(x.items()[0].poid, Field::Value("O".into()));
-    let FlopPayload::SRVT(x) = payload(own_ok("009-FLOP-SRVT-services.xml")) else {
+    let FlopPayload::SRVT(x) = flop_payload(own_ok("009-FLOP-SRVT-services.xml")) else {
         panic!()
     };
     assert_eq!(x.items()[1].srst, Field::Empty);
     assert_eq!(x.items()[1].sarr, Field::Value("人员不足，延迟开始".into()));
     assert_eq!(
-        payload(own_ok("010-FLOP-SRVT-clear-all.xml")),
+        flop_payload(own_ok("010-FLOP-SRVT-clear-all.xml")),
         FlopPayload::SRVT(Collection::ClearAll)
     );
     assert_eq!(
-        payload(own_ok("011-FLOP-HNAG-agents.xml")),
+        flop_payload(own_ok("011-FLOP-HNAG-agents.xml")),
         FlopPayload::HNAG {
             fhag: Field::Value(910001),
             phag: Field::Empty,
@@ -625,7 +618,7 @@ fn own_flop_subtypes_missing_from_the_shared_set() {
         }
     );
     assert_eq!(
-        payload(own_ok("012-FLOP-TAOP-turnaround.xml")),
+        flop_payload(own_ok("012-FLOP-TAOP-turnaround.xml")),
         FlopPayload::TAOP {
             taop: Field::Value("YG".into()),
             tafl: Field::Value("YG9102".into()),
@@ -633,26 +626,26 @@ fn own_flop_subtypes_missing_from_the_shared_set() {
         }
     );
     assert_eq!(
-        payload(own_ok("013-FLOP-VIPP-count.xml")),
+        flop_payload(own_ok("013-FLOP-VIPP-count.xml")),
         FlopPayload::VIPP {
             vipp: Field::Value(2),
             vipr: Field::Empty
         }
     );
     assert_eq!(
-        payload(own_ok("014-FLOP-CTOT-slot.xml")),
+        flop_payload(own_ok("014-FLOP-CTOT-slot.xml")),
         FlopPayload::CTOT(Field::Value(t(2026, 12, 1, 9, 12)))
     );
     // No <TOBT> at all: clear by omission is Absent, not Empty.
     assert_eq!(
-        payload(own_ok("015-FLOP-TOBT-clear-by-omission.xml")),
+        flop_payload(own_ok("015-FLOP-TOBT-clear-by-omission.xml")),
         FlopPayload::TOBT(Field::Absent)
     );
 }
 
 #[test]
 fn own_fdiv_keeps_direction_codes_as_sent() {
-    let ddir = |name: &str| match payload(own_ok(name)) {
+    let ddir = |name: &str| match flop_payload(own_ok(name)) {
         FlopPayload::FDIV(Field::Value(d)) => (d.ddes, d.ddir, d.reason),
         other => panic!("{name}: {other:?}"),
     };
@@ -668,11 +661,13 @@ fn own_fdiv_keeps_direction_codes_as_sent() {
     assert_eq!(dir, Field::Empty);
     assert_eq!(ddes, Field::Value("CKG".into()));
     assert_eq!(reason, Field::Value("fog at destination".into()));
-    let FlopPayload::FLAB(Field::Value(a)) = payload(own_ok("019-FLOP-FLAB-go-around.xml")) else {
+    let FlopPayload::FLAB(Field::Value(a)) = flop_payload(own_ok("019-FLOP-FLAB-go-around.xml"))
+    else {
         panic!()
     };
     assert_eq!(a.ares, Field::Value("G".into()));
-    let FlopPayload::FRET(Field::Value(r)) = payload(own_ok("020-FLOP-FRET-air-return.xml")) else {
+    let FlopPayload::FRET(Field::Value(r)) = flop_payload(own_ok("020-FLOP-FRET-air-return.xml"))
+    else {
         panic!()
     };
     assert_eq!(r.reason, Field::Value("cabin pressure warning".into()));
@@ -680,7 +675,7 @@ fn own_fdiv_keeps_direction_codes_as_sent() {
 
 #[test]
 fn own_merge_collections_unsupported_unknowns_and_errors() {
-    let FlopPayload::ERUT(e) = payload(own_ok("021-FLOP-ERUT-route.xml")) else {
+    let FlopPayload::ERUT(e) = flop_payload(own_ok("021-FLOP-ERUT-route.xml")) else {
         panic!()
     };
     assert_eq!(
@@ -691,13 +686,13 @@ fn own_merge_collections_unsupported_unknowns_and_errors() {
         e.items()[1].scdt,
         Field::Value(ScalarValue::Time(t(2026, 12, 1, 11, 10)))
     );
-    let FlopPayload::DELY(d) = payload(own_ok("022-FLOP-DELY-delays.xml")) else {
+    let FlopPayload::DELY(d) = flop_payload(own_ok("022-FLOP-DELY-delays.xml")) else {
         panic!()
     };
     assert_eq!(d.items()[0].dura_minutes, Field::Value(45));
     assert_eq!(d.items()[1].dura_minutes, Field::Value(90));
     assert_eq!(d.items()[1].comment, Field::Empty);
-    let FlopPayload::VIPF(v) = payload(own_ok("023-FLOP-VIPF-vip.xml")) else {
+    let FlopPayload::VIPF(v) = flop_payload(own_ok("023-FLOP-VIPF-vip.xml")) else {
         panic!()
     };
     assert_eq!(
@@ -724,7 +719,7 @@ fn own_merge_collections_unsupported_unknowns_and_errors() {
     assert_eq!(g.unknown[0].path, "MSG/FLOP/GTDT/GTXX");
     assert_eq!(g.unknown[0].name, "GTXX");
 
-    let e = own("027-FLOP-DELY-bad-duration.xml").expect_err("DURA 45");
+    let e = own_sample("027-FLOP-DELY-bad-duration.xml").expect_err("DURA 45");
     assert_eq!(
         e,
         DecodeError::malformed(

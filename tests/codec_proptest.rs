@@ -44,7 +44,7 @@ fn corpus() -> &'static [Vec<u8>] {
 }
 
 /// A decode that must not panic; errors must be explained.
-fn check(bytes: &[u8]) {
+fn check_decode(bytes: &[u8]) {
     let once = decode(bytes);
     if let Err(e) = &once {
         let (DecodeError::Malformed { path, reason } | DecodeError::Codec { path, reason }) = e;
@@ -210,14 +210,14 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        check(&bytes);
+        check_decode(&bytes);
     }
 
     #[test]
     fn xml_like_text_never_panics(s in r#"(<[/?!]?[A-Z]{0,5}( [A-Z]{1,4} ?= ?"[^"<]{0,6}")?/?>|[A-Za-z0-9 &;#\n]{0,8}){0,40}"#) {
-        check(s.as_bytes());
+        check_decode(s.as_bytes());
         let wrapped = format!("<MSG><META><SNDR>A</SNDR><SEQN>1</SEQN><TYPE>FLOP</TYPE><STYP>GTDT</STYP></META><FLOP><FLID>1</FLID>{s}</FLOP></MSG>");
-        check(wrapped.as_bytes());
+        check_decode(wrapped.as_bytes());
     }
 
     #[test]
@@ -230,7 +230,7 @@ proptest! {
         for m in &mutations {
             apply(&mut bytes, m);
         }
-        check(&bytes);
+        check_decode(&bytes);
     }
 
     #[test]
@@ -243,7 +243,7 @@ proptest! {
         for m in &mutations {
             apply(&mut bytes, m);
         }
-        check(&bytes);
+        check_decode(&bytes);
     }
 
     #[test]
@@ -256,7 +256,7 @@ proptest! {
             .map(|i| format!("<FLTR><FLID>{i}</FLID><SODT>01DEC260600</SODT><ROUT RTNO=\"1\"><APCD>PEK</APCD><XYZQ>{i}</XYZQ></ROUT></FLTR>"))
             .collect();
         let wrapped = format!("<MSG><META><SNDR>A</SNDR><SEQN>1</SEQN><TYPE>SCHD</TYPE><STYP>DNLD</STYP></META><SCHD><RECS>2</RECS>{records}<{fltr}>{s}</FLTR></SCHD></MSG>");
-        check(wrapped.as_bytes());
+        check_decode(wrapped.as_bytes());
     }
 
     #[test]
@@ -355,7 +355,7 @@ proptest! {
              <SCHS><SNAM>{snam}</SNAM><SDAT>{sdat}</SDAT><EDAT>{edat}</EDAT><RECS>{recs}</RECS>{}</SCHS></MSG>",
             fltrs.concat()
         );
-        check(xml.as_bytes());
+        check_decode(xml.as_bytes());
         let Ok(m) = decode(xml.as_bytes()) else { return Ok(()) };
         let msgx::codec::MsgKind::Schs(s) = &m.kind else {
             prop_assert_eq!(styp, "ADD", "only DNLD/RESP are SCHS: {:?}", m.kind);

@@ -112,7 +112,7 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     })
 }
 
-fn request(headers: &[(&str, &str)], body: &str) -> Vec<u8> {
+fn http_request(headers: &[(&str, &str)], body: &str) -> Vec<u8> {
     let mut req = format!(
         "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
@@ -128,7 +128,7 @@ fn request(headers: &[(&str, &str)], body: &str) -> Vec<u8> {
 /// POST /cminmsgs/send with extra headers, over plain TCP.
 async fn post_with(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> Answer {
     let mut s = TcpStream::connect(addr).await.expect("connect");
-    exchange(&mut s, &request(headers, body))
+    exchange(&mut s, &http_request(headers, body))
         .await
         .expect("an HTTP answer")
 }
@@ -637,7 +637,7 @@ async fn post_tls(
         .map_err(|e| format!("handshake: {e}"))?;
     // TLS 1.3: the client's handshake ends before the server has judged
     // its certificate; a refusal arrives as an alert on the first read.
-    exchange(&mut tls, &request(&[], MSG))
+    exchange(&mut tls, &http_request(&[], MSG))
         .await
         .map_err(|e| format!("after handshake: {e}"))
 }
@@ -670,7 +670,7 @@ async fn mutual_tls_admits_clients_with_a_certificate_from_the_configured_ca_onl
     );
     // Plain HTTP on the TLS port gets no HTTP answer.
     let mut s = TcpStream::connect(addr).await.unwrap();
-    let plain = exchange(&mut s, &request(&[], MSG)).await;
+    let plain = exchange(&mut s, &http_request(&[], MSG)).await;
     assert!(plain.map(|a| a.status).unwrap_or(0) == 0);
 
     let mut cfg = db.config();
@@ -694,7 +694,7 @@ async fn tls_with_a_token_needs_both_and_bad_tls_files_stop_the_start() {
         .connect(name, tcp)
         .await
         .unwrap();
-    let a = exchange(&mut tls, &request(&[], MSG)).await.unwrap();
+    let a = exchange(&mut tls, &http_request(&[], MSG)).await.unwrap();
     assert_eq!(
         a.status, 401,
         "a certificate does not replace the token: {a:?}"

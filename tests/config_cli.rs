@@ -6,14 +6,14 @@ mod common;
 use common::*;
 use std::io::Write;
 
-fn check(toml_text: &str) -> std::process::Output {
+fn check_toml(toml_text: &str) -> std::process::Output {
     let mut f = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
     f.write_all(toml_text.as_bytes()).unwrap();
     msgx(f.path(), &["config", "check"])
 }
 
 fn assert_rejected(toml_text: &str, key: &str) {
-    let out = check(toml_text);
+    let out = check_toml(toml_text);
     assert_eq!(code(&out), 2, "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(key), "stderr must name {key}: {err}");
@@ -21,7 +21,7 @@ fn assert_rejected(toml_text: &str, key: &str) {
 
 #[test]
 fn a_valid_file_passes() {
-    let out = check("[msgx.pipeline]\nclaim-batch = 100\n");
+    let out = check_toml("[msgx.pipeline]\nclaim-batch = 100\n");
     assert_eq!(code(&out), 0, "{}", text(&out));
 }
 
@@ -29,8 +29,9 @@ fn a_valid_file_passes() {
 /// release, with a warning; §9.3's HST retention rule is enforced.
 #[test]
 fn dead_keys_warn_and_the_hst_retention_rule_is_enforced() {
-    let out =
-        check("[msgx.pipeline]\npoll-interval = \"1s\"\n[msgx.schd]\nflush-interval = \"2s\"\n");
+    let out = check_toml(
+        "[msgx.pipeline]\npoll-interval = \"1s\"\n[msgx.schd]\nflush-interval = \"2s\"\n",
+    );
     assert_eq!(code(&out), 0, "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     for key in ["msgx.pipeline.poll-interval", "msgx.schd.flush-interval"] {

@@ -8,8 +8,9 @@
 mod common;
 
 use chrono::Duration;
+use common::jobs::run;
+use common::sis::xml_files;
 use common::*;
-use msgx::jobs::runner::{RunOptions, Runner};
 use std::path::{Path, PathBuf};
 
 fn schemas_dir() -> PathBuf {
@@ -94,23 +95,6 @@ fn the_asyncapi_document_names_every_topic_and_schema() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/events.md"))
             .expect("docs/events.md");
     assert!(events.contains("asyncapi.yaml") && events.contains("../schemas/"));
-}
-
-async fn run(r: &Runner, job: &str) {
-    let opts = RunOptions {
-        until_empty: true,
-        ..Default::default()
-    };
-    r.run(job, &opts, None).await.expect("job runs");
-}
-
-fn xml_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|x| x == "xml"));
-    files.sort();
-    files
 }
 
 /// The project's samples, then the real ones (when ../shared is there),

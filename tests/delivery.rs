@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::jobs::{detail, pass_ok};
 use common::*;
 use msgx::clock::Clock;
 use msgx::clock::ManualClock;
@@ -12,8 +13,7 @@ use msgx::commands::tail::TailRecord;
 use msgx::config::Config;
 use msgx::domain::events::{DomainEvent, events_for};
 use msgx::domain::{FlightState, FlightStatus};
-use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
-use msgx::store::pg::job_run::Outcome;
+use msgx::jobs::runner::{RunOptions, Runner};
 use msgx::store::pg::msg_event;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{DefaultProducerContext, Producer};
@@ -46,23 +46,10 @@ fn refuse_large_records(c: &mut Config) {
         .insert("message.max.bytes".into(), "10000".into());
 }
 
-async fn run(r: &Runner, job: &str) -> RunSummary {
-    let s = r
-        .run(job, &RunOptions::default(), None)
-        .await
-        .expect("job runs");
-    assert_eq!(s.outcome, Outcome::Succeeded, "{s:?}");
-    s
-}
-
-fn count(s: &RunSummary, name: &str) -> u64 {
-    s.details.get(name).and_then(|v| v.as_u64()).unwrap_or(0)
-}
-
 /// A KAFKA:msg value as the processors build it (`events_for`): a change
 /// notification of `flid` at `version`, so what the tests deliver is a
 /// record of the consumer contract (schemas/).
-fn payload(flid: i64, version: i64) -> Vec<u8> {
+fn notification_bytes(flid: i64, version: i64) -> Vec<u8> {
     let mut state = FlightState::new(flid, clock_now());
     state.state_version = version;
     state.last_msg_id = version;
@@ -72,7 +59,7 @@ fn payload(flid: i64, version: i64) -> Vec<u8> {
 
 /// A KAFKA:msg row as the processors write it; returns its EVENT_ID.
 async fn insert_msg(db: &TestDb, clock: &ManualClock, flid: i64, version: i64) -> i64 {
-    insert_msg_payload(db, clock, flid, version, payload(flid, version)).await
+    insert_msg_payload(db, clock, flid, version, notification_bytes(flid, version)).await
 }
 
 async fn insert_msg_payload(
@@ -175,7 +162,7 @@ async fn schd_row(db: &TestDb, flid: i64) -> Row {
 }
 
 async fn statuses(db: &TestDb) -> BTreeMap<String, i64> {
-    sqlx::query_as::<_, (String, i64)>("SELECT status, count(*) FROM msg_event GROUP BY status")
+    sqlx::query_as::<_, (String, i64)>("SELECT status, detail(*) FROM msg_event GROUP BY status")
         .fetch_all(&db.pool)
         .await
         .expect("statuses")
@@ -218,10 +205,10 @@ async fn per_flid_order_holds_while_another_flids_head_fails() {
     let b2 = insert_msg(&db, &clock, 200, 2).await;
     let b3 = insert_msg(&db, &clock, 200, 3).await;
 
-    let s = run(&r, "dispatch-msg").await;
+    let s = pass_ok(&r, "dispatch-msg").await;
     assert_eq!(s.items, 3, "{s:?}");
-    assert_eq!(count(&s, "failed_message_specific"), 1);
-    assert_eq!(count(&s, "paused"), 1);
+    assert_eq!(detail(&s, "failed_message_specific"), 1);
+    assert_eq!(detail(&s, "paused"), 1);
     let head = row(&db, big).await;
     assert_eq!((head.status.as_str(), head.attempts), ("PENDING", 1));
     assert!(
@@ -242,15 +229,15 @@ async fn per_flid_order_holds_while_another_flids_head_fails() {
     }
 
     // The head is backing off: its FLID stays paused in the next run too.
-    let s = run(&r, "dispatch-msg").await;
+    let s = pass_ok(&r, "dispatch-msg").await;
     assert_eq!(s.items, 0, "{s:?}");
     assert_eq!(row(&db, a2).await.status, "PENDING");
 
     // Second failure reaches max-attempts: DEAD (the DLQ); the FLID resumes
     // in the same run (the next round reads it again from A2).
     clock.advance(chrono::Duration::seconds(11));
-    let s = run(&r, "dispatch-msg").await;
-    assert_eq!(count(&s, "dead"), 1, "{s:?}");
+    let s = pass_ok(&r, "dispatch-msg").await;
+    assert_eq!(detail(&s, "dead"), 1, "{s:?}");
     assert_eq!(row(&db, big).await.status, "DEAD");
     assert_eq!(s.items, 1, "{s:?}");
     assert_eq!(row(&db, a2).await.status, "SENT");
@@ -267,7 +254,7 @@ async fn per_flid_order_holds_while_another_flids_head_fails() {
     assert_eq!(first.header_i64("state-version"), Some(1));
     assert_eq!(
         first.value.as_deref().map(str::as_bytes),
-        Some(&payload(200, 1)[..])
+        Some(&notification_bytes(200, 1)[..])
     );
 }
 
@@ -292,10 +279,10 @@ async fn broker_down_longer_than_a_run_loses_nothing_and_keeps_order() {
 
     // The whole run sees the outage: every head times out (in doubt), nothing
     // is marked, nothing is counted inside the transient deadline.
-    let s = run(&r, "dispatch-msg").await;
+    let s = pass_ok(&r, "dispatch-msg").await;
     assert_eq!(s.items, 0, "{s:?}");
-    assert_eq!(count(&s, "failed_in_doubt"), 3, "{s:?}");
-    assert_eq!(count(&s, "paused"), 9);
+    assert_eq!(detail(&s, "failed_in_doubt"), 3, "{s:?}");
+    assert_eq!(detail(&s, "paused"), 9);
     assert_eq!(
         statuses(&db).await,
         BTreeMap::from([("PENDING".into(), 12)])
@@ -307,9 +294,9 @@ async fn broker_down_longer_than_a_run_loses_nothing_and_keeps_order() {
     // Past the transient deadline it counts, but a possibly-persisted record
     // never becomes DEAD (max-attempts = 1 here).
     clock.advance(chrono::Duration::minutes(2));
-    let s = run(&r, "dispatch-msg").await;
-    assert_eq!(count(&s, "failed_in_doubt"), 3, "{s:?}");
-    assert_eq!(count(&s, "dead"), 0);
+    let s = pass_ok(&r, "dispatch-msg").await;
+    assert_eq!(detail(&s, "failed_in_doubt"), 3, "{s:?}");
+    assert_eq!(detail(&s, "dead"), 0);
     let head = row(&db, ids[&31][0]).await;
     assert_eq!((head.status.as_str(), head.attempts), ("PENDING", 1));
 
@@ -361,7 +348,7 @@ async fn produce_request_errors_transient_and_message_specific() {
     );
     let a1 = insert_msg(&db, &clock, 41, 1).await;
     let a2 = insert_msg(&db, &clock, 41, 2).await;
-    let s = run(&r, "dispatch-msg").await;
+    let s = pass_ok(&r, "dispatch-msg").await;
     assert_eq!(s.items, 2, "{s:?}");
     assert_eq!(row(&db, a1).await.attempts, 0);
 
@@ -371,7 +358,7 @@ async fn produce_request_errors_transient_and_message_specific() {
         &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS; 500],
     );
     let a3 = insert_msg(&db, &clock, 41, 3).await;
-    let s = run(&r, "dispatch-msg").await;
+    let s = pass_ok(&r, "dispatch-msg").await;
     assert_eq!(s.items, 0, "{s:?}");
     let failed = row(&db, a3).await;
     assert_eq!(
@@ -382,7 +369,7 @@ async fn produce_request_errors_transient_and_message_specific() {
     assert!(failed.next_attempt_at.is_some());
     kafka.clear_request_errors(RDKafkaApiKey::Produce);
     clock.advance(chrono::Duration::seconds(11));
-    let s = run(&r, "dispatch-msg").await;
+    let s = pass_ok(&r, "dispatch-msg").await;
     assert_eq!(s.items, 1, "{s:?}");
 
     // Message-specific (topic authorization): counted against the record.
@@ -391,8 +378,8 @@ async fn produce_request_errors_transient_and_message_specific() {
         &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED],
     );
     let c1 = insert_msg(&db, &clock, 42, 1).await;
-    let s = run(&r, "dispatch-msg").await;
-    assert_eq!(count(&s, "failed_message_specific"), 1, "{s:?}");
+    let s = pass_ok(&r, "dispatch-msg").await;
+    assert_eq!(detail(&s, "failed_message_specific"), 1, "{s:?}");
     let failed = row(&db, c1).await;
     assert_eq!((failed.status.as_str(), failed.attempts), ("PENDING", 1));
     assert!(
@@ -408,7 +395,7 @@ async fn produce_request_errors_transient_and_message_specific() {
     // 43 may fail too — then with its own counted attempt, never waiting for 42.
     let c2 = insert_msg(&db, &clock, 42, 2).await;
     let d1 = insert_msg(&db, &clock, 43, 1).await;
-    let s = run(&r, "dispatch-msg").await;
+    let s = pass_ok(&r, "dispatch-msg").await;
     let other = row(&db, d1).await;
     assert!(
         other.status == "SENT" || (other.status == "PENDING" && other.attempts == 1),
@@ -423,7 +410,7 @@ async fn produce_request_errors_transient_and_message_specific() {
         Duration::from_secs(15),
         || async {
             clock.advance(chrono::Duration::minutes(2));
-            run(&r, "dispatch-msg").await;
+            pass_ok(&r, "dispatch-msg").await;
             statuses(&db).await.keys().all(|s| s == "SENT")
         },
     )
@@ -452,7 +439,7 @@ async fn schd_conflation_sends_only_the_last_version() {
     upsert_schd(&db, 15, 7, false).await;
     upsert_schd(&db, 16, 1, false).await;
 
-    let s = run(&r, "schd-flush").await;
+    let s = pass_ok(&r, "schd-flush").await;
     assert_eq!(s.items, 2, "{s:?}");
     assert_eq!(schd_row(&db, 15).await.status, "SENT");
 
@@ -482,13 +469,13 @@ async fn schd_version_written_during_a_flush_is_not_marked_sent() {
     // waits for the processor's commit — then finds a new generation.
     let mut processor = db.pool.begin().await.expect("tx");
     upsert_schd_in(&mut processor, 15, 2, false).await;
-    let (s, ()) = tokio::join!(run(&r, "schd-flush"), async {
+    let (s, ()) = tokio::join!(pass_ok(&r, "schd-flush"), async {
         wait_until(
             "the flush's mark to wait on the row lock",
             Duration::from_secs(20),
             || async {
                 sqlx::query_scalar::<_, i64>(
-                    "SELECT count(*) FROM pg_stat_activity \
+                    "SELECT detail(*) FROM pg_stat_activity \
                  WHERE datname = current_database() AND wait_event_type = 'Lock'",
                 )
                 .fetch_one(&db.pool)
@@ -500,14 +487,14 @@ async fn schd_version_written_during_a_flush_is_not_marked_sent() {
         .await;
         processor.commit().await.expect("commit");
     });
-    assert_eq!(count(&s, "superseded"), 1, "{s:?}");
-    assert_eq!(count(&s, "sent"), 0, "{s:?}");
+    assert_eq!(detail(&s, "superseded"), 1, "{s:?}");
+    assert_eq!(detail(&s, "sent"), 0, "{s:?}");
     let now = schd_row(&db, 15).await;
     assert_eq!((now.status.as_str(), now.state_version), ("PENDING", 2));
     assert_ne!(now.event_id, read.event_id, "a new generation");
 
-    let s = run(&r, "schd-flush").await;
-    assert_eq!(count(&s, "sent"), 1, "{s:?}");
+    let s = pass_ok(&r, "schd-flush").await;
+    assert_eq!(detail(&s, "sent"), 1, "{s:?}");
     assert_eq!(schd_row(&db, 15).await.status, "SENT");
     let records = consume(&kafka, SCHD).await;
     let versions: Vec<i64> = by_key(&records)["15"]
@@ -524,10 +511,10 @@ async fn tombstone_after_fdel_is_a_null_value() {
     let (_clock, shared) = manual_clock();
     let (r, _stop) = kafka_runner(&db, &kafka, shared, |_| {});
     upsert_schd(&db, 16, 1, false).await;
-    assert_eq!(run(&r, "schd-flush").await.items, 1);
+    assert_eq!(pass_ok(&r, "schd-flush").await.items, 1);
     // FDEL: the flight is DELETED at version 2; the projection is a tombstone.
     upsert_schd(&db, 16, 2, true).await;
-    assert_eq!(run(&r, "schd-flush").await.items, 1);
+    assert_eq!(pass_ok(&r, "schd-flush").await.items, 1);
     assert_eq!(schd_row(&db, 16).await.status, "SENT");
 
     let records = consume(&kafka, SCHD).await;
@@ -577,20 +564,20 @@ async fn at_least_once_under_faults_and_versions_never_go_backwards() {
             RDKafkaRespErr::RD_KAFKA_RESP_ERR__TRANSPORT,
         ],
     );
-    run(&r, "dispatch-msg").await;
-    run(&r, "schd-flush").await;
+    pass_ok(&r, "dispatch-msg").await;
+    pass_ok(&r, "schd-flush").await;
 
     // Phase 2: more writes, then the brokers go away for a whole run of each job.
     write(&clock, 2, &mut msg_ids).await;
     kafka.broker_down(-1).expect("down");
-    let d = run(&r, "dispatch-msg").await;
-    let f = run(&r, "schd-flush").await;
+    let d = pass_ok(&r, "dispatch-msg").await;
+    let f = pass_ok(&r, "schd-flush").await;
     assert!(
-        count(&d, "failed_in_doubt") > 0,
+        detail(&d, "failed_in_doubt") > 0,
         "the outage was seen: {d:?}"
     );
     assert!(
-        count(&f, "failed_in_doubt") > 0,
+        detail(&f, "failed_in_doubt") > 0,
         "the outage was seen: {f:?}"
     );
     write(&clock, 1, &mut msg_ids).await;
@@ -606,8 +593,8 @@ async fn at_least_once_under_faults_and_versions_never_go_backwards() {
             statuses(&db).await
         );
         clock.advance(chrono::Duration::minutes(1));
-        run(&r, "dispatch-msg").await;
-        run(&r, "schd-flush").await;
+        pass_ok(&r, "dispatch-msg").await;
+        pass_ok(&r, "schd-flush").await;
     }
 
     let msg = consume(&kafka, MSG).await;
@@ -645,7 +632,7 @@ async fn a_fatal_producer_error_recreates_the_producer() {
     let (clock, shared) = manual_clock();
     let (r, _stop) = kafka_runner(&db, &kafka, shared, |_| {});
     insert_msg(&db, &clock, 61, 1).await;
-    assert_eq!(run(&r, "dispatch-msg").await.items, 1);
+    assert_eq!(pass_ok(&r, "dispatch-msg").await.items, 1);
 
     let first = r.kafka.get(&r.config.msgx.kafka).expect("producer");
     let reason = std::ffi::CString::new("injected by the test").expect("c string");
@@ -660,7 +647,7 @@ async fn a_fatal_producer_error_recreates_the_producer() {
     assert!(first.fatal_error().is_some());
 
     let e2 = insert_msg(&db, &clock, 61, 2).await;
-    assert_eq!(run(&r, "dispatch-msg").await.items, 1);
+    assert_eq!(pass_ok(&r, "dispatch-msg").await.items, 1);
     assert_eq!(row(&db, e2).await.status, "SENT");
     let second = r.kafka.get(&r.config.msgx.kafka).expect("producer");
     assert!(!std::sync::Arc::ptr_eq(&first, &second), "a new producer");
@@ -688,7 +675,7 @@ async fn dry_run_reports_due_events_and_sends_nothing() {
         )
         .await
         .expect("runs");
-    assert_eq!((s.items, count(&s, "due")), (3, 3), "{s:?}");
+    assert_eq!((s.items, detail(&s, "due")), (3, 3), "{s:?}");
     assert_eq!(statuses(&db).await, BTreeMap::from([("PENDING".into(), 3)]));
 }
 
@@ -710,8 +697,8 @@ async fn a_dead_head_does_not_let_a_later_round_overtake_its_follower() {
     let a2 = insert_msg(&db, &clock, 100, 2).await;
     let a3 = insert_msg(&db, &clock, 100, 3).await;
 
-    let s = run(&r, "dispatch-msg").await;
-    assert_eq!((count(&s, "dead"), count(&s, "paused")), (1, 1), "{s:?}");
+    let s = pass_ok(&r, "dispatch-msg").await;
+    assert_eq!((detail(&s, "dead"), detail(&s, "paused")), (1, 1), "{s:?}");
     let dead = row(&db, a1).await;
     assert_eq!(dead.status, "DEAD");
     assert!(
@@ -755,8 +742,8 @@ async fn in_doubt_failures_end_dead_in_doubt_at_their_deadline_and_can_be_resent
     };
 
     in_doubt();
-    let s = run(&r, "dispatch-msg").await;
-    assert_eq!(count(&s, "failed_in_doubt"), 1, "{s:?}");
+    let s = pass_ok(&r, "dispatch-msg").await;
+    assert_eq!(detail(&s, "failed_in_doubt"), 1, "{s:?}");
     let head = row(&db, e1).await;
     assert_eq!((head.status.as_str(), head.attempts), ("PENDING", 0));
     assert_eq!(error_class(&db, e1).await.as_deref(), Some("IN_DOUBT"));
@@ -772,9 +759,9 @@ async fn in_doubt_failures_end_dead_in_doubt_at_their_deadline_and_can_be_resent
     for minutes in [15, 10] {
         clock.advance(chrono::Duration::minutes(minutes));
         in_doubt();
-        let s = run(&r, "dispatch-msg").await;
-        assert_eq!(count(&s, "failed_in_doubt"), 1, "{s:?}");
-        assert_eq!(count(&s, "dead"), 0, "{s:?}");
+        let s = pass_ok(&r, "dispatch-msg").await;
+        assert_eq!(detail(&s, "failed_in_doubt"), 1, "{s:?}");
+        assert_eq!(detail(&s, "dead"), 0, "{s:?}");
     }
     let head = row(&db, e1).await;
     assert_eq!((head.status.as_str(), head.attempts), ("PENDING", 2));
@@ -783,12 +770,12 @@ async fn in_doubt_failures_end_dead_in_doubt_at_their_deadline_and_can_be_resent
     // 30 min after the first failure: DEAD(IN_DOUBT), and its FLID goes on.
     clock.advance(chrono::Duration::minutes(6));
     in_doubt();
-    let s = run(&r, "dispatch-msg").await;
-    assert_eq!(count(&s, "dead"), 1, "{s:?}");
+    let s = pass_ok(&r, "dispatch-msg").await;
+    assert_eq!(detail(&s, "dead"), 1, "{s:?}");
     let head = row(&db, e1).await;
     assert_eq!((head.status.as_str(), head.next_attempt_at), ("DEAD", None));
     assert_eq!(error_class(&db, e1).await.as_deref(), Some("IN_DOUBT"));
-    run(&r, "dispatch-msg").await;
+    pass_ok(&r, "dispatch-msg").await;
     assert_eq!(row(&db, e2).await.status, "SENT");
 
     let cfg = db.config_file();
@@ -830,7 +817,7 @@ async fn in_doubt_failures_end_dead_in_doubt_at_their_deadline_and_can_be_resent
         None,
         "a resend clears the class"
     );
-    run(&r, "dispatch-msg").await;
+    pass_ok(&r, "dispatch-msg").await;
     assert_eq!(row(&db, e1).await.status, "SENT");
     let records = consume(&kafka, MSG).await;
     // Resending restores delivery, not the order (docs/delivery.md).
@@ -926,7 +913,7 @@ async fn schd_upsert_through_append_is_only_forward_and_starts_a_fresh_generatio
     assert_eq!((now.state_version, now.status.as_str()), (9, "PENDING"));
     assert!(now.event_id > previous);
     let rows: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = '21'",
+        "SELECT detail(*) FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = '21'",
     )
     .fetch_one(&db.pool)
     .await
@@ -1076,14 +1063,14 @@ async fn order_case(
         bench
             .clock
             .advance(chrono::Duration::minutes(step.advance_minutes));
-        let s = run(&bench.runners[plan.runner], "dispatch-msg").await;
+        let s = pass_ok(&bench.runners[plan.runner], "dispatch-msg").await;
         let bad = overtaking(&bench.db, &flids).await;
         prop_assert!(
             bad.is_empty(),
             "run {n}: sent while an earlier event of its FLID was PENDING (flid, pending, sent): {bad:?}; {s:?}"
         );
         let open: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM msg_event WHERE status = 'PENDING' AND partition_key = ANY($1)",
+            "SELECT detail(*) FROM msg_event WHERE status = 'PENDING' AND partition_key = ANY($1)",
         )
         .bind(&flids)
         .fetch_one(&bench.db.pool)
@@ -1199,7 +1186,7 @@ async fn insert_dead(db: &TestDb, flid: i64, version: i64) -> i64 {
     )
     .bind(flid.to_string())
     .bind(version)
-    .bind(payload(flid, version))
+    .bind(notification_bytes(flid, version))
     .fetch_one(&db.pool)
     .await
     .expect("insert dead event")
@@ -1243,7 +1230,7 @@ async fn events_commands_list_resend_and_discard_dead_rows_and_record_them() {
         listed[0]["last_error"],
         "MessageSpecific: MessageSizeTooLarge"
     );
-    assert_eq!(listed[0]["payload_bytes"], payload(81, 1).len());
+    assert_eq!(listed[0]["payload_bytes"], notification_bytes(81, 1).len());
 
     let out = msgx(
         cfg.path(),
@@ -1277,7 +1264,7 @@ async fn events_commands_list_resend_and_discard_dead_rows_and_record_them() {
         ],
     );
     assert_eq!(code(&out), 0, "{}", text(&out));
-    let gone: i64 = sqlx::query_scalar("SELECT count(*) FROM msg_event WHERE event_id = $1")
+    let gone: i64 = sqlx::query_scalar("SELECT detail(*) FROM msg_event WHERE event_id = $1")
         .bind(b)
         .fetch_one(&db.pool)
         .await
@@ -1311,7 +1298,7 @@ async fn events_commands_list_resend_and_discard_dead_rows_and_record_them() {
     assert_eq!(recorded[1].detail["partition_key"], "82");
     assert_eq!(
         recorded[1].detail["payload"].as_str().map(str::as_bytes),
-        Some(&payload(82, 1)[..]),
+        Some(&notification_bytes(82, 1)[..]),
         "a discarded row keeps its payload in the record"
     );
 

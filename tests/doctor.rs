@@ -15,7 +15,7 @@ fn doctor(cfg: &std::path::Path) -> (i32, serde_json::Value, String) {
 }
 
 /// The status and detail of the check `name`.
-fn check(report: &serde_json::Value, name: &str) -> (String, String) {
+fn check_row(report: &serde_json::Value, name: &str) -> (String, String) {
     report["checks"]
         .as_array()
         .and_then(|a| a.iter().find(|c| c["name"] == name))
@@ -55,19 +55,19 @@ async fn a_healthy_setup_passes_every_check() {
         "kafka.topic.schd",
         "kafka.topic.season",
     ] {
-        assert_eq!(check(&report, name).0, "ok", "{name}: {out}");
+        assert_eq!(check_row(&report, name).0, "ok", "{name}: {out}");
     }
     // The local test roles are deliberately broad: reported, not failed.
-    assert_eq!(check(&report, "postgres.role").0, "warn", "{out}");
-    assert!(check(&report, "postgres.role").1.contains("SUPERUSER"));
-    assert_eq!(check(&report, "mailbox.privileges").0, "warn", "{out}");
+    assert_eq!(check_row(&report, "postgres.role").0, "warn", "{out}");
+    assert!(check_row(&report, "postgres.role").1.contains("SUPERUSER"));
+    assert_eq!(check_row(&report, "mailbox.privileges").0, "warn", "{out}");
     assert!(
-        check(&report, "mailbox.inbox")
+        check_row(&report, "mailbox.inbox")
             .1
             .contains(&format!("{}.cminmsgs", mb.name))
     );
     assert!(
-        check(&report, "kafka.topic.msg")
+        check_row(&report, "kafka.topic.msg")
             .1
             .contains("3 partition(s)")
     );
@@ -94,10 +94,10 @@ async fn a_missing_table_fails_the_inbox_check() {
     });
     let (code, report, out) = doctor(cfg.path());
     assert_eq!(code, 1, "{out}");
-    let (status, detail) = check(&report, "mailbox.inbox");
+    let (status, detail) = check_row(&report, "mailbox.inbox");
     assert_eq!(status, "fail", "{out}");
     assert!(detail.contains("no table `cminmsgs`"), "{detail}");
-    assert_eq!(check(&report, "mailbox.outbox").0, "ok");
+    assert_eq!(check_row(&report, "mailbox.outbox").0, "ok");
 }
 
 /// A mailbox user with SELECT only (no UPDATE of the mark, no INSERT on the
@@ -125,7 +125,7 @@ async fn a_missing_privilege_fails_naming_it() {
     drop(conn);
     let _ = admin.disconnect().await;
     assert_eq!(code, 1, "{out}");
-    let (status, detail) = check(&report, "mailbox.privileges");
+    let (status, detail) = check_row(&report, "mailbox.privileges");
     assert_eq!(status, "fail", "{out}");
     assert!(
         detail.contains("UPDATE (CMINMSGS_DATE_PROCESSED) on the inbox")
@@ -157,11 +157,11 @@ async fn a_wrong_ca_fails_the_connect_check() {
     });
     let (code, report, out) = doctor(cfg.path());
     assert_eq!(code, 1, "{out}");
-    let (status, detail) = check(&report, "postgres.connect");
+    let (status, detail) = check_row(&report, "postgres.connect");
     assert_eq!(status, "fail", "{out}");
     assert!(detail.to_lowercase().contains("certificate"), "{detail}");
     assert_eq!(
-        check(&report, "postgres.schema").0,
+        check_row(&report, "postgres.schema").0,
         "absent",
         "not run after a failed connect"
     );
@@ -177,12 +177,12 @@ async fn an_unreachable_broker_fails_the_metadata_check() {
     });
     let (code, report, out) = doctor(cfg.path());
     assert_eq!(code, 1, "{out}");
-    assert_eq!(check(&report, "kafka.client").0, "ok");
-    let (status, detail) = check(&report, "kafka.metadata");
+    assert_eq!(check_row(&report, "kafka.client").0, "ok");
+    let (status, detail) = check_row(&report, "kafka.metadata");
     assert_eq!(status, "fail", "{out}");
     assert!(detail.contains("127.0.0.1:1"), "{detail}");
     assert_eq!(
-        check(&report, "postgres.schema").0,
+        check_row(&report, "postgres.schema").0,
         "ok",
         "the rest still checked"
     );
@@ -199,7 +199,7 @@ async fn without_urls_the_config_check_fails_first() {
     });
     let (code, report, out) = doctor(cfg.path());
     assert_eq!(code, 1, "{out}");
-    let (status, detail) = check(&report, "config");
+    let (status, detail) = check_row(&report, "config");
     assert_eq!(status, "fail");
     assert!(detail.contains("MSGX_DATABASE_URL") && detail.contains("MSGX_MAILBOX_URL"));
 }

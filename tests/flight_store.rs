@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, TimeZone, Utc};
 use common::TestDb;
+use common::queries::flight_rows;
 use msgx::codec::{ScalarKind, ScalarTag};
 use msgx::domain::flight_state::{
     AirbridgeItem, CarouselItem, ChockItem, ChuteItem, CounterItem, DelayItem, DiversionInfo,
@@ -15,7 +16,6 @@ use msgx::domain::flight_state::{
 };
 use msgx::domain::{DomainConfig, FlightState, FlightStatus, FlightValue, schd_projection};
 use msgx::store::pg::flight::{FlightStore, FlightStoreError};
-use sqlx::PgConnection;
 
 /// Every detail table with its route kind filter, for row counts and xmin checks.
 const DETAILS: &[(&str, &str)] = &[
@@ -36,7 +36,7 @@ const DETAILS: &[(&str, &str)] = &[
     ("flight_push", "true"),
 ];
 
-fn local(cfg: &DomainConfig, d: u32, h: u32, m: u32) -> Option<DateTime<FixedOffset>> {
+fn local_at(cfg: &DomainConfig, d: u32, h: u32, m: u32) -> Option<DateTime<FixedOffset>> {
     let naive = NaiveDate::from_ymd_opt(2026, 7, d)?.and_hms_opt(h, m, 0)?;
     Some(cfg.local_time(naive))
 }
@@ -63,7 +63,7 @@ fn full_flight(cfg: &DomainConfig, flid: i64) -> FlightState {
             ScalarKind::Text => FlightValue::Text(format!("{}-x", tag.name())),
             ScalarKind::Int => FlightValue::Int(1000 + i64::from(i)),
             ScalarKind::Decimal => FlightValue::Decimal("12.5".into()),
-            ScalarKind::Time => FlightValue::Time(local(cfg, 1, i % 24, i).expect("time")),
+            ScalarKind::Time => FlightValue::Time(local_at(cfg, 1, i % 24, i).expect("time")),
             ScalarKind::Date => {
                 FlightValue::Date(NaiveDate::from_ymd_opt(2026, 7, 1 + i % 28).expect("date"))
             }
@@ -84,7 +84,7 @@ fn full_flight(cfg: &DomainConfig, flid: i64) -> FlightState {
         ares: "G".into(),
         reason: None,
     });
-    let t = |h| local(cfg, 2, h, 15);
+    let t = |h| local_at(cfg, 2, h, 15);
     let route = |ordinal, apcd: &str| RouteItem {
         ordinal,
         source_seq: Some(i64::from(ordinal)),
@@ -239,7 +239,7 @@ fn full_flight(cfg: &DomainConfig, flid: i64) -> FlightState {
 }
 
 /// Writes in its own committed transaction.
-async fn write(
+async fn write_flight(
     db: &TestDb,
     store: &FlightStore,
     before: Option<&FlightState>,
@@ -267,15 +267,6 @@ fn assert_same(loaded: &FlightState, written: &FlightState) {
     assert_eq!(projection(loaded), projection(written));
 }
 
-async fn count(conn: &mut PgConnection, table: &str, filter: &str, flid: i64) -> i64 {
-    let sql = format!("SELECT count(*) FROM {table} WHERE flid = $1 AND {filter}");
-    sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-        .bind(flid)
-        .fetch_one(conn)
-        .await
-        .expect("count")
-}
-
 /// xmin of every detail row of `flid`, by (table, filter).
 async fn detail_xmins(db: &TestDb, flid: i64) -> BTreeMap<(String, String), Vec<String>> {
     let mut conn = db.pool.acquire().await.expect("conn");
@@ -301,7 +292,7 @@ async fn round_trip_in(cfg: DomainConfig) {
         f.scalars.len() == ScalarTag::ALL.len() - 1,
         "every scalar but FLID is set"
     );
-    write(&db, &store, None, &f).await;
+    write_flight(&db, &store, None, &f).await;
     let loaded = load(&db, &store, &[15]).await;
     assert_eq!(loaded.len(), 1);
     assert_same(&loaded[0], &f);
@@ -331,7 +322,7 @@ async fn round_trip_keeps_summer_and_winter_offsets_of_a_dst_zone() {
         ScalarTag::ESTT,
         Some(FlightValue::Time(cfg.local_time(winter))),
     );
-    write(&db, &store, None, &f).await;
+    write_flight(&db, &store, None, &f).await;
     let loaded = load(&db, &store, &[16]).await;
     assert_same(&loaded[0], &f);
     assert!(projection(&loaded[0]).contains("\"estt\":\"2026-01-05T06:00:00+01:00\""));
@@ -343,7 +334,7 @@ async fn times_get_the_airport_offset_even_without_prepare() {
     let cfg = DomainConfig::default();
     let store = FlightStore::new(&cfg);
     let f = full_flight(&cfg, 17);
-    write(&db, &store, None, &f).await;
+    write_flight(&db, &store, None, &f).await;
     let mut conn = db.pool.acquire().await.expect("conn");
     sqlx::query("SET TIME ZONE 'America/New_York'")
         .execute(&mut *conn)
@@ -359,7 +350,7 @@ async fn update_rewrites_only_the_changed_list() {
     let cfg = DomainConfig::default();
     let store = FlightStore::new(&cfg);
     let before = full_flight(&cfg, 20);
-    write(&db, &store, None, &before).await;
+    write_flight(&db, &store, None, &before).await;
     let xmins_before = detail_xmins(&db, 20).await;
 
     let mut after = before.clone();
@@ -367,7 +358,7 @@ async fn update_rewrites_only_the_changed_list() {
     after.erut.truncate(1);
     after.erut[0].apcd = s("SHA");
     after.set_scalar(ScalarTag::STND, Some(FlightValue::Text("205".into())));
-    write(&db, &store, Some(&before), &after).await;
+    write_flight(&db, &store, Some(&before), &after).await;
 
     let loaded = load(&db, &store, &[20]).await;
     assert_same(&loaded[0], &after);
@@ -391,8 +382,8 @@ async fn a_many_flight_write_rewrites_only_the_changed_lists_of_stored_flights()
     let cfg = DomainConfig::default();
     let store = FlightStore::new(&cfg);
     let (b40, b41) = (full_flight(&cfg, 40), full_flight(&cfg, 41));
-    write(&db, &store, None, &b40).await;
-    write(&db, &store, None, &b41).await;
+    write_flight(&db, &store, None, &b40).await;
+    write_flight(&db, &store, None, &b41).await;
     let (x40, x41) = (detail_xmins(&db, 40).await, detail_xmins(&db, 41).await);
 
     let mut a40 = b40.clone();
@@ -428,7 +419,7 @@ async fn a_many_flight_write_rewrites_only_the_changed_lists_of_stored_flights()
         }
     }
     let mut conn = db.pool.acquire().await.expect("conn");
-    assert_eq!(count(&mut conn, "flight_gate", "true", 40).await, 0);
+    assert_eq!(flight_rows(&mut conn, "flight_gate", "true", 40).await, 0);
 }
 
 #[tokio::test]
@@ -437,7 +428,7 @@ async fn clearing_lists_and_scalars_leaves_no_rows_and_nulls() {
     let cfg = DomainConfig::default();
     let store = FlightStore::new(&cfg);
     let before = full_flight(&cfg, 30);
-    write(&db, &store, None, &before).await;
+    write_flight(&db, &store, None, &before).await;
 
     let mut after = before.clone();
     after.state_version += 1;
@@ -448,17 +439,17 @@ async fn clearing_lists_and_scalars_leaves_no_rows_and_nulls() {
     after.set_scalar(ScalarTag::LBWT, None);
     after.set_scalar(ScalarTag::ESTT, None);
     after.fdiv = None;
-    write(&db, &store, Some(&before), &after).await;
+    write_flight(&db, &store, Some(&before), &after).await;
 
     let mut conn = db.pool.acquire().await.expect("conn");
-    assert_eq!(count(&mut conn, "flight_gate", "true", 30).await, 0);
-    assert_eq!(count(&mut conn, "flight_vip", "true", 30).await, 0);
+    assert_eq!(flight_rows(&mut conn, "flight_gate", "true", 30).await, 0);
+    assert_eq!(flight_rows(&mut conn, "flight_vip", "true", 30).await, 0);
     assert_eq!(
-        count(&mut conn, "flight_route_point", "route_kind = 'ROUT'", 30).await,
+        flight_rows(&mut conn, "flight_route_point", "route_kind = 'ROUT'", 30).await,
         0
     );
     assert_eq!(
-        count(&mut conn, "flight_route_point", "route_kind = 'ERUT'", 30).await,
+        flight_rows(&mut conn, "flight_route_point", "route_kind = 'ERUT'", 30).await,
         2
     );
     let nulls: bool = sqlx::query_scalar(
@@ -485,8 +476,8 @@ async fn load_skips_missing_flids_and_handles_empty_input() {
     let mut a = FlightState::new(1, created);
     a.state_version = 1;
     let b = full_flight(&cfg, 2);
-    write(&db, &store, None, &a).await;
-    write(&db, &store, None, &b).await;
+    write_flight(&db, &store, None, &a).await;
+    write_flight(&db, &store, None, &b).await;
     let loaded = load(&db, &store, &[999, 2, 1, 998]).await;
     assert_eq!(loaded.len(), 2);
     assert_same(&loaded[0], &a);
@@ -515,7 +506,7 @@ async fn load_active_children_returns_only_active_flights_of_those_masters() {
         flight(105, Some(100), FlightStatus::Active),
     ];
     for f in &flights {
-        write(&db, &store, None, f).await;
+        write_flight(&db, &store, None, f).await;
     }
     let mut tx = db.pool.begin().await.expect("begin");
     store.prepare(&mut tx).await.expect("prepare");
@@ -547,7 +538,7 @@ async fn delete_needs_the_expected_version_and_cascades() {
     let cfg = DomainConfig::default();
     let store = FlightStore::new(&cfg);
     let f = full_flight(&cfg, 40);
-    write(&db, &store, None, &f).await;
+    write_flight(&db, &store, None, &f).await;
     let mut conn = db.pool.acquire().await.expect("conn");
     assert_eq!(
         store
@@ -556,10 +547,10 @@ async fn delete_needs_the_expected_version_and_cascades() {
             .expect("delete"),
         0
     );
-    assert_eq!(count(&mut conn, "flight_schd", "true", 40).await, 1);
+    assert_eq!(flight_rows(&mut conn, "flight_schd", "true", 40).await, 1);
     for (table, filter) in DETAILS {
         assert!(
-            count(&mut conn, table, filter, 40).await > 0,
+            flight_rows(&mut conn, table, filter, 40).await > 0,
             "{table} {filter} kept"
         );
     }
@@ -570,10 +561,10 @@ async fn delete_needs_the_expected_version_and_cascades() {
             .expect("delete"),
         1
     );
-    assert_eq!(count(&mut conn, "flight_schd", "true", 40).await, 0);
+    assert_eq!(flight_rows(&mut conn, "flight_schd", "true", 40).await, 0);
     for (table, filter) in DETAILS {
         assert_eq!(
-            count(&mut conn, table, filter, 40).await,
+            flight_rows(&mut conn, table, filter, 40).await,
             0,
             "{table} {filter} removed"
         );
@@ -613,7 +604,7 @@ async fn snapshot_json_holds_the_row_and_every_list() {
     }
     assert_eq!(obj["vipf"][0]["vipt"][1]["vscd"], "CAR");
     // The snapshot of the reloaded state is the same document.
-    write(&db, &store, None, &f).await;
+    write_flight(&db, &store, None, &f).await;
     let loaded = load(&db, &store, &[50]).await;
     assert_eq!(store.snapshot_json(&loaded[0]), snap);
     // And it is storable as flight_history.snapshot.
@@ -633,7 +624,7 @@ async fn odd_stored_data_is_a_typed_decode_error() {
     let db = TestDb::migrated().await;
     let cfg = DomainConfig::default();
     let store = FlightStore::new(&cfg);
-    write(&db, &store, None, &full_flight(&cfg, 60)).await;
+    write_flight(&db, &store, None, &full_flight(&cfg, 60)).await;
     let mut conn = db.pool.acquire().await.expect("conn");
     sqlx::query("UPDATE flight_schd SET fdiv_ddir = NULL WHERE flid = 60")
         .execute(&mut *conn)
@@ -681,7 +672,7 @@ async fn lbwt_keeps_canonical_decimal_text_and_normalises_the_rest() {
             ScalarTag::LBWT,
             Some(FlightValue::Decimal(written.to_string())),
         );
-        write(&db, &store, None, &f).await;
+        write_flight(&db, &store, None, &f).await;
         let loaded = load(&db, &store, &[f.flid]).await;
         assert_eq!(
             loaded[0].scalar(ScalarTag::LBWT),

@@ -4,62 +4,16 @@
 mod common;
 
 use chrono::Duration;
+use common::jobs::{drain, run, run_dry};
+use common::queries::flights;
+use common::sis::{flop, fltr, schd_dnld};
 use common::*;
-use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
+use msgx::jobs::runner::Runner;
 use msgx::store::pg::job_run::Outcome;
-
-fn fltr(flid: i64, sodt: &str, extra: &str) -> String {
-    format!(
-        "<FLTR><FLID>{flid}</FLID><ALCD>YG</ALCD><FLNO>YG{flid}</FLNO><MVIN>D</MVIN><SODT>{sodt}</SODT>\
-         <FLTY>W</FLTY><FLIN>D</FLIN><ACFT>733</ACFT>{extra}</FLTR>"
-    )
-}
-
-fn schd(seqn: u32, fltrs: &[String]) -> String {
-    format!(
-        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261130200000</DTTM><TYPE>SCHD</TYPE>\
-         <STYP>DNLD</STYP></META><SCHD><RECS>{}</RECS>{}</SCHD></MSG>",
-        fltrs.len(),
-        fltrs.concat()
-    )
-}
-
-fn flop(seqn: u32, flid: i64, styp: &str, payload: &str) -> String {
-    format!(
-        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
-         <STYP>{styp}</STYP></META><FLOP><FLID>{flid}</FLID><FFID>X</FFID>{payload}</FLOP></MSG>"
-    )
-}
-
-async fn run(r: &Runner, job: &str, dry_run: bool) -> RunSummary {
-    r.run(
-        job,
-        &RunOptions {
-            until_empty: true,
-            dry_run,
-            ..Default::default()
-        },
-        None,
-    )
-    .await
-    .expect("job runs")
-}
-
-async fn drain(r: &Runner) {
-    run(r, "ingest-sweep", false).await;
-    run(r, "pump-drain", false).await;
-}
-
-async fn flights(db: &TestDb) -> Vec<(i64, String, i64)> {
-    sqlx::query_as("SELECT flid, state, state_version FROM flight_schd ORDER BY flid")
-        .fetch_all(&db.pool)
-        .await
-        .unwrap()
-}
 
 /// 9001 plain (then FDEL'd), 9003 a master, 9002 its share; all on 1 Dec 2026.
 async fn setup(db: &TestDb, mb: &TestMailbox, r: &Runner) {
-    mb.insert(&schd(
+    mb.insert(&schd_dnld(
         1,
         &[
             fltr(9001, "01DEC260835", ""),
@@ -96,16 +50,16 @@ async fn finished_flights_move_to_history_with_tombstones_only_where_not_fdeled(
     // The day ends 2026-12-02 00:00 Asia/Shanghai = 12-01T16:00Z; min-age 3 d.
     clock.advance(Duration::days(3) + Duration::hours(7)); // 12-04T15:00Z: one hour short
     assert_eq!(
-        run(&r, "flight-history-clean", false).await.items,
+        run(&r, "flight-history-clean").await.items,
         0,
         "min-age not reached"
     );
     clock.advance(Duration::hours(2));
-    let dry = run(&r, "flight-history-clean", true).await;
+    let dry = run_dry(&r, "flight-history-clean").await;
     assert_eq!(dry.items, 3);
     assert_eq!(flights(&db).await.len(), 3, "--dry-run changes nothing");
 
-    let s = run(&r, "flight-history-clean", false).await;
+    let s = run(&r, "flight-history-clean").await;
     assert_eq!(s.outcome, Outcome::Succeeded, "{s:?}");
     // 9001 (DELETED) and the share 9002 go; cleaning the share recomputed the
     // master's MAFL, an update, so 9003 waits for its own quiet period.
@@ -168,13 +122,13 @@ async fn finished_flights_move_to_history_with_tombstones_only_where_not_fdeled(
     );
 
     clock.advance(Duration::hours(49));
-    run(&r, "flight-history-clean", false).await;
+    run(&r, "flight-history-clean").await;
     assert!(
         flights(&db).await.is_empty(),
         "after its quiet period the master goes too"
     );
     clock.advance(Duration::days(401));
-    let purge = run(&r, "flight-history-clean", false).await;
+    let purge = run(&r, "flight-history-clean").await;
     assert_eq!(
         purge.details.get("history_purged").and_then(|v| v.as_u64()),
         Some(3)
@@ -199,7 +153,7 @@ async fn a_failing_history_write_deletes_nothing() {
         .await
         .unwrap();
     clock.advance(Duration::days(5));
-    let s = run(&r, "flight-history-clean", false).await;
+    let s = run(&r, "flight-history-clean").await;
     assert_eq!(s.outcome, Outcome::Failed, "{s:?}");
     assert_eq!(flights(&db).await.len(), 3, "zero rows deleted");
     let events_after: i64 = sqlx::query_scalar("SELECT count(*) FROM msg_event")
@@ -223,8 +177,8 @@ async fn the_pump_keeps_processing_in_order_while_history_clean_runs() {
     let live: Vec<String> = (0..20)
         .map(|i| fltr(20_000 + i, "20DEC260835", ""))
         .collect();
-    mb.insert(&schd(1, &old)).await;
-    mb.insert(&schd(2, &live)).await;
+    mb.insert(&schd_dnld(1, &old)).await;
+    mb.insert(&schd_dnld(2, &live)).await;
     drain(&r).await;
     clock.advance(Duration::days(5));
     for i in 0..400u32 {
@@ -236,11 +190,8 @@ async fn the_pump_keeps_processing_in_order_while_history_clean_runs() {
         ))
         .await;
     }
-    run(&r, "ingest-sweep", false).await;
-    let (pumped, cleaned) = tokio::join!(
-        run(&r, "pump-drain", false),
-        run(&r, "flight-history-clean", false)
-    );
+    run(&r, "ingest-sweep").await;
+    let (pumped, cleaned) = tokio::join!(run(&r, "pump-drain"), run(&r, "flight-history-clean"));
     assert_eq!(pumped.items, 400, "{pumped:?}");
     assert_eq!(cleaned.items, 200, "{cleaned:?}");
     let inversions: i64 = sqlx::query_scalar(
@@ -273,7 +224,7 @@ async fn a_flight_re_created_after_history_clean_continues_its_version() {
     let (clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     let pkg = |seqn| {
-        schd(
+        schd_dnld(
             seqn,
             &[fltr(9001, "01DEC260835", ""), fltr(9002, "01DEC260935", "")],
         )
@@ -282,7 +233,7 @@ async fn a_flight_re_created_after_history_clean_continues_its_version() {
     mb.insert(&flop(2, 9002, "FDEL", "<FDEL/>")).await;
     drain(&r).await;
     clock.advance(Duration::days(5));
-    run(&r, "flight-history-clean", false).await;
+    run(&r, "flight-history-clean").await;
     assert!(flights(&db).await.is_empty(), "both moved to history");
 
     mb.insert(&pkg(3)).await;

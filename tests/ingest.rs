@@ -4,6 +4,7 @@
 mod common;
 
 use chrono::Duration;
+use common::jobs::detail;
 use common::*;
 use msgx::jobs::runner::{RunOptions, Runner};
 use msgx::store::pg::job_run::Outcome;
@@ -281,11 +282,6 @@ async fn release_hole_at_2(db: &TestDb, r: &Runner, clock: &msgx::clock::ManualC
     clock.advance(Duration::seconds(31));
     ingest(r).await;
     assert_eq!(enqueued(db).await, vec![1, 3], "2 was released as a hole");
-}
-
-/// A count of the run report (0 when absent).
-fn detail(s: &msgx::jobs::runner::RunSummary, key: &str) -> u64 {
-    s.details.get(key).and_then(|v| v.as_u64()).unwrap_or(0)
 }
 
 /// Issue 17 item 7: a late-row check that fails is logged and counted, and

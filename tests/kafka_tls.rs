@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{code, msgx, text};
+use common::{code, msgx, text, write_config};
 use msgx::commands::tail::{TailError, TailOptions, TailRecord, tail};
 use msgx::config::Config;
 use msgx::delivery::producer::{DeliveryProducer, Outgoing, SendError, Topic};
@@ -80,7 +80,7 @@ struct Leaf {
     key_pem: String,
 }
 
-fn write(dir: &Path, name: &str, content: &str) -> String {
+fn write_pem(dir: &Path, name: &str, content: &str) -> String {
     let path: PathBuf = dir.join(name);
     std::fs::write(&path, content).expect("write PEM");
     path.to_str().expect("utf-8 path").to_string()
@@ -366,16 +366,11 @@ fn assert_verify_failure(e: &KafkaClientError, what: &str) {
     );
 }
 
-fn config_file(kafka: msgx::config::Kafka) -> tempfile::NamedTempFile {
+fn kafka_config_file(kafka: msgx::config::Kafka) -> tempfile::NamedTempFile {
     let mut c = Config::default();
     c.msgx.kafka = kafka;
     c.msgx.log.dir = String::new();
-    let file = tempfile::Builder::new()
-        .suffix(".toml")
-        .tempfile()
-        .expect("temp file");
-    std::fs::write(file.path(), toml::to_string(&c).expect("config")).expect("write config");
-    file
+    write_config(&c)
 }
 
 // ------------------------------------------------------------------- tests --
@@ -389,7 +384,10 @@ async fn the_right_ca_produces_and_consumes_over_tls() {
         ExtendedKeyUsagePurpose::ServerAuth,
     );
     let cluster = TlsCluster::new(2, &server, None);
-    let cfg = tls_kafka(&cluster.bootstrap(), &write(dir.path(), "ca.pem", &ca.pem));
+    let cfg = tls_kafka(
+        &cluster.bootstrap(),
+        &write_pem(dir.path(), "ca.pem", &ca.pem),
+    );
     assert_eq!(kafka::check_clients(&cfg), Ok(()));
 
     let producer = DeliveryProducer::create(&cfg).expect("producer");
@@ -456,7 +454,7 @@ async fn a_wrong_ca_is_a_certificate_verification_error_at_once() {
     let cluster = TlsCluster::new(1, &server, None);
     let cfg = tls_kafka(
         &cluster.bootstrap(),
-        &write(dir.path(), "other.pem", &other.pem),
+        &write_pem(dir.path(), "other.pem", &other.pem),
     );
 
     let started = Instant::now();
@@ -496,7 +494,7 @@ async fn a_wrong_ca_is_a_certificate_verification_error_at_once() {
     );
 
     // On the command line: exit 1 and the reason.
-    let file = config_file(cfg);
+    let file = kafka_config_file(cfg);
     let out = msgx(file.path(), &["tail", "msg", "--from-beginning"]);
     assert_eq!(code(&out), 1, "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -514,7 +512,10 @@ async fn a_certificate_for_another_host_is_refused() {
     let ca = Ca::new("msgx test CA");
     let server = ca.leaf(&["kafka.invalid"], ExtendedKeyUsagePurpose::ServerAuth);
     let cluster = TlsCluster::new(1, &server, None);
-    let cfg = tls_kafka(&cluster.bootstrap(), &write(dir.path(), "ca.pem", &ca.pem));
+    let cfg = tls_kafka(
+        &cluster.bootstrap(),
+        &write_pem(dir.path(), "ca.pem", &ca.pem),
+    );
     let err = tokio::task::spawn_blocking(move || kafka::configured_topics(&cfg))
         .await
         .expect("join")
@@ -531,7 +532,10 @@ async fn mutual_tls_needs_the_client_certificate() {
     let server = ca.leaf(&["localhost"], ExtendedKeyUsagePurpose::ServerAuth);
     let client = ca.leaf(&["msgx"], ExtendedKeyUsagePurpose::ClientAuth);
     let cluster = TlsCluster::new(1, &server, Some(&ca));
-    let mut cfg = tls_kafka(&cluster.bootstrap(), &write(dir.path(), "ca.pem", &ca.pem));
+    let mut cfg = tls_kafka(
+        &cluster.bootstrap(),
+        &write_pem(dir.path(), "ca.pem", &ca.pem),
+    );
 
     let without = cfg.clone();
     let err = tokio::task::spawn_blocking(move || kafka::configured_topics(&without))
@@ -547,11 +551,11 @@ async fn mutual_tls_needs_the_client_certificate() {
 
     cfg.properties.insert(
         "ssl.certificate.location".into(),
-        write(dir.path(), "client.pem", &client.pem),
+        write_pem(dir.path(), "client.pem", &client.pem),
     );
     cfg.properties.insert(
         "ssl.key.location".into(),
-        write(dir.path(), "client.key", &client.key_pem),
+        write_pem(dir.path(), "client.key", &client.key_pem),
     );
     assert_eq!(kafka::check_clients(&cfg), Ok(()));
     let producer = DeliveryProducer::create(&cfg).expect("producer");
@@ -569,7 +573,7 @@ async fn a_tls_client_never_falls_back_to_plaintext() {
     let cluster = TlsCluster::new(1, &server, None);
     // Straight to the broker's plaintext port with security.protocol=SSL.
     let plain = format!("localhost:{}", cluster.plaintext[0].port());
-    let cfg = tls_kafka(&plain, &write(dir.path(), "ca.pem", &ca.pem));
+    let cfg = tls_kafka(&plain, &write_pem(dir.path(), "ca.pem", &ca.pem));
     let err = tokio::task::spawn_blocking(move || kafka::configured_topics(&cfg))
         .await
         .expect("join")
@@ -609,7 +613,7 @@ fn config_check_builds_every_kafka_client() {
     let ca = Ca::new("msgx test CA");
     let mut k = tls_kafka(
         "kafka1.example:9093,kafka2.example:9093",
-        &write(dir.path(), "ca.pem", &ca.pem),
+        &write_pem(dir.path(), "ca.pem", &ca.pem),
     );
     k.properties
         .insert("security.protocol".into(), "SASL_SSL".into());
@@ -617,12 +621,12 @@ fn config_check_builds_every_kafka_client() {
         .insert("sasl.mechanism".into(), "SCRAM-SHA-512".into());
     k.properties.insert("sasl.username".into(), "msgx".into());
     k.properties.insert("sasl.password".into(), "secret".into());
-    let ok = config_file(k.clone());
+    let ok = kafka_config_file(k.clone());
     let out = msgx(ok.path(), &["config", "check"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
 
     k.properties.insert("sasl.mechanism".into(), "FOO".into());
-    let bad = config_file(k.clone());
+    let bad = kafka_config_file(k.clone());
     let out = msgx(bad.path(), &["config", "check"]);
     assert_eq!(code(&out), 2, "{}", text(&out));
     assert!(
@@ -640,7 +644,7 @@ fn config_check_builds_every_kafka_client() {
         "ssl.ca.location".into(),
         dir.path().join("missing.pem").display().to_string(),
     );
-    let missing = config_file(k);
+    let missing = kafka_config_file(k);
     let out = msgx(missing.path(), &["config", "check"]);
     assert_eq!(code(&out), 2, "{}", text(&out));
     assert!(

@@ -5,13 +5,10 @@
 mod common;
 
 use chrono::Duration;
+use common::queries::count;
 use common::*;
 use msgx::jobs::runner::RunOptions;
 use msgx::store::pg::job_run::Outcome;
-
-async fn count(db: &TestDb, sql: &'static str) -> i64 {
-    sqlx::query_scalar(sql).fetch_one(&db.pool).await.unwrap()
-}
 
 #[tokio::test]
 async fn retention_deletes_old_job_runs_in_bounded_batches() {

@@ -7,8 +7,10 @@
 mod common;
 
 use chrono::Duration;
+use common::jobs::{drain_past_backoff, run};
+use common::sis::{OWN, own_files};
 use common::*;
-use msgx::clock::{ManualClock, SharedClock};
+use msgx::clock::SharedClock;
 use msgx::http::ops::{Heartbeat, JobsSlot, LockSlot, OpsState, router};
 use msgx::instance_lock::{AdvisoryLock, LockKey};
 use msgx::jobs::runner::{RunOptions, Runner};
@@ -17,8 +19,6 @@ use sqlx::Connection;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-const OWN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sis");
 
 /// The recorder is process-wide: tests that read metric values take turns
 /// (only matters when tests share a process, as under `cargo test`).
@@ -104,26 +104,12 @@ fn documented() -> Vec<(String, String)> {
         .collect()
 }
 
-fn own_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(OWN)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
-        .collect();
-    files.sort();
-    files
-}
-
 async fn load_own(mb: &TestMailbox) -> Vec<(i64, PathBuf)> {
     let mut out = Vec::new();
     for f in own_files() {
         out.push((mb.insert(&std::fs::read_to_string(&f).unwrap()).await, f));
     }
     out
-}
-
-async fn run(r: &Runner, job: &str) {
-    run_under(r, job, None).await
 }
 
 /// Runs `job` under an instance lock the test already holds.
@@ -134,16 +120,6 @@ async fn run_under(r: &Runner, job: &str, lock: Option<&AdvisoryLock>) {
     };
     let guard = lock.map(AdvisoryLock::guard);
     r.run(job, &opts, guard.as_ref()).await.expect("job runs");
-}
-
-/// Ingest and pump until the fixtures are terminal: 025 (Unsupported) holds
-/// the head with backoff until it is EXHAUSTED, so time is moved on.
-async fn drain(r: &Runner, clock: &ManualClock) {
-    for _ in 0..8 {
-        run(r, "ingest-sweep").await;
-        run(r, "pump-drain").await;
-        clock.advance(Duration::minutes(20));
-    }
 }
 
 #[tokio::test]
@@ -190,7 +166,7 @@ async fn the_endpoint_exposes_every_documented_metric_and_the_backlog_drains() {
     )
     .unwrap_or(0.0);
 
-    drain(&r, &clock).await;
+    drain_past_backoff(&r, &clock).await;
     let (_, page) = get(ops.addr, "/metrics").await;
     assert_eq!(
         value(
@@ -614,7 +590,7 @@ async fn flight_show_and_msg_show_explain_fixture_data() {
     let ids = load_own(&mb).await;
     let (clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
-    drain(&r, &clock).await;
+    drain_past_backoff(&r, &clock).await;
     let cfg = db.config_file_with(|c| c.msgx.mailbox.url = mb.url.clone());
     let id_of = |name: &str| {
         ids.iter()
@@ -858,7 +834,7 @@ async fn unknown_elements_are_counted_logged_once_per_name_and_listed() {
     let before = metrics.render();
     let total = |page: &str| series(page, name).iter().map(|(_, v)| v).sum::<f64>();
     let (logs, _guard) = capture_logs();
-    drain(&r, &clock).await;
+    drain_past_backoff(&r, &clock).await;
     let after = metrics.render();
 
     let attempts: i32 = sqlx::query_scalar("SELECT attempts FROM proc_state WHERE msg_id = $1")

@@ -5,90 +5,31 @@
 mod common;
 
 use chrono::Duration;
+use common::jobs::{drain, drain_past_backoff, run};
+use common::queries::outcomes;
+use common::sis::{OWN, flop, fltr, own_files, schd};
 use common::*;
 use msgx::clock::Clock;
 use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
 use msgx::store::pg::job_run::Outcome;
 use std::path::{Path, PathBuf};
 
-const OWN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sis");
-
-fn own(name: &str) -> String {
+fn own_xml(name: &str) -> String {
     std::fs::read_to_string(Path::new(OWN).join(name)).expect("own fixture")
-}
-
-async fn run(r: &Runner, job: &str) -> RunSummary {
-    r.run(
-        job,
-        &RunOptions {
-            until_empty: true,
-            ..Default::default()
-        },
-        None,
-    )
-    .await
-    .expect("job runs")
-}
-
-/// Ingest then pump until nothing is left that can run now.
-async fn drain(r: &Runner) -> RunSummary {
-    run(r, "ingest-sweep").await;
-    run(r, "pump-drain").await
-}
-
-async fn states(db: &TestDb) -> Vec<(i64, String, Option<String>, Option<String>)> {
-    sqlx::query_as(
-        "SELECT msg_id, state, error_class, COALESCE(outcome_reason, last_error) FROM proc_state ORDER BY msg_id",
-    )
-    .fetch_all(&db.pool)
-    .await
-    .unwrap()
-}
-
-fn flop(seqn: u32, flid: i64, styp: &str, payload: &str) -> String {
-    format!(
-        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
-         <STYP>{styp}</STYP></META><FLOP><FLID>{flid}</FLID><FFID>X</FFID>{payload}</FLOP></MSG>"
-    )
-}
-
-fn schd(seqn: u32, styp: &str, fltrs: &[(i64, &str)]) -> String {
-    let body: String = fltrs
-        .iter()
-        .map(|(flid, sodt)| {
-            format!(
-                "<FLTR><FLID>{flid}</FLID><ALCD>YG</ALCD><FLNO>YG{flid}</FLNO><MVIN>D</MVIN><SODT>{sodt}</SODT>\
-                 <FLTY>W</FLTY><FLIN>D</FLIN><ACFT>733</ACFT></FLTR>"
-            )
-        })
-        .collect();
-    format!(
-        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261130200000</DTTM><TYPE>SCHD</TYPE>\
-         <STYP>{styp}</STYP></META><SCHD><RECS>{}</RECS>{body}</SCHD></MSG>",
-        fltrs.len()
-    )
 }
 
 #[tokio::test]
 async fn the_projects_own_samples_reach_their_terminal_states() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(OWN)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
-        .collect();
-    files.sort();
+    let files = own_files();
     for f in &files {
         mb.insert(&std::fs::read_to_string(f).unwrap()).await;
     }
     let (clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     // 025 (Unsupported) blocks the queue with backoff, then becomes EXHAUSTED.
-    for _ in 0..8 {
-        drain(&r).await;
-        clock.advance(Duration::minutes(20));
-    }
-    let got: Vec<(String, String, Option<String>)> = states(&db)
+    drain_past_backoff(&r, &clock).await;
+    let got: Vec<(String, String, Option<String>)> = outcomes(&db)
         .await
         .into_iter()
         .zip(files.iter())
@@ -243,7 +184,7 @@ async fn duplicates_malformed_and_missing_raw_rows_get_their_outcomes() {
     run(&r, "ingest-sweep").await;
     mb.exec("DELETE FROM cminmsgs WHERE CMINMSGS_ID = 5").await;
     run(&r, "pump-drain").await;
-    let got = states(&db).await;
+    let got = outcomes(&db).await;
     let summary: Vec<(i64, &str, Option<&str>, Option<&str>)> = got
         .iter()
         .map(|(id, s, c, r)| (*id, s.as_str(), c.as_deref(), r.as_deref()))
@@ -276,7 +217,7 @@ async fn duplicates_malformed_and_missing_raw_rows_get_their_outcomes() {
 /// A mailbox with 1: an unsupported message (FLOP ESTT), 2: an ignored one.
 async fn unsupported_then_ignored() -> (TestDb, TestMailbox) {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    mb.insert(&own("025-FLOP-ESTT-unsupported.xml")).await;
+    mb.insert(&own_xml("025-FLOP-ESTT-unsupported.xml")).await;
     mb.insert(
         "<MSG><META><SNDR>AODB</SNDR><SEQN>2</SEQN><TYPE>LDM</TYPE><STYP>X</STYP></META></MSG>",
     )
@@ -297,7 +238,7 @@ async fn unsupported_messages_back_off_then_become_exhausted_and_fifo_waits() {
     drain(&r).await;
     let tiers = [10, 30];
     for (i, wait) in tiers.iter().enumerate() {
-        let s = states(&db).await;
+        let s = outcomes(&db).await;
         assert_eq!(
             (s[0].1.as_str(), s[0].2.as_deref()),
             ("FAILED", Some("UNSUPPORTED")),
@@ -310,7 +251,7 @@ async fn unsupported_messages_back_off_then_become_exhausted_and_fifo_waits() {
         clock.advance(Duration::seconds(1));
         run(&r, "pump-drain").await;
     }
-    let s = states(&db).await;
+    let s = outcomes(&db).await;
     assert_eq!(
         (s[0].1.as_str(), s[0].2.as_deref()),
         ("DEAD", Some("EXHAUSTED"))
@@ -344,7 +285,7 @@ async fn a_schd_operation_day_conflict_rejects_the_whole_package() {
     let (_clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     drain(&r).await;
-    let s = states(&db).await;
+    let s = outcomes(&db).await;
     assert_eq!(
         (s[1].1.as_str(), s[1].2.as_deref()),
         ("DEAD", Some("PROTOCOL"))
@@ -408,7 +349,7 @@ async fn a_schd_del_deletes_the_listed_flights_and_a_masters_shares() {
     let (_clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     drain(&r).await;
-    let s = states(&db).await;
+    let s = outcomes(&db).await;
     let got: Vec<(&str, Option<&str>)> = s
         .iter()
         .map(|(_, state, class, _)| (state.as_str(), class.as_deref()))
@@ -512,7 +453,7 @@ async fn a_schd_cannot_clear_or_omit_a_mandatory_field() {
     let (_clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     drain(&r).await;
-    let s = states(&db).await;
+    let s = outcomes(&db).await;
     for (i, field) in [(1, "ACFT"), (2, "FLNO"), (3, "ACFT")] {
         assert_eq!(
             (s[i].1.as_str(), s[i].2.as_deref()),
@@ -578,7 +519,7 @@ async fn a_postgres_failure_mid_transaction_leaves_nothing_half_written() {
         before, after,
         "flight rows rolled back with the outbox failure"
     );
-    let s = states(&db).await;
+    let s = outcomes(&db).await;
     assert_eq!(
         (s[2].1.as_str(), s[2].2.as_deref()),
         ("FAILED", Some("INFRA"))
@@ -626,7 +567,7 @@ async fn schedule_resp_without_an_open_request_is_skipped() {
     let (_clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     drain(&r).await;
-    let s = states(&db).await;
+    let s = outcomes(&db).await;
     assert_eq!(
         (s[0].1.as_str(), s[0].3.as_deref()),
         ("SKIPPED", Some("resp-unmatched:no-open-request"))
@@ -738,7 +679,7 @@ async fn real_samples_end_to_end(spelling: Spelling, tables: Option<(&str, &str)
         }
     });
     drain(&r).await;
-    let got = states(&db).await;
+    let got = outcomes(&db).await;
     assert_eq!(
         got.len(),
         files.len(),
@@ -889,7 +830,7 @@ async fn final_state(
         );
     }
     let state = FinalState {
-        outcomes: states(&db).await,
+        outcomes: outcomes(&db).await,
         bindings: sqlx::query_as(
             "SELECT msg_id, identity_key, msg_type, msg_styp, attempts FROM proc_state ORDER BY msg_id",
         )
@@ -950,14 +891,6 @@ async fn group_commit_gives_the_same_final_state_as_one_message_per_transaction(
                 .iter()
                 .any(|r| r.3.as_deref().unwrap_or("").starts_with("duplicate-of"))
     );
-}
-
-/// A FLTR of a test SCHD package (`extra` = more tags).
-fn fltr(flid: i64, sodt: &str, extra: &str) -> String {
-    format!(
-        "<FLTR><FLID>{flid}</FLID><ALCD>YG</ALCD><FLNO>YG{flid}</FLNO><MVIN>D</MVIN><SODT>{sodt}</SODT>\
-         <FLTY>W</FLTY><FLIN>D</FLIN><ACFT>733</ACFT>{extra}</FLTR>"
-    )
 }
 
 /// The hand-made backlog of the edge-case equivalence tests (mailbox IDs
@@ -1135,7 +1068,7 @@ async fn a_failure_inside_a_group_is_recorded_on_its_own_message() {
     mb.insert(&flop(4, 9001, "RENO", "<RENO>B4</RENO>")).await; // 4: must wait
     run(&r, "ingest-sweep").await;
     run(&r, "pump-drain").await;
-    let s = states(&db).await;
+    let s = outcomes(&db).await;
     let got: Vec<(&str, Option<&str>)> = s.iter().map(|x| (x.1.as_str(), x.2.as_deref())).collect();
     assert_eq!(
         got,
@@ -1186,7 +1119,7 @@ async fn gives_up_and_the_queue_moves_on(
         clock.advance(Duration::seconds(tier));
         run(r, "pump-drain").await;
     }
-    let s = states(db).await;
+    let s = outcomes(db).await;
     assert_eq!(
         (s[0].1.as_str(), s[0].2.as_deref()),
         ("DEAD", Some("EXHAUSTED"))
@@ -1226,7 +1159,7 @@ async fn an_infra_outage_never_exhausts_the_head() {
             "capped: {wait:?}"
         );
         assert_eq!(attempts, minute + 1);
-        assert_eq!(states(&db).await[1].1, "PENDING", "message 2 waits");
+        assert_eq!(outcomes(&db).await[1].1, "PENDING", "message 2 waits");
         clock.advance(Duration::minutes(1));
     }
     let dead: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state WHERE state = 'DEAD'")
@@ -1279,7 +1212,7 @@ async fn an_oversized_message_is_dead_too_large_and_the_read_ahead_stays_in_its_
         c.msgx.pipeline.read_ahead_bytes = 8_000; // about two rows per range
     });
     drain(&r).await;
-    let s = states(&db).await;
+    let s = outcomes(&db).await;
     assert_eq!(s.len(), 10);
     for (id, state, class, reason) in &s {
         if *id == 7 {
@@ -1333,7 +1266,7 @@ async fn a_decoder_panic_is_a_recorded_codec_error() {
     run(&r, "ingest-sweep").await;
     let s = run(&r, "pump-drain").await;
     assert_eq!(s.outcome, Outcome::Succeeded, "{s:?}");
-    let row = &states(&db).await[0];
+    let row = &outcomes(&db).await[0];
     assert_eq!(
         (row.1.as_str(), row.2.as_deref()),
         ("FAILED", Some("CODEC_ERROR"))

@@ -5,9 +5,12 @@
 mod common;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
+use common::jobs::{drain, run};
+use common::queries::flight_count;
+use common::sis::schd_at;
 use common::*;
 use msgx::config::Config;
-use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
+use msgx::jobs::runner::Runner;
 use msgx::requests::track::{RequestKind, SentRequest, Tracker};
 use msgx::store::mailbox::Mailbox;
 use msgx::store::pg::req_track::ReqRow;
@@ -29,24 +32,6 @@ fn config(db: &TestDb, mb: &TestMailbox) -> Config {
     let mut c = db.config();
     c.msgx.mailbox.url = mb.url.clone();
     c
-}
-
-async fn run(r: &Runner, job: &str) -> RunSummary {
-    r.run(
-        job,
-        &RunOptions {
-            until_empty: true,
-            ..Default::default()
-        },
-        None,
-    )
-    .await
-    .expect("job runs")
-}
-
-async fn drain(r: &Runner) {
-    run(r, "ingest-sweep").await;
-    run(r, "pump-drain").await;
 }
 
 async fn requests(db: &TestDb) -> Vec<ReqRow> {
@@ -77,32 +62,6 @@ async fn outcome(db: &TestDb, msg_id: i64) -> (String, Option<String>) {
     .fetch_one(&db.pool)
     .await
     .unwrap()
-}
-
-async fn flights(db: &TestDb) -> i64 {
-    sqlx::query_scalar("SELECT count(*) FROM flight_schd")
-        .fetch_one(&db.pool)
-        .await
-        .unwrap()
-}
-
-/// A SCHD package; `dttm` is local `yyyyMMddHHmmss`; `extra_meta` goes
-/// into META (e.g. an echoed SEQN).
-fn schd(seqn: u32, styp: &str, dttm: &str, extra_meta: &str, fltrs: &[(i64, &str)]) -> String {
-    let body: String = fltrs
-        .iter()
-        .map(|(flid, sodt)| {
-            format!(
-                "<FLTR><FLID>{flid}</FLID><ALCD>YG</ALCD><FLNO>YG{flid}</FLNO><MVIN>D</MVIN><SODT>{sodt}</SODT>\
-                 <FLTY>W</FLTY><FLIN>D</FLIN><ACFT>733</ACFT></FLTR>"
-            )
-        })
-        .collect();
-    format!(
-        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>{dttm}</DTTM><TYPE>SCHD</TYPE>\
-         <STYP>{styp}</STYP>{extra_meta}</META><SCHD><RECS>{}</RECS>{body}</SCHD></MSG>",
-        fltrs.len()
-    )
 }
 
 fn glst_resp(seqn: u32, dttm: &str, extra_meta: &str, recs: u32) -> String {
@@ -366,7 +325,7 @@ async fn a_matched_resp_is_applied_and_the_request_is_done() {
     // No echo: degraded rule. DTTM 16:05 local = 5 minutes after the send.
     let id = env
         .mb
-        .insert(&schd(
+        .insert(&schd_at(
             1,
             "RESP",
             "20261201160500",
@@ -377,7 +336,7 @@ async fn a_matched_resp_is_applied_and_the_request_is_done() {
     let (r, _stop) = env.runner();
     drain(&r).await;
     assert_eq!(outcome(&env.db, id).await.0, "SUCCEEDED");
-    assert_eq!(flights(&env.db).await, 2, "the snapshot is applied");
+    assert_eq!(flight_count(&env.db).await, 2, "the snapshot is applied");
     let rows = requests(&env.db).await;
     let done = rows.iter().find(|x| x.id == req.request.id).expect("row");
     assert_eq!(done.state, "DONE");
@@ -462,7 +421,7 @@ impl Env {
         let before = requests(&self.db).await;
         let id = self
             .mb
-            .insert(&schd(seqn, "RESP", dttm, "", &[(9001, "01DEC260835")]))
+            .insert(&schd_at(seqn, "RESP", dttm, "", &[(9001, "01DEC260835")]))
             .await;
         drain(r).await;
         assert_eq!(
@@ -471,7 +430,7 @@ impl Env {
             "RESP {seqn} at {dttm}"
         );
         assert_eq!(requests(&self.db).await, before, "RESP {seqn}: requests");
-        assert_eq!(flights(&self.db).await, 0, "RESP {seqn}: flights");
+        assert_eq!(flight_count(&self.db).await, 0, "RESP {seqn}: flights");
     }
 }
 
@@ -566,7 +525,7 @@ async fn dnld_is_applied_whether_or_not_a_request_is_open() {
     let before = requests(&env.db).await;
     let id = env
         .mb
-        .insert(&schd(
+        .insert(&schd_at(
             1,
             "DNLD",
             "20261201160500",
@@ -577,7 +536,7 @@ async fn dnld_is_applied_whether_or_not_a_request_is_open() {
     let (r, _stop) = env.runner();
     drain(&r).await;
     assert_eq!(outcome(&env.db, id).await.0, "SUCCEEDED");
-    assert_eq!(flights(&env.db).await, 1);
+    assert_eq!(flight_count(&env.db).await, 1);
     assert_eq!(
         requests(&env.db).await,
         before,

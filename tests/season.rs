@@ -8,46 +8,25 @@
 
 mod common;
 
+use common::jobs::{drain, run};
+use common::queries::outcomes_in_order;
 use common::sis::{Series, schs};
 use common::*;
 use msgx::commands::tail::TailRecord;
-use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
+use msgx::jobs::runner::Runner;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const SEASON: &str = "season";
 
-async fn run(r: &Runner, job: &str) -> RunSummary {
-    r.run(
-        job,
-        &RunOptions {
-            until_empty: true,
-            ..Default::default()
-        },
-        None,
-    )
-    .await
-    .expect("job runs")
-}
-
-/// Ingest, pump, then publish the season records.
-async fn drain(r: &Runner) {
-    run(r, "ingest-sweep").await;
-    run(r, "pump-drain").await;
-    run(r, "season-flush").await;
-}
-
-async fn states(db: &TestDb) -> Vec<(String, Option<String>, Option<String>)> {
-    sqlx::query_as(
-        "SELECT state, error_class, COALESCE(outcome_reason, last_error) FROM proc_state ORDER BY msg_id",
-    )
-    .fetch_all(&db.pool)
-    .await
-    .unwrap()
-}
-
 /// (ROUTE_KIND, APCD, time, day-change factor) of a stored route point.
 type RoutePoint = (String, Option<String>, Option<String>, Option<String>);
+
+/// [`drain`], then the season flush.
+async fn drain_flush(r: &Runner) {
+    drain(r).await;
+    run(r, "season-flush").await;
+}
 
 /// (SNAM, SDAT, series count) of the stored seasons, most recent first.
 async fn seasons(db: &TestDb) -> Vec<(String, String, i64)> {
@@ -109,9 +88,9 @@ async fn dnld_and_resp_are_stored_through_the_pump_and_published_one_record_per_
     .await;
     let (_clock, shared) = manual_clock();
     let (r, _stop) = runner(&db, Some(&mb), shared, with_kafka(&kafka));
-    drain(&r).await;
+    drain_flush(&r).await;
 
-    let got = states(&db).await;
+    let got = outcomes_in_order(&db).await;
     assert_eq!(got.len(), 2);
     for (state, class, note) in &got {
         assert_eq!(
@@ -221,11 +200,11 @@ async fn a_replacement_and_the_keep_limit_tombstone_exactly_the_series_that_left
     let w26 = |seqn, s: &[Series]| schs(seqn, "DNLD", "Winter", "25OCT26", "27MAR27", s);
     mb.insert(&w26(1, &[a, b, Series("CA003", "01NOV26", "27MAR27")]))
         .await;
-    drain(&r).await;
+    drain_flush(&r).await;
     // The same season again: B is gone, D is new.
     mb.insert(&w26(2, &[Series("CA001", "01NOV26", "27MAR27"), c, d]))
         .await;
-    drain(&r).await;
+    drain_flush(&r).await;
     let topic = latest(&consume(&kafka, SEASON).await);
     assert_eq!(topic["Winter|CA|CA002|D|2026-11-01"], None, "B tombstoned");
     assert_eq!(
@@ -266,7 +245,7 @@ async fn a_replacement_and_the_keep_limit_tombstone_exactly_the_series_that_left
         &[Series("CA009", "01NOV25", "28MAR26")],
     ))
     .await;
-    drain(&r).await;
+    drain_flush(&r).await;
     assert_eq!(
         seasons(&db).await,
         [
@@ -274,7 +253,7 @@ async fn a_replacement_and_the_keep_limit_tombstone_exactly_the_series_that_left
             ("Summer".into(), "2027-03-28".into(), 1)
         ]
     );
-    let got = states(&db).await;
+    let got = outcomes_in_order(&db).await;
     assert!(got.iter().all(|(s, _, _)| s == "SUCCEEDED"), "{got:?}");
     let note = |i: usize| got[i].2.clone().unwrap_or_default();
     assert!(
@@ -359,7 +338,7 @@ async fn stdt_after_eddt_is_dead_protocol_and_an_unknown_subtype_stays_unsupport
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     run(&r, "ingest-sweep").await;
     run(&r, "pump-drain").await;
-    let got = states(&db).await;
+    let got = outcomes_in_order(&db).await;
     assert_eq!(
         got[0],
         (
@@ -512,7 +491,7 @@ async fn every_real_schs_sample_reaches_its_expected_terminal_state() {
     let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
     run(&r, "ingest-sweep").await;
     run(&r, "pump-drain").await;
-    let got = states(&db).await;
+    let got = outcomes_in_order(&db).await;
     assert_eq!(got.len(), files.len());
     for ((state, class, reason), f) in got.iter().zip(&files) {
         let name = f.file_name().unwrap().to_string_lossy();

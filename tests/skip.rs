@@ -6,33 +6,12 @@
 
 mod common;
 
+use common::jobs::run;
+use common::queries::{backfill_actions_by_kind, states};
 use common::sis::{schd_one_flight as schd, unsupported};
 use common::*;
 use msgx::backfill::skip::{Selection, SkipRequest, SkipService};
-use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
 use mysql_async::prelude::Queryable;
-
-async fn run(r: &Runner, job: &str) -> RunSummary {
-    let opts = RunOptions {
-        until_empty: true,
-        ..Default::default()
-    };
-    r.run(job, &opts, None).await.expect("job runs")
-}
-
-async fn states(db: &TestDb) -> Vec<(i64, String)> {
-    sqlx::query_as("SELECT msg_id, state FROM proc_state ORDER BY msg_id")
-        .fetch_all(&db.pool)
-        .await
-        .unwrap()
-}
-
-async fn actions(db: &TestDb) -> Vec<(String, String, String, Option<String>)> {
-    sqlx::query_as("SELECT action, actor, target, reason FROM backfill_action ORDER BY id")
-        .fetch_all(&db.pool)
-        .await
-        .unwrap()
-}
 
 #[tokio::test]
 async fn a_skipped_head_lets_the_pump_go_on_and_is_backfilled() {
@@ -91,7 +70,7 @@ async fn a_skipped_head_lets_the_pump_go_on_and_is_backfilled() {
     );
     assert!(intent.is_some(), "the backfill intent comes with the state");
     assert_eq!(
-        actions(&db).await,
+        backfill_actions_by_kind(&db).await,
         vec![(
             "SKIP".into(),
             "alice".into(),
@@ -156,7 +135,11 @@ async fn rows_in_other_states_are_reported_and_left_alone() {
         "{}",
         text(&out)
     );
-    assert_eq!(actions(&db).await, vec![], "nothing recorded");
+    assert_eq!(
+        backfill_actions_by_kind(&db).await,
+        vec![],
+        "nothing recorded"
+    );
 
     args.extend(["--yes", "--json"]);
     let out = msgx(cfg.path(), &args);
@@ -197,7 +180,7 @@ async fn rows_in_other_states_are_reported_and_left_alone() {
     );
     assert_eq!(code(&out), 2, "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("left alone"));
-    assert_eq!(actions(&db).await.len(), 1);
+    assert_eq!(backfill_actions_by_kind(&db).await.len(), 1);
     // A reason is required and may not be blank.
     assert_eq!(code(&msgx(cfg.path(), &["skip", &done.to_string()])), 2);
     let out = msgx(cfg.path(), &["skip", &done.to_string(), "--reason", " "]);
@@ -276,7 +259,7 @@ async fn a_range_skips_the_unfinished_rows_in_it() {
         serde_json::json!(101 - head + 1 - 5),
         "{v}"
     );
-    let (_, _, target, reason) = actions(&db).await.remove(0);
+    let (_, _, target, reason) = backfill_actions_by_kind(&db).await.remove(0);
     assert_eq!(
         target,
         [vec![head], backlog.clone()]

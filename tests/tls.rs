@@ -7,7 +7,7 @@
 mod common;
 
 use common::servers::{Servers, servers};
-use common::{TestDb, code, msgx, text, unique_name};
+use common::{TestDb, code, msgx, text, unique_name, write_config};
 use msgx::config::{Mailbox as MailboxConfig, MailboxTls, MailboxTlsMode, Postgres};
 use msgx::instance_lock::{AdvisoryLock, LockKey};
 use msgx::store::mailbox::{Mailbox, MailboxError};
@@ -241,7 +241,7 @@ async fn pg_msgx_migrate_runs_over_verify_full() {
         pg_query("verify-full", &s.pki.ca, "")
     );
     config.msgx.log.dir = String::new();
-    let file = config_file(&config);
+    let file = write_config(&config);
     let out = msgx(file.path(), &["migrate"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
     let wrong = config.msgx.postgres.url.replace(
@@ -249,19 +249,13 @@ async fn pg_msgx_migrate_runs_over_verify_full() {
         &s.pki.other_ca.display().to_string(),
     );
     config.msgx.postgres.url = wrong;
-    let out = msgx(config_file(&config).path(), &["migrate"]);
+    let out = msgx(write_config(&config).path(), &["migrate"]);
     assert_eq!(code(&out), 1, "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("certificate verification failed"),
         "{}",
         text(&out)
     );
-}
-
-fn config_file(config: &msgx::config::Config) -> tempfile::NamedTempFile {
-    let file = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
-    std::fs::write(file.path(), toml::to_string(config).unwrap()).unwrap();
-    file
 }
 
 // ---- the mailbox (MariaDB) ----

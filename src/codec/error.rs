@@ -46,3 +46,30 @@ impl DecodeError {
         }
     }
 }
+
+/// Why a single value was rejected, before the caller adds its path. Here,
+/// below both `fields` and `time`, so that only `fields` imports `time`
+/// (issue 19, item 6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ValueError {
+    /// The format forbids the value.
+    Malformed(String),
+    /// Plausible, but this codec version cannot represent it.
+    Codec(String),
+}
+
+impl ValueError {
+    pub fn malformed(reason: impl Into<String>) -> Self {
+        ValueError::Malformed(reason.into())
+    }
+    pub fn codec(reason: impl Into<String>) -> Self {
+        ValueError::Codec(reason.into())
+    }
+    /// Attaches the element or attribute path.
+    pub fn at(self, path: String) -> DecodeError {
+        match self {
+            ValueError::Malformed(r) => DecodeError::malformed(path, r),
+            ValueError::Codec(r) => DecodeError::codec(path, r),
+        }
+    }
+}

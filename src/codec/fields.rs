@@ -14,35 +14,10 @@
 
 use chrono::NaiveDateTime;
 
-use super::error::DecodeError;
+use super::error::{DecodeError, ValueError};
 use super::model::{Field, ScalarKind, ScalarValue, UnknownElement};
 use super::time;
 use super::xml::El;
-
-/// Why a single value was rejected, before the caller adds its path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ValueError {
-    /// The format forbids the value.
-    Malformed(String),
-    /// Plausible, but this codec version cannot represent it.
-    Codec(String),
-}
-
-impl ValueError {
-    pub fn malformed(reason: impl Into<String>) -> Self {
-        ValueError::Malformed(reason.into())
-    }
-    pub fn codec(reason: impl Into<String>) -> Self {
-        ValueError::Codec(reason.into())
-    }
-    /// Attaches the element or attribute path.
-    pub fn at(self, path: String) -> DecodeError {
-        match self {
-            ValueError::Malformed(r) => DecodeError::malformed(path, r),
-            ValueError::Codec(r) => DecodeError::codec(path, r),
-        }
-    }
-}
 
 /// Parses an integer (optional leading `-`, digits only).
 pub(crate) fn parse_int(s: &str) -> Result<i64, ValueError> {

@@ -21,7 +21,7 @@
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime};
 
-use super::fields::ValueError;
+use super::error::ValueError;
 
 const MONTHS: [&[u8; 3]; 12] = [
     b"JAN", b"FEB", b"MAR", b"APR", b"MAY", b"JUN", b"JUL", b"AUG", b"SEP", b"OCT", b"NOV", b"DEC",

@@ -8,9 +8,9 @@ use crate::backfill::replay::{
     ORDERING_WARNING, ReplayError, ReplayRequest, ReplayService, Selection,
 };
 use crate::backfill::{Refusal, actor, gate};
-use crate::cli::exit;
 use crate::clock::SharedClock;
 use crate::commands::confirm;
+use crate::commands::exit;
 use crate::commands::target::{Needs, Target as WriteTarget};
 use crate::config::Config;
 use crate::store::pg::proc_state::ErrorClass;
@@ -121,7 +121,7 @@ fn ids_text(ids: &[i64]) -> String {
 
 /// Runs `msgx backfill <action>`.
 pub async fn run(config: &Config, clock: SharedClock, action: BackfillAction) -> i32 {
-    let pool = match crate::cli::connect_current(config, "backfill").await {
+    let pool = match crate::commands::connect_current(config, "backfill").await {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -273,7 +273,7 @@ pub async fn replay(config: &Config, clock: SharedClock, args: ReplayArgs) -> i3
         },
         None => Selection::Ids(args.ids.clone()),
     };
-    let pool = match crate::cli::connect_current(config, "replay").await {
+    let pool = match crate::commands::connect_current(config, "replay").await {
         Ok(p) => p,
         Err(code) => return code,
     };

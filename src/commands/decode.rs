@@ -12,19 +12,20 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use super::exit;
 use crate::codec::{
     Collection, DecodeError, DecodedMessage, Field, MsgKind, RefStyp, ScalarTag, ScalarValue,
     SchdStyp, UnknownElement, decode,
 };
 
 /// Exit code when every input decoded (Unsupported included).
-pub const EXIT_OK: i32 = 0;
+pub const EXIT_OK: i32 = exit::OK;
 /// Exit code when an input file could not be read.
-pub const EXIT_UNREADABLE: i32 = 1;
+pub const EXIT_UNREADABLE: i32 = exit::FAILURE;
 /// Exit code when any message is MALFORMED.
-pub const EXIT_MALFORMED: i32 = 5;
+pub const EXIT_MALFORMED: i32 = exit::MALFORMED;
 /// Exit code when any message has a CODEC_ERROR (and none is MALFORMED).
-pub const EXIT_CODEC: i32 = 6;
+pub const EXIT_CODEC: i32 = exit::CODEC;
 
 /// Decodes each input (`-` = standard input) and prints the result to `out`.
 pub fn run(inputs: &[PathBuf], json: bool, out: &mut dyn Write) -> i32 {

@@ -20,7 +20,7 @@
 //! | `kafka.metadata` | no broker answers within `msgx.kafka.call-timeout` |
 //! | `kafka.topic.msg`, `kafka.topic.schd`, `kafka.topic.season` | the topic does not exist |
 
-use crate::cli::exit;
+use crate::commands::exit;
 use crate::commands::target::{self, Needs, Target};
 use crate::config::Config;
 use crate::store::mailbox::Mailbox;

@@ -2,6 +2,11 @@
 //! (design §8.3; issue 6, item 4). Exit 0 when every requested ID was a DEAD
 //! row and was resolved, 1 otherwise (the others are named).
 
+use super::confirm;
+use super::exit;
+use super::target::{Needs, Target};
+use crate::clock::SharedClock;
+use crate::config::Config;
 use crate::delivery::dead_letters::{self, Resolution};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -103,4 +108,69 @@ pub fn actor(explicit: Option<&str>) -> String {
         .map(str::to_string)
         .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// `msgx events dead`, on the configured PostgreSQL.
+pub async fn dead_command(config: &Config, json: bool) -> i32 {
+    let pool = match super::connect_current(config, "events").await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    dead(&pool, json, &mut std::io::stdout()).await
+}
+
+/// `msgx events resend <id>...`: more than one ID is a bulk action
+/// (`--reason`, and `--yes` or a typed confirmation).
+pub async fn resend_command(
+    config: &Config,
+    clock: SharedClock,
+    ids: &[i64],
+    reason: Option<&str>,
+    yes: bool,
+    actor_name: Option<&str>,
+) -> i32 {
+    let pool = match super::connect_current(config, "events").await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if ids.len() > 1 {
+        let ask = confirm::Bulk {
+            what: "resend",
+            rows: ids.len(),
+            reason,
+            yes,
+            json: false,
+        };
+        let on = Target::of(config, Needs::POSTGRES);
+        if let Err(e) = confirm::bulk(ask, &on) {
+            eprintln!("msgx events resend: {e}");
+            return exit::CONFIG;
+        }
+    }
+    let actor = actor(actor_name);
+    resolve(&pool, Resolution::Resend, ids, &actor, reason, clock.now()).await
+}
+
+/// `msgx events discard <id>... --reason R`.
+pub async fn discard_command(
+    config: &Config,
+    clock: SharedClock,
+    ids: &[i64],
+    reason: &str,
+    actor_name: Option<&str>,
+) -> i32 {
+    let pool = match super::connect_current(config, "events").await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let actor = actor(actor_name);
+    resolve(
+        &pool,
+        Resolution::Discard,
+        ids,
+        &actor,
+        Some(reason),
+        clock.now(),
+    )
+    .await
 }

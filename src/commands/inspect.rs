@@ -5,6 +5,9 @@
 //! Read-only; exit 0 when found, 1 when the thing does not exist or a store
 //! cannot be read.
 
+use super::exit::FAILURE;
+use super::{connect_current, emit};
+use crate::clock::SharedClock;
 use crate::codec;
 use crate::config::Config;
 use crate::domain::{mafl, schd_projection};
@@ -17,20 +20,9 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use std::io::Write;
 
-/// Exit codes.
-const OK: i32 = 0;
-const FAILURE: i32 = 1;
-
 fn fail(what: &str, e: impl std::fmt::Display) -> i32 {
     eprintln!("msgx {what}: {e}");
     FAILURE
-}
-
-fn emit(out: &mut dyn Write, text: &str) -> i32 {
-    match out.write_all(text.as_bytes()) {
-        Ok(()) => OK,
-        Err(_) => FAILURE,
-    }
 }
 
 fn time(t: Option<DateTime<Utc>>) -> String {
@@ -341,4 +333,37 @@ pub async fn holes(
         );
     }
     emit(out, &s)
+}
+
+/// `msgx flight show`, on the configured PostgreSQL, to standard output.
+pub async fn flight_show_command(config: &Config, flid: i64, limit: i64, json: bool) -> i32 {
+    let pool = match connect_current(config, "flight show").await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    flight_show(&pool, config, flid, limit, json, &mut std::io::stdout()).await
+}
+
+/// `msgx msg show`, on the configured PostgreSQL and mailbox.
+pub async fn msg_show_command(config: &Config, msg_id: i64, json: bool) -> i32 {
+    let pool = match connect_current(config, "msg show").await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let mailbox = match super::open_mailbox(config, "msg show") {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let code = msg_show(&pool, &mailbox, msg_id, json, &mut std::io::stdout()).await;
+    mailbox.close().await;
+    code
+}
+
+/// `msgx holes`, on the configured PostgreSQL, as of the clock's now.
+pub async fn holes_command(config: &Config, clock: SharedClock, limit: i64, json: bool) -> i32 {
+    let pool = match connect_current(config, "holes").await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    holes(&pool, clock.now(), limit, json, &mut std::io::stdout()).await
 }

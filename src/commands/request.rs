@@ -5,11 +5,10 @@
 //! Exit codes: 0 done · 1 runtime failure · 2 refused or invalid usage
 //! (shadow mode, unknown type, bad dates; nothing was written).
 
-use crate::cli::exit;
 use crate::clock::SharedClock;
+use crate::commands::exit;
 use crate::config::Config;
 use crate::requests::track::{RequestError, RequestKind, SentRequest, Tracker, days_between};
-use crate::store::mailbox::Mailbox;
 use crate::store::pg::req_track::{self, ReqRow};
 use chrono::NaiveDate;
 use clap::Subcommand;
@@ -62,7 +61,7 @@ pub enum RequestAction {
 
 /// Runs one `msgx request` action.
 pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> i32 {
-    let pool = match crate::cli::connect_current(config, "request").await {
+    let pool = match crate::commands::connect_current(config, "request").await {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -112,12 +111,9 @@ pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> 
         eprintln!("msgx request: {}", RequestError::Shadow);
         return exit::CONFIG;
     }
-    let mailbox = match Mailbox::new(&config.msgx.mailbox) {
+    let mailbox = match super::open_mailbox(config, "request") {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("msgx request: {e}");
-            return exit::CONFIG;
-        }
+        Err(code) => return code,
     };
     let tracker = Tracker {
         pg: &pool,

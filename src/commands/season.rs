@@ -8,6 +8,9 @@ use serde_json::json;
 use sqlx::PgPool;
 use std::io::Write;
 
+use super::emit;
+use super::exit::FAILURE;
+use crate::config::Config;
 use crate::store::pg::season::{self, SeasonSummary, StoredSeason};
 
 /// `msgx season …`.
@@ -31,16 +34,6 @@ pub enum SeasonAction {
         #[arg(long)]
         json: bool,
     },
-}
-
-const OK: i32 = 0;
-const FAILURE: i32 = 1;
-
-fn emit(out: &mut dyn Write, text: &str) -> i32 {
-    match out.write_all(text.as_bytes()) {
-        Ok(()) => OK,
-        Err(_) => FAILURE,
-    }
 }
 
 /// Runs one `msgx season` action on `pool`.
@@ -144,4 +137,13 @@ fn show_text(found: &[StoredSeason], json: bool) -> String {
         }
     }
     s
+}
+
+/// `msgx season …`, on the configured PostgreSQL, to standard output.
+pub async fn command(config: &Config, action: SeasonAction) -> i32 {
+    let pool = match super::connect_current(config, "season").await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    run(&pool, action, &mut std::io::stdout()).await
 }

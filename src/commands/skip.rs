@@ -12,9 +12,9 @@ use crate::backfill::id_ranges;
 use crate::backfill::skip::{
     IdRange, SKIP_WARNING, Selection, SkipOutcome, SkipRequest, SkipService,
 };
-use crate::cli::exit;
 use crate::clock::SharedClock;
 use crate::commands::confirm;
+use crate::commands::exit;
 use crate::commands::target::{Needs, Target};
 use crate::config::Config;
 use clap::Args;
@@ -55,7 +55,7 @@ pub async fn run(config: &Config, clock: SharedClock, args: SkipArgs) -> i32 {
         Some(r) => Selection::Range(r),
         None => Selection::Ids(args.ids.clone()),
     };
-    let pool = match crate::cli::connect_current(config, "skip").await {
+    let pool = match crate::commands::connect_current(config, "skip").await {
         Ok(p) => p,
         Err(code) => return code,
     };

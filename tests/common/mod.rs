@@ -7,6 +7,8 @@
 #![allow(dead_code)]
 
 pub mod contract;
+pub mod jobs;
+pub mod queries;
 pub mod servers;
 pub mod sis;
 
@@ -133,13 +135,7 @@ impl TestDb {
     pub fn config_file_with(&self, tweak: impl FnOnce(&mut Config)) -> tempfile::NamedTempFile {
         let mut config = self.config();
         tweak(&mut config);
-        let text = toml::to_string(&config).expect("config serialises");
-        let file = tempfile::Builder::new()
-            .suffix(".toml")
-            .tempfile()
-            .expect("temp file");
-        std::fs::write(file.path(), text).expect("write config");
-        file
+        write_config(&config)
     }
 
     /// Makes every INSERT into `table` fail with `message` (a trigger), to
@@ -404,6 +400,17 @@ pub fn runner(
         kafka: Default::default(),
     };
     (runner, tx)
+}
+
+/// Writes `config` to a temp TOML file for the binary (`--config`).
+pub fn write_config(config: &Config) -> tempfile::NamedTempFile {
+    let text = toml::to_string(config).expect("config serialises");
+    let file = tempfile::Builder::new()
+        .suffix(".toml")
+        .tempfile()
+        .expect("temp file");
+    std::fs::write(file.path(), text).expect("write config");
+    file
 }
 
 /// A manual clock at a fixed, recent instant.

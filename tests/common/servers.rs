@@ -129,7 +129,7 @@ fn free_port() -> Result<u16, String> {
 }
 
 /// Runs a command to completion; an error carries its output.
-fn run(cmd: &mut Command) -> Result<String, String> {
+fn run_cmd(cmd: &mut Command) -> Result<String, String> {
     let out = cmd
         .stdin(Stdio::null())
         .output()
@@ -158,14 +158,16 @@ fn as_user(user: &str, program: impl AsRef<std::ffi::OsStr>) -> Command {
 /// Gives `path` to `user` when root (the server must own its files).
 fn give(path: &Path, user: &str) -> Result<(), String> {
     if is_root() {
-        run(Command::new("chown")
-            .args(["-R", &format!("{user}:{user}")])
-            .arg(path))?;
+        run_cmd(
+            Command::new("chown")
+                .args(["-R", &format!("{user}:{user}")])
+                .arg(path),
+        )?;
     }
     Ok(())
 }
 
-fn write(path: &Path, text: &str, mode: u32) -> Result<(), String> {
+fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), String> {
     fs::write(path, text).map_err(|e| format!("write {}: {e}", path.display()))?;
     fs::set_permissions(path, fs::Permissions::from_mode(mode))
         .map_err(|e| format!("chmod {}: {e}", path.display()))
@@ -290,10 +292,10 @@ fn generate_pki(dir: &Path) -> Result<ServerCert, String> {
     let pki = dir.join("pki");
     fs::create_dir_all(&pki).map_err(|e| e.to_string())?;
     fs::set_permissions(&pki, fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
-    write(&pki.join("ca.pem"), &ca_pem, 0o644)?;
-    write(&pki.join("other-ca.pem"), &other_pem, 0o644)?;
-    write(&pki.join("client.pem"), &client_cert, 0o644)?;
-    write(&pki.join("client.key"), &client_key, 0o600)?;
+    write_file(&pki.join("ca.pem"), &ca_pem, 0o644)?;
+    write_file(&pki.join("other-ca.pem"), &other_pem, 0o644)?;
+    write_file(&pki.join("client.pem"), &client_cert, 0o644)?;
+    write_file(&pki.join("client.key"), &client_key, 0o600)?;
     Ok(ServerCert {
         cert: server_cert,
         key: server_key,
@@ -306,14 +308,18 @@ fn start_postgres(dir: &Path, certs: &ServerCert, tls: u16, plain: u16) -> Resul
     fs::create_dir(&base).map_err(|e| e.to_string())?;
     fs::set_permissions(&base, fs::Permissions::from_mode(0o700)).map_err(|e| e.to_string())?;
     give(&base, "postgres")?;
-    run(as_user("postgres", pgbin("initdb"))
-        .arg("-D")
-        .arg(&base)
-        .args(["--auth=trust", "-U", "postgres", "-E", "UTF8", "--no-sync"]))?;
-    run(Command::new("cp")
-        .arg("-a")
-        .arg(&base)
-        .arg(dir.join("pg_plain")))?;
+    run_cmd(
+        as_user("postgres", pgbin("initdb"))
+            .arg("-D")
+            .arg(&base)
+            .args(["--auth=trust", "-U", "postgres", "-E", "UTF8", "--no-sync"]),
+    )?;
+    run_cmd(
+        Command::new("cp")
+            .arg("-a")
+            .arg(&base)
+            .arg(dir.join("pg_plain")),
+    )?;
     for (name, port) in [("pg_tls", tls), ("pg_plain", plain)] {
         let data = dir.join(name);
         let with_tls = name == "pg_tls";
@@ -324,9 +330,9 @@ fn start_postgres(dir: &Path, certs: &ServerCert, tls: u16, plain: u16) -> Resul
             dir.display()
         );
         let hba = if with_tls {
-            write(&data.join("server.pem"), &certs.cert, 0o644)?;
-            write(&data.join("server.key"), &certs.key, 0o600)?;
-            write(&data.join("ca.pem"), &ca, 0o644)?;
+            write_file(&data.join("server.pem"), &certs.cert, 0o644)?;
+            write_file(&data.join("server.key"), &certs.key, 0o600)?;
+            write_file(&data.join("ca.pem"), &ca, 0o644)?;
             conf.push_str(
                 "ssl = on\nssl_cert_file = 'server.pem'\nssl_key_file = 'server.key'\n\
                  ssl_ca_file = 'ca.pem'\n",
@@ -341,37 +347,41 @@ fn start_postgres(dir: &Path, certs: &ServerCert, tls: u16, plain: u16) -> Resul
         let mut existing =
             fs::read_to_string(data.join("postgresql.conf")).map_err(|e| e.to_string())?;
         existing.push_str(&conf);
-        write(&data.join("postgresql.conf"), &existing, 0o600)?;
-        write(&data.join("pg_hba.conf"), hba, 0o600)?;
+        write_file(&data.join("postgresql.conf"), &existing, 0o600)?;
+        write_file(&data.join("pg_hba.conf"), hba, 0o600)?;
         give(&data, "postgres")?;
-        run(as_user("postgres", pgbin("pg_ctl"))
-            .arg("-D")
-            .arg(&data)
-            .arg("-l")
-            .arg(dir.join(format!("{name}.log")))
-            .args(["-w", "-t", &START_TIMEOUT.as_secs().to_string(), "start"]))
+        run_cmd(
+            as_user("postgres", pgbin("pg_ctl"))
+                .arg("-D")
+                .arg(&data)
+                .arg("-l")
+                .arg(dir.join(format!("{name}.log")))
+                .args(["-w", "-t", &START_TIMEOUT.as_secs().to_string(), "start"]),
+        )
         .map_err(|e| {
             let log = fs::read_to_string(dir.join(format!("{name}.log"))).unwrap_or_default();
             format!("{e}\n{name}.log:\n{log}")
         })?;
-        run(Command::new(pgbin("psql"))
-            .args(["-h"])
-            .arg(dir)
-            .args([
-                "-p",
-                &port.to_string(),
-                "-U",
-                "postgres",
-                "-d",
-                "postgres",
-                "-qX",
-            ])
-            .args([
-                "-c",
-                "CREATE ROLE msgx LOGIN SUPERUSER PASSWORD 'msgx'",
-                "-c",
-                "CREATE ROLE msgx_cert LOGIN SUPERUSER",
-            ]))?;
+        run_cmd(
+            Command::new(pgbin("psql"))
+                .args(["-h"])
+                .arg(dir)
+                .args([
+                    "-p",
+                    &port.to_string(),
+                    "-U",
+                    "postgres",
+                    "-d",
+                    "postgres",
+                    "-qX",
+                ])
+                .args([
+                    "-c",
+                    "CREATE ROLE msgx LOGIN SUPERUSER PASSWORD 'msgx'",
+                    "-c",
+                    "CREATE ROLE msgx_cert LOGIN SUPERUSER",
+                ]),
+        )?;
     }
     Ok(())
 }
@@ -394,15 +404,17 @@ fn start_mariadb(dir: &Path, certs: &ServerCert, tls: u16, plain: u16) -> Result
     } else {
         install.arg("--auth-root-authentication-method=normal");
     }
-    run(&mut install)?;
-    run(Command::new("cp")
-        .arg("-a")
-        .arg(&base)
-        .arg(dir.join("my_plain")))?;
+    run_cmd(&mut install)?;
+    run_cmd(
+        Command::new("cp")
+            .arg("-a")
+            .arg(&base)
+            .arg(dir.join("my_plain")),
+    )?;
     let keys = dir.join("my_keys");
     fs::create_dir_all(&keys).map_err(|e| e.to_string())?;
-    write(&keys.join("server.pem"), &certs.cert, 0o644)?;
-    write(&keys.join("server.key"), &certs.key, 0o600)?;
+    write_file(&keys.join("server.pem"), &certs.cert, 0o644)?;
+    write_file(&keys.join("server.key"), &certs.key, 0o600)?;
     give(&keys, "mysql")?;
     for (name, port) in [("my_tls", tls), ("my_plain", plain)] {
         let sock = dir.join(format!("{name}.sock"));
@@ -455,7 +467,7 @@ fn start_mariadb(dir: &Path, certs: &ServerCert, tls: u16, plain: u16) -> Result
                 .args(args);
             c
         };
-        while run(&mut admin(&["-e", "SELECT 1"])).is_err() {
+        while run_cmd(&mut admin(&["-e", "SELECT 1"])).is_err() {
             if started.elapsed() > START_TIMEOUT {
                 let log = fs::read_to_string(dir.join(format!("{name}.err"))).unwrap_or_default();
                 return Err(format!(
@@ -464,7 +476,7 @@ fn start_mariadb(dir: &Path, certs: &ServerCert, tls: u16, plain: u16) -> Result
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        run(&mut admin(&[
+        run_cmd(&mut admin(&[
             "-e",
             "CREATE USER 'msgx'@'%' IDENTIFIED BY 'msgx'; GRANT ALL ON *.* TO 'msgx'@'%'; \
              CREATE USER 'msgx_cert'@'%' IDENTIFIED BY 'msgx' REQUIRE X509; \

@@ -1,23 +1,89 @@
-//! SIS messages several test files build (distinct SEQNs give distinct
-//! business identities).
+//! SIS messages several test files build, each builder written once
+//! (issue 19, item 7; distinct SEQNs give distinct business identities),
+//! and the sample files on disk.
 
-/// A FLOP subtype msgx does not handle: FAILED(UNSUPPORTED) after its
-/// identity is bound, then DEAD(EXHAUSTED).
-pub fn unsupported(seqn: u32) -> String {
+use std::path::{Path, PathBuf};
+
+/// The project's own SIS samples.
+pub const OWN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sis");
+
+/// The `*.xml` files of `dir`, in name order.
+pub fn xml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read fixture dir")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The files of [`OWN`], in name order.
+pub fn own_files() -> Vec<PathBuf> {
+    xml_files(Path::new(OWN))
+}
+
+/// One FLTR of a SCHD with the fields every flight has, then `extra`.
+pub fn fltr(flid: i64, sodt: &str, extra: &str) -> String {
     format!(
-        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
-         <STYP>ESTT</STYP></META><FLOP><FLID>9003</FLID><FFID>X</FFID><ESTT>01DEC261450</ESTT></FLOP></MSG>"
+        "<FLTR><FLID>{flid}</FLID><ALCD>YG</ALCD><FLNO>YG{flid}</FLNO><MVIN>D</MVIN><SODT>{sodt}</SODT>\
+         <FLTY>W</FLTY><FLIN>D</FLIN><ACFT>733</ACFT>{extra}</FLTR>"
     )
+}
+
+/// A SCHD package of `fltrs`; `dttm` is local `yyyyMMddHHmmss`; `extra_meta`
+/// goes into META (e.g. an echoed SEQN).
+pub fn schd_of(seqn: u32, styp: &str, dttm: &str, extra_meta: &str, fltrs: &[String]) -> String {
+    format!(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>{dttm}</DTTM><TYPE>SCHD</TYPE>\
+         <STYP>{styp}</STYP>{extra_meta}</META><SCHD><RECS>{}</RECS>{}</SCHD></MSG>",
+        fltrs.len(),
+        fltrs.concat()
+    )
+}
+
+/// [`schd_of`] with one plain [`fltr`] per `(FLID, SODT)`.
+pub fn schd_at(
+    seqn: u32,
+    styp: &str,
+    dttm: &str,
+    extra_meta: &str,
+    flights: &[(i64, &str)],
+) -> String {
+    let fltrs: Vec<String> = flights
+        .iter()
+        .map(|(flid, sodt)| fltr(*flid, sodt, ""))
+        .collect();
+    schd_of(seqn, styp, dttm, extra_meta, &fltrs)
+}
+
+/// A SCHD of subtype `styp` sent the evening before (30 Nov 2026 20:00).
+pub fn schd(seqn: u32, styp: &str, flights: &[(i64, &str)]) -> String {
+    schd_at(seqn, styp, "20261130200000", "", flights)
+}
+
+/// A SCHD-DNLD of `fltrs` sent the evening before.
+pub fn schd_dnld(seqn: u32, fltrs: &[String]) -> String {
+    schd_of(seqn, "DNLD", "20261130200000", "", fltrs)
 }
 
 /// A SCHD-DNLD with one flight: SUCCEEDED.
 pub fn schd_one_flight(seqn: u32, flid: i64) -> String {
+    schd(seqn, "DNLD", &[(flid, "01DEC260900")])
+}
+
+/// A FLOP of subtype `styp` for `flid` (1 Dec 2026 08:00) with `payload`.
+pub fn flop(seqn: u32, flid: i64, styp: &str, payload: &str) -> String {
     format!(
-        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261130200000</DTTM><TYPE>SCHD</TYPE>\
-         <STYP>DNLD</STYP></META><SCHD><RECS>1</RECS><FLTR><FLID>{flid}</FLID><ALCD>YG</ALCD>\
-         <FLNO>YG{flid}</FLNO><MVIN>D</MVIN><SODT>01DEC260900</SODT><FLTY>W</FLTY><FLIN>D</FLIN>\
-         <ACFT>733</ACFT></FLTR></SCHD></MSG>"
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>{seqn}</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
+         <STYP>{styp}</STYP></META><FLOP><FLID>{flid}</FLID><FFID>X</FFID>{payload}</FLOP></MSG>"
     )
+}
+
+/// A FLOP subtype msgx does not handle: FAILED(UNSUPPORTED) after its
+/// identity is bound, then DEAD(EXHAUSTED).
+pub fn unsupported(seqn: u32) -> String {
+    flop(seqn, 9003, "ESTT", "<ESTT>01DEC261450</ESTT>")
 }
 
 /// One SCHS series (FLTR) for [`schs`]: flight number (its first two letters
