@@ -17,11 +17,11 @@
 //! restarts and includes the runs of other processes (a cron `msgx run`).
 
 use crate::config::Config;
+use crate::domain::{ErrorClass, ProcState};
 use crate::jobs::manifest;
 use crate::status::{self, PgFacts};
 use crate::store::mailbox::Mailbox;
 use crate::store::pg::backfill::AbandonReason;
-use crate::store::pg::proc_state::ErrorClass;
 use chrono::{DateTime, Utc};
 use metrics_exporter_prometheus::{BuildError, PrometheusBuilder, PrometheusHandle};
 use sqlx::PgPool;
@@ -309,15 +309,6 @@ pub const HTTP_LISTENERS: [&str; 2] = ["compat", "ops"];
 /// Why a connection was closed without a response.
 pub const HTTP_DROP_REASONS: [&str; 3] = ["header-timeout", "tls-handshake", "error"];
 
-/// PROC_STATE states, every one exported (0 when absent).
-const STATES: [&str; 6] = [
-    "PENDING",
-    "FAILED",
-    "SUCCEEDED",
-    "SKIPPED",
-    "DEAD",
-    "ARCHIVED",
-];
 /// Outbox targets and statuses.
 const TARGETS: [&str; 3] = [
     crate::domain::EventTarget::KafkaMsg.as_str(),
@@ -477,7 +468,8 @@ fn set_pg_gauges(f: &PgFacts, now: DateTime<Utc>) {
         .absolute(u64::try_from(f.late_rows).unwrap_or(0));
     metrics::gauge!("msgx_pipeline_backlog_oldest_unprocessed_seconds")
         .set(f.oldest_unprocessed_seconds.unwrap_or(0) as f64);
-    for state in STATES {
+    // Every PROC_STATE state is exported (0 when absent).
+    for state in ProcState::ALL.map(ProcState::as_str) {
         metrics::gauge!("msgx_pipeline_messages", "state" => state)
             .set(f.proc_state.get(state).copied().unwrap_or(0) as f64);
     }

@@ -459,9 +459,7 @@ async fn replay_of_dead_exhausted_processes_it_again_with_a_fresh_intent() {
     let dry = service(&db, &shared)
         .replay(&ReplayRequest {
             dry_run: true,
-            ..request(Selection::Class(
-                msgx::store::pg::proc_state::ErrorClass::Exhausted,
-            ))
+            ..request(Selection::Class(msgx::domain::ErrorClass::Exhausted))
         })
         .await
         .unwrap();
@@ -535,7 +533,7 @@ async fn replay_refuses_malformed_without_force_and_never_replays_finished_state
     assert!(matches!(
         service(&db, &shared)
             .replay(&request(Selection::Class(
-                msgx::store::pg::proc_state::ErrorClass::Malformed
+                msgx::domain::ErrorClass::Malformed
             )))
             .await,
         Err(ReplayError::Refused(_))

@@ -442,6 +442,16 @@ impl Default for RetrySchedules {
 }
 
 impl RetrySchedules {
+    /// The design's FailureScheduler over these schedules (§9.1): the
+    /// next-attempt rule lives in the domain, fed these values.
+    pub fn scheduler(&self) -> crate::domain::FailureScheduler {
+        crate::domain::FailureScheduler {
+            infra: self.infra.schedule(),
+            codec_error: self.codec_error.schedule(),
+            unsupported: self.unsupported.schedule(),
+        }
+    }
+
     /// Each schedule with its TOML key, in the order the docs list them.
     pub fn by_key(&self) -> [(&'static str, &RetrySchedule); 3] {
         [
@@ -465,6 +475,16 @@ pub struct RetrySchedule {
     /// The wait before retry n is tier n; unlimited: the last tier repeats.
     #[serde(default)]
     pub backoff: Vec<Dur>,
+}
+
+impl RetrySchedule {
+    /// This schedule as the domain's plain values.
+    pub fn schedule(&self) -> crate::domain::proc_state::Schedule {
+        crate::domain::proc_state::Schedule {
+            max_attempts: self.max_attempts,
+            backoff: self.backoff.iter().map(|d| d.chrono()).collect(),
+        }
+    }
 }
 
 /// `[msgx.dispatch]` (design §8.1).
@@ -1083,6 +1103,27 @@ pub fn mask_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_fast_schedules_give_up_within_a_minute() {
+        let all = RetrySchedules::default();
+        for s in [&all.unsupported, &all.codec_error] {
+            let waited: chrono::Duration = s.backoff.iter().map(|d| d.chrono()).sum();
+            assert!(waited < chrono::Duration::minutes(1), "{s:?}");
+            assert!(s.max_attempts.is_some());
+        }
+        let s = all.scheduler();
+        let t0 = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
+        assert_eq!(
+            s.unsupported.next_attempt_at(1, t0),
+            t0 + chrono::Duration::seconds(10)
+        );
+        assert_eq!(
+            s.infra.next_attempt_at(9, t0),
+            t0 + chrono::Duration::minutes(1)
+        );
+        assert!(s.codec_error.exhausted(3));
+    }
 
     #[test]
     fn defaults_match_the_parameter_table() {

@@ -11,6 +11,7 @@ pub mod events;
 pub mod flight_state;
 pub mod mafl;
 pub mod operation_day;
+pub mod proc_state;
 pub mod rules;
 pub mod season;
 pub mod slices;
@@ -27,3 +28,4 @@ pub use events::{
 };
 pub use flight_state::{FlightSet, FlightState, FlightStatus, FlightValue};
 pub use mafl::MaflEntry;
+pub use proc_state::{ErrorClass, FailureScheduler, ProcState};

@@ -52,7 +52,7 @@ impl JobContext {
         &self,
         conn: &mut sqlx::PgConnection,
         msg_id: i64,
-    ) -> Result<Option<String>, JobError> {
+    ) -> Result<Option<crate::domain::ProcState>, JobError> {
         Ok(self
             .open_group(conn, &[msg_id])
             .await?
@@ -68,16 +68,16 @@ impl JobContext {
         &self,
         conn: &mut sqlx::PgConnection,
         msg_ids: &[i64],
-    ) -> Result<Vec<(i64, String)>, JobError> {
+    ) -> Result<Vec<(i64, crate::domain::ProcState)>, JobError> {
         if !self.guard.is_active() {
             return Err(JobError::LockLost);
         }
         let fence = self.guard.fence().map(|f| f.parts());
         let rows = crate::store::pg::proc_state::open_group(conn, msg_ids, fence).await?;
-        if rows.iter().any(|(_, _, fenced)| !fenced) {
+        if rows.iter().any(|r| !r.fenced) {
             return Err(JobError::LockLost);
         }
-        Ok(rows.into_iter().map(|(id, state, _)| (id, state)).collect())
+        Ok(rows.into_iter().map(|r| (r.msg_id, r.state)).collect())
     }
 
     /// The hard fence inside a write transaction: proves on the server that

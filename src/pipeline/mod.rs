@@ -1,7 +1,6 @@
 //! Inbox to state (design §4, §5): the watermark rule and the InboxPoller,
 //! the Pump and processOne, and the transactional processors.
 
-pub mod failure;
 pub mod group;
 pub mod identity;
 pub mod inbox_poller;
