@@ -17,6 +17,7 @@
 //! restarts and includes the runs of other processes (a cron `msgx run`).
 
 use crate::config::Config;
+use crate::domain::delivery::EventStatus;
 use crate::domain::{ErrorClass, ProcState};
 use crate::jobs::manifest;
 use crate::status::{self, PgFacts};
@@ -309,13 +310,12 @@ pub const HTTP_LISTENERS: [&str; 2] = ["compat", "ops"];
 /// Why a connection was closed without a response.
 pub const HTTP_DROP_REASONS: [&str; 3] = ["header-timeout", "tls-handshake", "error"];
 
-/// Outbox targets and statuses.
+/// Outbox targets (statuses: [`EventStatus::ALL`]).
 const TARGETS: [&str; 3] = [
     crate::domain::EventTarget::KafkaMsg.as_str(),
     crate::domain::EventTarget::KafkaSchd.as_str(),
     crate::domain::EventTarget::KafkaSeason.as_str(),
 ];
-const EVENT_STATUSES: [&str; 3] = ["PENDING", "SENT", "DEAD"];
 /// Histogram buckets in seconds: a message takes milliseconds, a job run up to minutes.
 const BUCKETS: [f64; 15] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0, 120.0, 600.0,
@@ -475,7 +475,7 @@ fn set_pg_gauges(f: &PgFacts, now: DateTime<Utc>) {
     }
     for target in TARGETS {
         let by = f.outbox.get(target);
-        for st in EVENT_STATUSES {
+        for st in EventStatus::ALL.map(EventStatus::as_str) {
             let n = by.and_then(|b| b.get(st)).copied().unwrap_or(0);
             metrics::gauge!("msgx_outbox_events", "target" => target, "status" => st).set(n as f64);
         }

@@ -1,10 +1,14 @@
 //! The flight domain (design §11–§12): pure rules that turn the current
 //! flight states and a decoded SIS message into the next states and the
-//! events to store. No I/O, no async, no clock reads.
+//! events to store. No I/O, no async, no clock reads. Beside it, the other
+//! pure rules the layers above share: the message lifecycle
+//! ([`proc_state`], §3, §9.1), the watermark ([`watermark`], §4.1) and the
+//! delivery failure data ([`delivery`], §8.1).
 //!
 //! Rules and decisions: docs/domain.md. Event JSON: docs/events.md.
 
 pub mod config;
+pub mod delivery;
 pub mod engine;
 pub mod error;
 pub mod events;
@@ -15,6 +19,7 @@ pub mod proc_state;
 pub mod rules;
 pub mod season;
 pub mod slices;
+pub mod watermark;
 
 #[cfg(test)]
 mod tests;

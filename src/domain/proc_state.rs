@@ -522,6 +522,15 @@ mod tests {
         assert_eq!(format!("{:<9}|", ProcState::Dead), "DEAD     |");
     }
 
+    #[test]
+    fn the_codec_names_its_classes_as_the_store_does() {
+        use crate::codec::DecodeError;
+        let malformed = DecodeError::malformed("MSG", "r");
+        let codec = DecodeError::codec("MSG", "r");
+        assert_eq!(malformed.class(), ErrorClass::Malformed.as_str());
+        assert_eq!(codec.class(), ErrorClass::CodecError.as_str());
+    }
+
     proptest! {
         /// Whatever the INFRA schedule and however many failures, the next
         /// attempt lies within one capped tier and the head never exhausts.

@@ -1,19 +1,24 @@
 //! msgx's own PostgreSQL: connection, embedded migrations and the schema
 //! check the daemon runs before starting (issue 2, item 3).
 
+pub mod advisory;
 pub mod backfill;
+pub mod facts;
 pub mod flight;
+pub mod flight_history;
 pub mod inbox;
 pub mod job_run;
 pub mod msg_event;
 pub mod operator_action;
 pub mod preflight;
 pub mod proc_state;
+pub mod proc_state_hst;
 pub mod ref_master;
 pub mod req_track;
 pub mod season;
 pub mod setting;
 pub mod snap_log;
+pub mod sweep;
 
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgSslMode};
@@ -42,6 +47,11 @@ pub enum StoreError {
         expected: i64,
         hint: &'static str,
     },
+}
+
+/// One round trip to the server (`/readyz` check `postgres`).
+pub async fn server_ping(pool: &PgPool) -> Result<i32, sqlx::Error> {
+    sqlx::query_scalar("SELECT 1").fetch_one(pool).await
 }
 
 /// The connect options of every msgx session to PostgreSQL (the job pool and
