@@ -15,6 +15,8 @@
 //! the lock at that moment. Together these keep two active writers apart.
 
 use crate::store::pg::advisory;
+// The key and holder types and the statements live in the store (issue 19
+// item 3); `holder` answers who holds a key now, in this database.
 pub use crate::store::pg::advisory::{Holder, LockKey, holder_find as holder};
 use sqlx::{Connection, Executor, PgConnection};
 use std::sync::Arc;
