@@ -14,51 +14,15 @@
 //! transaction: it proves, on the server, that the holder's session still has
 //! the lock at that moment. Together these keep two active writers apart.
 
-use sqlx::{Connection, Executor, PgConnection, Row};
+use crate::store::pg::advisory;
+// The key and holder types and the statements live in the store (issue 19
+// item 3); `holder` answers who holds a key now, in this database.
+pub use crate::store::pg::advisory::{Holder, LockKey, holder_find as holder};
+use sqlx::{Connection, Executor, PgConnection};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::{Mutex, watch};
-
-/// First key of every msgx advisory lock ("ms").
-const NAMESPACE: i32 = 0x6D73;
-/// Second key of the instance lock.
-const INSTANCE: i32 = 1;
-
-/// A two-part advisory lock key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LockKey {
-    pub namespace: i32,
-    pub id: i32,
-    /// Human name, for messages.
-    pub name: &'static str,
-}
-
-impl LockKey {
-    /// The instance lock.
-    pub fn instance() -> Self {
-        LockKey {
-            namespace: NAMESPACE,
-            id: INSTANCE,
-            name: "instance",
-        }
-    }
-    /// The lock of one maintenance job, from a stable hash of its name.
-    pub fn job(name: &'static str) -> Self {
-        // FNV-1a, kept positive and away from the instance id.
-        let mut h: u32 = 0x811c_9dc5;
-        for b in name.bytes() {
-            h ^= u32::from(b);
-            h = h.wrapping_mul(0x0100_0193);
-        }
-        let id = i32::try_from(h & 0x3fff_ffff).unwrap_or(2).max(2);
-        LockKey {
-            namespace: NAMESPACE,
-            id,
-            name,
-        }
-    }
-}
 
 /// Errors of the lock session.
 #[derive(Debug, thiserror::Error)]
@@ -67,25 +31,6 @@ pub enum LockError {
     Connect(crate::store::pg::StoreError),
     #[error("lock session query failed: {0}")]
     Query(#[from] sqlx::Error),
-}
-
-/// Who holds a lock, as PostgreSQL sees it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Holder {
-    pub pid: i32,
-    pub application_name: String,
-    pub client_addr: Option<String>,
-    pub backend_start: Option<chrono::DateTime<chrono::Utc>>,
-}
-
-impl std::fmt::Display for Holder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} (pid {}", self.application_name, self.pid)?;
-        if let Some(at) = self.backend_start {
-            write!(f, ", since {}", at.format("%Y-%m-%d %H:%M:%S UTC"))?;
-        }
-        write!(f, ")")
-    }
 }
 
 /// The proof that a lock is still held, checkable inside any transaction.
@@ -106,16 +51,7 @@ impl Fence {
     where
         E: Executor<'e, Database = sqlx::Postgres>,
     {
-        sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' \
-             AND classid = $1::int::oid AND objid = $2::int::oid AND objsubid = 2 \
-             AND pid = $3 AND granted)",
-        )
-        .bind(self.key.namespace)
-        .bind(self.key.id)
-        .bind(self.pid)
-        .fetch_one(executor)
-        .await
+        advisory::lock_held(executor, self.key, self.pid).await
     }
 }
 
@@ -148,18 +84,8 @@ impl AdvisoryLock {
         let mut conn = crate::store::pg::connect_session(url)
             .await
             .map_err(LockError::Connect)?;
-        sqlx::query("SELECT set_config('application_name', $1, false)")
-            .bind(application_name)
-            .execute(&mut conn)
-            .await?;
-        let row =
-            sqlx::query("SELECT pg_try_advisory_lock($1, $2) AS got, pg_backend_pid() AS pid")
-                .bind(key.namespace)
-                .bind(key.id)
-                .fetch_one(&mut conn)
-                .await?;
-        let got: bool = row.try_get("got")?;
-        let pid: i32 = row.try_get("pid")?;
+        advisory::session_name_set(&mut conn, application_name).await?;
+        let advisory::TryLock { got, pid } = advisory::lock_try(&mut conn, key).await?;
         if !got {
             let _ = conn.close().await;
             return Ok(None);
@@ -248,42 +174,8 @@ impl AdvisoryLock {
     pub async fn release(&self) {
         self.released.store(true, Ordering::SeqCst);
         let mut conn = self.conn.lock().await;
-        let _ = sqlx::query("SELECT pg_advisory_unlock($1, $2)")
-            .bind(self.key.namespace)
-            .bind(self.key.id)
-            .execute(&mut *conn)
-            .await;
+        let _ = advisory::lock_release(&mut conn, self.key).await;
     }
-}
-
-/// Who holds `key` now, if anyone. Advisory locks are per database, so only
-/// this database's holders count.
-pub async fn holder<'e, E>(executor: E, key: LockKey) -> Result<Option<Holder>, sqlx::Error>
-where
-    E: Executor<'e, Database = sqlx::Postgres>,
-{
-    let row = sqlx::query(
-        "SELECT a.pid, COALESCE(a.application_name, '') AS app, a.client_addr::text AS addr, \
-                a.backend_start \
-         FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
-         WHERE l.locktype = 'advisory' AND l.classid = $1::int::oid AND l.objid = $2::int::oid \
-           AND l.objsubid = 2 AND l.granted \
-           AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
-         LIMIT 1",
-    )
-    .bind(key.namespace)
-    .bind(key.id)
-    .fetch_optional(executor)
-    .await?;
-    row.map(|r| {
-        Ok(Holder {
-            pid: r.try_get("pid")?,
-            application_name: r.try_get("app")?,
-            client_addr: r.try_get("addr")?,
-            backend_start: r.try_get("backend_start")?,
-        })
-    })
-    .transpose()
 }
 
 /// What a running job consults before each write: the lock it runs under
@@ -313,19 +205,5 @@ impl LockGuard {
     /// The fence, when running under a lock.
     pub fn fence(&self) -> Option<Fence> {
         self.fence
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn job_keys_are_stable_and_distinct_from_the_instance() {
-        let a = LockKey::job("archive-proc-state");
-        assert_eq!(a, LockKey::job("archive-proc-state"));
-        assert_ne!(a.id, LockKey::instance().id);
-        assert_ne!(a.id, LockKey::job("snaplog-purge").id);
-        assert!(a.id >= 2);
     }
 }

@@ -17,11 +17,12 @@
 //! restarts and includes the runs of other processes (a cron `msgx run`).
 
 use crate::config::Config;
+use crate::domain::delivery::EventStatus;
+use crate::domain::{ErrorClass, ProcState};
 use crate::jobs::manifest;
 use crate::status::{self, PgFacts};
 use crate::store::mailbox::Mailbox;
 use crate::store::pg::backfill::AbandonReason;
-use crate::store::pg::proc_state::ErrorClass;
 use chrono::{DateTime, Utc};
 use metrics_exporter_prometheus::{BuildError, PrometheusBuilder, PrometheusHandle};
 use sqlx::PgPool;
@@ -309,22 +310,12 @@ pub const HTTP_LISTENERS: [&str; 2] = ["compat", "ops"];
 /// Why a connection was closed without a response.
 pub const HTTP_DROP_REASONS: [&str; 3] = ["header-timeout", "tls-handshake", "error"];
 
-/// PROC_STATE states, every one exported (0 when absent).
-const STATES: [&str; 6] = [
-    "PENDING",
-    "FAILED",
-    "SUCCEEDED",
-    "SKIPPED",
-    "DEAD",
-    "ARCHIVED",
-];
-/// Outbox targets and statuses.
+/// Outbox targets (statuses: [`EventStatus::ALL`]).
 const TARGETS: [&str; 3] = [
     crate::domain::EventTarget::KafkaMsg.as_str(),
     crate::domain::EventTarget::KafkaSchd.as_str(),
     crate::domain::EventTarget::KafkaSeason.as_str(),
 ];
-const EVENT_STATUSES: [&str; 3] = ["PENDING", "SENT", "DEAD"];
 /// Histogram buckets in seconds: a message takes milliseconds, a job run up to minutes.
 const BUCKETS: [f64; 15] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0, 120.0, 600.0,
@@ -477,13 +468,14 @@ fn set_pg_gauges(f: &PgFacts, now: DateTime<Utc>) {
         .absolute(u64::try_from(f.late_rows).unwrap_or(0));
     metrics::gauge!("msgx_pipeline_backlog_oldest_unprocessed_seconds")
         .set(f.oldest_unprocessed_seconds.unwrap_or(0) as f64);
-    for state in STATES {
+    // Every PROC_STATE state is exported (0 when absent).
+    for state in ProcState::ALL.map(ProcState::as_str) {
         metrics::gauge!("msgx_pipeline_messages", "state" => state)
             .set(f.proc_state.get(state).copied().unwrap_or(0) as f64);
     }
     for target in TARGETS {
         let by = f.outbox.get(target);
-        for st in EVENT_STATUSES {
+        for st in EventStatus::ALL.map(EventStatus::as_str) {
             let n = by.and_then(|b| b.get(st)).copied().unwrap_or(0);
             metrics::gauge!("msgx_outbox_events", "target" => target, "status" => st).set(n as f64);
         }

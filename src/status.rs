@@ -6,10 +6,11 @@ use crate::config::Config;
 use crate::instance_lock::{self, Holder, LockKey};
 use crate::store::mailbox::{Mailbox, MailboxStats};
 use crate::store::pg::backfill::BackfillStats;
-use crate::store::pg::{self, StoreError, job_run};
+pub use crate::store::pg::facts::Cursor;
+use crate::store::pg::{self, StoreError, facts, job_run};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sqlx::{PgPool, Row};
+use sqlx::PgPool;
 use std::collections::BTreeMap;
 
 /// The whole status report (`--json` prints it as is).
@@ -44,15 +45,6 @@ pub struct Status {
     pub jobs: Vec<job_run::LastRun>,
 }
 
-/// INBOX_CURSOR.
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct Cursor {
-    pub w: i64,
-    pub hole_since: Option<DateTime<Utc>>,
-    pub seeded_at: Option<DateTime<Utc>>,
-    pub updated_at: Option<DateTime<Utc>>,
-}
-
 /// What msgx's own PostgreSQL says about the pipeline: the part of the
 /// status that `/metrics` refreshes on every scrape (issue 10), so both read
 /// the same queries. No mailbox call, no schema check.
@@ -77,64 +69,18 @@ pub async fn pg_facts(
     now: DateTime<Utc>,
     config: &Config,
 ) -> Result<PgFacts, sqlx::Error> {
-    let c =
-        sqlx::query("SELECT w, hole_since, seeded_at, updated_at FROM inbox_cursor WHERE id = 1")
-            .fetch_optional(pool)
-            .await?;
-    let cursor = match c {
-        Some(r) => Cursor {
-            w: r.try_get("w")?,
-            hole_since: r.try_get("hole_since")?,
-            seeded_at: r.try_get("seeded_at")?,
-            updated_at: r.try_get("updated_at")?,
-        },
-        None => Cursor::default(),
-    };
-    let holes_released: i64 = sqlx::query_scalar("SELECT count(*) FROM inbox_hole")
-        .fetch_one(pool)
-        .await?;
-    let late_rows: i64 = sqlx::query_scalar("SELECT count(*) FROM inbox_late_row")
-        .fetch_one(pool)
-        .await?;
-    let mut proc_state = BTreeMap::new();
-    for r in sqlx::query("SELECT state, count(*) AS n FROM proc_state GROUP BY state")
-        .fetch_all(pool)
+    let cursor = facts::cursor(pool).await?;
+    let holes_released = facts::holes_count(pool).await?;
+    let late_rows = facts::late_rows_count(pool).await?;
+    let proc_state = facts::states_count(pool).await?;
+    // The backlog's age (§5.1).
+    let oldest = facts::backlog_oldest(pool).await?;
+    let outbox = facts::events_count(pool).await?;
+    let oldest_unsent_seconds = facts::events_oldest_pending(pool)
         .await?
-    {
-        proc_state.insert(r.try_get::<String, _>("state")?, r.try_get::<i64, _>("n")?);
-    }
-    // The backlog's age (§5.1): live unfinished rows, ARCHIVED shadows
-    // excluded explicitly (§9.3).
-    let oldest: Option<DateTime<Utc>> = sqlx::query_scalar(
-        "SELECT min(enqueued_at) FROM proc_state \
-         WHERE state IN ('PENDING', 'FAILED') AND state <> 'ARCHIVED'",
-    )
-    .fetch_one(pool)
-    .await?;
-    let mut outbox: BTreeMap<String, BTreeMap<String, i64>> = BTreeMap::new();
-    for r in
-        sqlx::query("SELECT target, status, count(*) AS n FROM msg_event GROUP BY target, status")
-            .fetch_all(pool)
-            .await?
-    {
-        outbox
-            .entry(r.try_get("target")?)
-            .or_default()
-            .insert(r.try_get("status")?, r.try_get("n")?);
-    }
-    let mut oldest_unsent_seconds = BTreeMap::new();
-    for r in sqlx::query(
-        "SELECT target, min(created_at) AS oldest FROM msg_event WHERE status = 'PENDING' GROUP BY target",
-    )
-    .fetch_all(pool)
-    .await?
-    {
-        let oldest: DateTime<Utc> = r.try_get("oldest")?;
-        oldest_unsent_seconds.insert(
-            r.try_get("target")?,
-            (now - oldest).num_seconds().max(0),
-        );
-    }
+        .into_iter()
+        .map(|(target, oldest)| (target, (now - oldest).num_seconds().max(0)))
+        .collect();
     let p = &config.msgx.pipeline;
     let backfill = pg::backfill::stats(
         pool,

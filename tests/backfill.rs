@@ -429,9 +429,7 @@ async fn replay_of_dead_exhausted_processes_it_again_with_a_fresh_intent() {
     let dry = service(&db, &shared)
         .replay(&ReplayRequest {
             dry_run: true,
-            ..replay_request(Selection::Class(
-                msgx::store::pg::proc_state::ErrorClass::Exhausted,
-            ))
+            ..replay_request(Selection::Class(msgx::domain::ErrorClass::Exhausted))
         })
         .await
         .unwrap();
@@ -508,7 +506,7 @@ async fn replay_refuses_malformed_without_force_and_never_replays_finished_state
     assert!(matches!(
         service(&db, &shared)
             .replay(&replay_request(Selection::Class(
-                msgx::store::pg::proc_state::ErrorClass::Malformed
+                msgx::domain::ErrorClass::Malformed
             )))
             .await,
         Err(ReplayError::Refused(_))

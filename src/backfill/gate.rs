@@ -25,6 +25,7 @@
 //! bounded by `lock_timeout`; past it the caller gets [`GateError::Busy`].
 
 use crate::instance_lock::{self, LockKey};
+use crate::store::pg::advisory;
 use sqlx::{PgPool, Postgres, Transaction};
 use std::time::Duration;
 
@@ -61,16 +62,9 @@ pub async fn enter(
 ) -> Result<Transaction<'static, Postgres>, GateError> {
     let mut tx = pool.begin().await?;
     let millis = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
-    sqlx::query("SELECT set_config('lock_timeout', $1, true)")
-        .bind(format!("{millis}ms"))
-        .execute(&mut *tx)
-        .await?;
+    advisory::lock_timeout_set(&mut tx, millis).await?;
     let k = key();
-    let locked = sqlx::query("SELECT pg_advisory_xact_lock($1, $2)")
-        .bind(k.namespace)
-        .bind(k.id)
-        .execute(&mut *tx)
-        .await;
+    let locked = advisory::xact_lock_take(&mut tx, k).await;
     match locked {
         Ok(_) => Ok(tx),
         Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("55P03") => {
@@ -91,16 +85,7 @@ pub async fn enter(
 /// True when some session is waiting for the gate right now (tests and
 /// diagnostics: proves that a caller is blocked on it).
 pub async fn has_waiter(pool: &PgPool) -> Result<bool, sqlx::Error> {
-    let k = key();
-    sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' \
-         AND classid = $1::int::oid AND objid = $2::int::oid AND objsubid = 2 AND NOT granted \
-         AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))",
-    )
-    .bind(k.namespace)
-    .bind(k.id)
-    .fetch_one(pool)
-    .await
+    advisory::waiter_exists(pool, key()).await
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! - Only the whitelist replays: CODEC_ERROR, INFRA, UNSUPPORTED, EXHAUSTED.
 //!   MALFORMED and PROTOCOL replay only with `force` and a reason, recorded
 //!   as `REPLAY_FORCED`. SUCCEEDED / SKIPPED (and PENDING, ARCHIVED) never
-//!   replay.
+//!   replay. The rules are the lifecycle type's
+//!   ([`replay_refusal`](crate::domain::proc_state::replay_refusal)).
 //! - All or nothing: if any requested message is refused, nothing changes.
 //! - One UPDATE ([`proc_state::replay`]) inside the
 //!   [`MessageLifecycleGate`](super::gate) transaction, with the audit row.
@@ -19,23 +20,14 @@
 use super::Refusal;
 use super::gate::{self, GateError};
 use crate::clock::SharedClock;
+use crate::domain::ErrorClass;
+use crate::domain::proc_state::{class_refusal, replay_refusal, replayable_classes};
 use crate::store::pg::backfill as audit;
-use crate::store::pg::proc_state::{self, ErrorClass, ReplayRow};
+use crate::store::pg::proc_state::{self, ReplayRow};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
 use std::time::Duration;
-
-/// Classes that replay without force (reference "错误分类与重放白名单").
-pub const WHITELIST: [ErrorClass; 4] = [
-    ErrorClass::CodecError,
-    ErrorClass::Infra,
-    ErrorClass::Unsupported,
-    ErrorClass::Exhausted,
-];
-
-/// Classes that replay only with `--force --reason`.
-pub const FORCE_ONLY: [ErrorClass; 2] = [ErrorClass::Malformed, ErrorClass::Protocol];
 
 /// The CLM-3 warning, printed before every replay (design §9.1).
 pub const ORDERING_WARNING: &str = "WARNING (CLM-3): replay does not restore history order. \
@@ -97,26 +89,6 @@ pub enum ReplayError {
     Mismatch { expected: usize, changed: u64 },
 }
 
-/// Why `row` may not replay under `force`, or `None` when it may.
-pub fn refusal(row: &ReplayRow, force: bool) -> Option<String> {
-    if row.state != "FAILED" && row.state != "DEAD" {
-        return Some(format!(
-            "state {} does not replay (only FAILED and DEAD; SUCCEEDED and SKIPPED never)",
-            row.state
-        ));
-    }
-    match row.error_class.as_deref().and_then(ErrorClass::parse) {
-        Some(c) if WHITELIST.contains(&c) => None,
-        Some(c) if FORCE_ONLY.contains(&c) && force => None,
-        Some(c) if FORCE_ONLY.contains(&c) => Some(format!(
-            "error class {} replays only with --force --reason",
-            c.as_str()
-        )),
-        Some(c) => Some(format!("error class {} is not replayable", c.as_str())),
-        None => Some("no error class recorded".into()),
-    }
-}
-
 /// Replays messages (design §9.1).
 pub struct ReplayService<'a> {
     pub pool: &'a PgPool,
@@ -161,7 +133,7 @@ pub async fn apply_in(
                 })
                 .collect();
             refused.extend(rows.iter().filter_map(|r| {
-                refusal(r, req.force).map(|why| Refusal {
+                replay_refusal(r.state, r.class(), req.force).map(|why| Refusal {
                     msg_id: r.msg_id,
                     why,
                 })
@@ -173,24 +145,15 @@ pub async fn apply_in(
             rows
         }
         Selection::Class(class) => {
-            if FORCE_ONLY.contains(class) && !req.force {
-                return Err(ReplayError::Refused(vec![Refusal {
-                    msg_id: 0,
-                    why: format!(
-                        "error class {} replays only with --force --reason",
-                        class.as_str()
-                    ),
-                }]));
+            if let Some(why) = class_refusal(*class, req.force) {
+                return Err(ReplayError::Refused(vec![Refusal { msg_id: 0, why }]));
             }
             proc_state::lock_class_for_replay(conn, *class).await?
         }
     };
-    let forced = rows.iter().any(|r| {
-        r.error_class
-            .as_deref()
-            .and_then(ErrorClass::parse)
-            .is_some_and(|c| FORCE_ONLY.contains(&c))
-    });
+    let forced = rows
+        .iter()
+        .any(|r| r.class().is_some_and(ErrorClass::replays_forced_only));
     let already_marked = rows
         .iter()
         .filter(|r| r.backfill_at.is_some())
@@ -207,11 +170,7 @@ pub async fn apply_in(
         return Ok(outcome);
     }
     let ids: Vec<i64> = outcome.rows.iter().map(|r| r.msg_id).collect();
-    let mut classes: Vec<&str> = WHITELIST.iter().map(|c| c.as_str()).collect();
-    if req.force {
-        classes.extend(FORCE_ONLY.iter().map(|c| c.as_str()));
-    }
-    let changed = proc_state::replay(conn, &ids, &classes, now).await?;
+    let changed = proc_state::replay(conn, &ids, &replayable_classes(req.force), now).await?;
     if changed != ids.len() as u64 {
         return Err(ReplayError::Mismatch {
             expected: ids.len(),
@@ -229,39 +188,4 @@ pub async fn apply_in(
         "Replayed messages back to PENDING (history order is not restored, CLM-3)"
     );
     Ok(outcome)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(state: &str, class: Option<&str>) -> ReplayRow {
-        ReplayRow {
-            msg_id: 1,
-            state: state.into(),
-            error_class: class.map(str::to_string),
-            last_error: None,
-            backfill_at: None,
-        }
-    }
-
-    #[test]
-    fn whitelist_replays_force_only_classes_need_force() {
-        for c in ["CODEC_ERROR", "INFRA", "UNSUPPORTED", "EXHAUSTED"] {
-            assert_eq!(refusal(&row("DEAD", Some(c)), false), None, "{c}");
-            assert_eq!(refusal(&row("FAILED", Some(c)), false), None, "{c}");
-        }
-        for c in ["MALFORMED", "PROTOCOL"] {
-            assert!(refusal(&row("DEAD", Some(c)), false).is_some(), "{c}");
-            assert_eq!(refusal(&row("DEAD", Some(c)), true), None, "{c}");
-        }
-    }
-
-    #[test]
-    fn finished_and_unfinished_states_never_replay() {
-        for s in ["SUCCEEDED", "SKIPPED", "PENDING", "ARCHIVED"] {
-            assert!(refusal(&row(s, Some("INFRA")), true).is_some(), "{s}");
-        }
-        assert!(refusal(&row("DEAD", None), true).is_some());
-    }
 }

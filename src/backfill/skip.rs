@@ -17,6 +17,7 @@
 //!   next message. The skipped message itself is never applied.
 
 use super::id_ranges;
+use crate::domain::ProcState;
 use crate::store::pg::backfill as audit;
 use crate::store::pg::proc_state::{self, ReplayRow};
 use chrono::{DateTime, Utc};
@@ -73,7 +74,7 @@ pub struct SkipRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LeftAlone {
     pub msg_id: i64,
-    pub state: String,
+    pub state: ProcState,
 }
 
 /// What a skip did (or, dry, would do).
@@ -149,9 +150,8 @@ pub async fn apply_in(
                 .collect();
             outcome.not_found.sort_unstable();
             outcome.not_found.dedup();
-            let (skip, keep): (Vec<ReplayRow>, Vec<ReplayRow>) = rows
-                .into_iter()
-                .partition(|r| r.state == "PENDING" || r.state == "FAILED");
+            let (skip, keep): (Vec<ReplayRow>, Vec<ReplayRow>) =
+                rows.into_iter().partition(|r| r.state.is_unfinished());
             outcome.skipped = skip;
             outcome.left_alone = keep
                 .into_iter()
@@ -166,8 +166,10 @@ pub async fn apply_in(
             let mut rows = 0;
             for (state, n) in proc_state::count_states_between(conn, r.first, r.last).await? {
                 rows += n;
-                if state != "PENDING" && state != "FAILED" {
-                    outcome.left_alone_by_state.insert(state, n);
+                if !state.is_unfinished() {
+                    outcome
+                        .left_alone_by_state
+                        .insert(state.as_str().to_string(), n);
                 }
             }
             outcome.not_found_in_range = (r.last - r.first + 1).saturating_sub(rows);

@@ -13,7 +13,7 @@ use crate::commands::confirm;
 use crate::commands::exit;
 use crate::commands::target::{Needs, Target as WriteTarget};
 use crate::config::Config;
-use crate::store::pg::proc_state::ErrorClass;
+use crate::domain::ErrorClass;
 use clap::{Args, Subcommand};
 use std::io::Write;
 

@@ -1119,6 +1119,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_default_fast_schedules_give_up_within_a_minute() {
+        let all = RetrySchedules::default();
+        for s in [&all.unsupported, &all.codec_error] {
+            let waited: chrono::Duration = s.backoff.iter().map(|d| d.chrono()).sum();
+            assert!(waited < chrono::Duration::minutes(1), "{s:?}");
+            assert!(s.max_attempts.is_some());
+        }
+    }
+
+    #[test]
     fn defaults_match_the_parameter_table() {
         let c = Config::default();
         let p = &c.msgx.pipeline;

@@ -4,13 +4,11 @@
 
 use crate::jobs::batch::{Sweep, run_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::store::pg::msg_event;
 
 const SENT_EVENTS: Sweep = Sweep {
     label: "events_deleted",
-    count_sql: "SELECT count(*) FROM msg_event WHERE status = 'SENT' AND sent_at < $1",
-    apply_sql: "DELETE FROM msg_event WHERE event_id IN (SELECT event_id FROM msg_event \
-                WHERE status = 'SENT' AND sent_at < $1 ORDER BY sent_at LIMIT $2) \
-                AND status = 'SENT' AND $3::timestamptz IS NOT NULL",
+    sql: msg_event::SENT_PURGE,
 };
 
 /// The event cleanup job.

@@ -21,8 +21,9 @@
 //! A3 while A2 waited, untouched, behind a DEAD A1.) A new run starts at 0.
 //! The cost is re-reading at most the rows after a round's first unsent one.
 
-use super::producer::{DeliveryProducer, FailureClass, Outgoing, SendError, Topic, classify};
+use super::producer::{DeliveryProducer, Outgoing, SendError, Topic, classify};
 use super::retry::RetryPolicy;
+use crate::domain::delivery::FailureClass;
 use crate::jobs::{JobContext, JobError, RunBounds, RunReport};
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};

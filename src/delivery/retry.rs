@@ -17,8 +17,8 @@
 //!   last tier repeats, for in-doubt rows counted past max-attempts); an
 //!   uncounted failure uses the first tier.
 
-use super::producer::FailureClass;
 use crate::config::Config;
+use crate::domain::delivery::{FailureClass, FailureUpdate};
 use chrono::{DateTime, Duration, Utc};
 
 /// The retry rules of the delivery jobs.
@@ -93,22 +93,6 @@ impl RetryPolicy {
             first_failure_at: first,
         }
     }
-}
-
-/// The new values of a failed row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FailureUpdate {
-    /// DEAD (kept as the DLQ) instead of PENDING.
-    pub dead: bool,
-    /// The class of this failure (`MSG_EVENT.ERROR_CLASS`; for a DEAD row,
-    /// the class it died of).
-    pub class: FailureClass,
-    pub attempts: i32,
-    /// Whether this failure counted toward `max-attempts`.
-    pub counted: bool,
-    /// When the row may be tried again (`None` when DEAD).
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    pub first_failure_at: DateTime<Utc>,
 }
 
 #[cfg(test)]

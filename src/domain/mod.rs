@@ -1,19 +1,25 @@
 //! The flight domain (design §11–§12): pure rules that turn the current
 //! flight states and a decoded SIS message into the next states and the
-//! events to store. No I/O, no async, no clock reads.
+//! events to store. No I/O, no async, no clock reads. Beside it, the other
+//! pure rules the layers above share: the message lifecycle
+//! ([`proc_state`], §3, §9.1), the watermark ([`watermark`], §4.1) and the
+//! delivery failure data ([`delivery`], §8.1).
 //!
 //! Rules and decisions: docs/domain.md. Event JSON: docs/events.md.
 
 pub mod config;
+pub mod delivery;
 pub mod engine;
 pub mod error;
 pub mod events;
 pub mod flight_state;
 pub mod mafl;
 pub mod operation_day;
+pub mod proc_state;
 pub mod rules;
 pub mod season;
 pub mod slices;
+pub mod watermark;
 
 #[cfg(test)]
 mod tests;
@@ -27,3 +33,4 @@ pub use events::{
 };
 pub use flight_state::{FlightSet, FlightState, FlightStatus, FlightValue};
 pub use mafl::MaflEntry;
+pub use proc_state::{ErrorClass, FailureScheduler, ProcState};

@@ -52,6 +52,7 @@ use crate::clock::SharedClock;
 use crate::codec;
 use crate::config::Http;
 use crate::store::mailbox::{Mailbox, MailboxError};
+use crate::store::pg::inbox;
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
@@ -458,14 +459,7 @@ async fn send(State(s): State<Arc<Compat>>, req: Request) -> Response {
             return error(StatusCode::SERVICE_UNAVAILABLE, "mailbox unavailable");
         }
     };
-    let enqueue = sqlx::query(
-        "INSERT INTO proc_state (msg_id, state, received_at, enqueued_at, updated_at, source) \
-         VALUES ($1, 'PENDING', $2, $2, $2, 'compat') ON CONFLICT (msg_id) DO NOTHING",
-    )
-    .bind(id)
-    .bind(now)
-    .execute(&st.pg)
-    .await;
+    let enqueue = inbox::enqueue_compat(&st.pg, id, now).await;
     match enqueue {
         Ok(_) => (
             StatusCode::OK,

@@ -174,10 +174,7 @@ async fn readyz(State(s): State<OpsState>) -> Response {
             },
         }
     };
-    let pg = bounded(
-        limit,
-        sqlx::query_scalar::<_, i32>("SELECT 1").fetch_one(&s.pg),
-    );
+    let pg = bounded(limit, crate::store::pg::server_ping(&s.pg));
     let mb = bounded(limit, s.mailbox.id_range());
     let cursor = bounded(limit, inbox::load(&s.pg));
     let (lock, pg, mb, cursor) = tokio::join!(lock, pg, mb, cursor);
@@ -289,6 +286,7 @@ pub fn head_ready(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ErrorClass;
     use chrono::{Duration, TimeZone};
 
     fn t0() -> DateTime<Utc> {
@@ -312,7 +310,7 @@ mod tests {
         let failing = |secs| {
             Ok(Some(proc_state::HeadFailure {
                 msg_id: 7,
-                error_class: Some("INFRA".into()),
+                error_class: Some(ErrorClass::Infra.as_str().into()),
                 attempts: 12,
                 last_error: Some("cannot read raw message".into()),
                 since: t0() - Duration::seconds(secs),
@@ -321,7 +319,10 @@ mod tests {
         assert!(head_ready(Ok(None), t0(), alert).is_ok());
         assert!(head_ready(failing(299), t0(), alert).is_ok());
         let err = head_ready(failing(300), t0(), alert).unwrap_err();
-        assert!(err.contains("head 7") && err.contains("INFRA"), "{err}");
+        assert!(
+            err.contains("head 7") && err.contains(ErrorClass::Infra.as_str()),
+            "{err}"
+        );
         assert!(head_ready(Err("timeout".into()), t0(), alert).is_err());
     }
 

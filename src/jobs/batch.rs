@@ -3,16 +3,15 @@
 //! bound, the time budget, shutdown or lock loss).
 
 use super::{JobContext, JobError, RunBounds, RunReport};
+use crate::store::pg::sweep::SweepSql;
 use chrono::{DateTime, Utc};
 
-/// One statement family: rows older than a cutoff.
+/// One statement family (rows older than a cutoff) and the count it reports.
 pub struct Sweep {
     /// Name of the count in the report, e.g. `job_run_deleted`.
     pub label: &'static str,
-    /// Counts candidates: `$1` = cutoff.
-    pub count_sql: &'static str,
-    /// Changes at most `$2` candidates: `$1` = cutoff, `$2` = limit, `$3` = now.
-    pub apply_sql: &'static str,
+    /// The statements, kept in the store beside their table.
+    pub sql: SweepSql,
 }
 
 /// Runs `sweep` for rows older than `cutoff` within the run's bounds.
@@ -27,10 +26,7 @@ pub async fn run_sweep(
 ) -> Result<(), JobError> {
     let budget_left = bounds.max_items.saturating_sub(report.items);
     if ctx.dry_run {
-        let n: i64 = sqlx::query_scalar(sweep.count_sql)
-            .bind(cutoff)
-            .fetch_one(&ctx.pg)
-            .await?;
+        let n = sweep.sql.count(&ctx.pg, cutoff).await?;
         let n = u64::try_from(n).unwrap_or(0);
         let take = n.min(budget_left);
         report.items += take;
@@ -49,13 +45,15 @@ pub async fn run_sweep(
             break;
         }
         let limit = u64::from(bounds.batch.max(1)).min(budget_left - done);
-        let affected = sqlx::query(sweep.apply_sql)
-            .bind(cutoff)
-            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-            .bind(ctx.clock.now())
-            .execute(&ctx.pg)
-            .await?
-            .rows_affected();
+        let affected = sweep
+            .sql
+            .apply(
+                &ctx.pg,
+                cutoff,
+                i64::try_from(limit).unwrap_or(i64::MAX),
+                ctx.clock.now(),
+            )
+            .await?;
         done += affected;
         if affected < limit {
             break;

@@ -55,7 +55,7 @@ impl JobContext {
         &self,
         conn: &mut sqlx::PgConnection,
         msg_id: i64,
-    ) -> Result<Option<String>, JobError> {
+    ) -> Result<Option<crate::domain::ProcState>, JobError> {
         Ok(self
             .open_group(conn, &[msg_id])
             .await?
@@ -71,16 +71,16 @@ impl JobContext {
         &self,
         conn: &mut sqlx::PgConnection,
         msg_ids: &[i64],
-    ) -> Result<Vec<(i64, String)>, JobError> {
+    ) -> Result<Vec<(i64, crate::domain::ProcState)>, JobError> {
         if !self.guard.is_active() {
             return Err(JobError::LockLost);
         }
         let fence = self.guard.fence().map(|f| f.parts());
         let rows = crate::store::pg::proc_state::open_group(conn, msg_ids, fence).await?;
-        if rows.iter().any(|(_, _, fenced)| !fenced) {
+        if rows.iter().any(|r| !r.fenced) {
             return Err(JobError::LockLost);
         }
-        Ok(rows.into_iter().map(|(id, state, _)| (id, state)).collect())
+        Ok(rows.into_iter().map(|r| (r.msg_id, r.state)).collect())
     }
 
     /// The hard fence inside a write transaction: proves on the server that
@@ -170,5 +170,39 @@ pub fn domain_config(config: &Config) -> crate::domain::DomainConfig {
             AbsentFieldPolicy::Preserve => domain::AbsentFieldPolicy::Preserve,
             AbsentFieldPolicy::Clear => domain::AbsentFieldPolicy::Clear,
         },
+    }
+}
+
+/// The design's FailureScheduler over the configured retry schedules (§9.1):
+/// the next-attempt rule lives in the domain, fed these plain values.
+pub fn failure_scheduler(retry: &crate::config::RetrySchedules) -> crate::domain::FailureScheduler {
+    let schedule = |s: &crate::config::RetrySchedule| crate::domain::proc_state::Schedule {
+        max_attempts: s.max_attempts,
+        backoff: s.backoff.iter().map(|d| d.chrono()).collect(),
+    };
+    crate::domain::FailureScheduler {
+        infra: schedule(&retry.infra),
+        codec_error: schedule(&retry.codec_error),
+        unsupported: schedule(&retry.unsupported),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_fast_schedules_give_up_within_a_minute() {
+        let s = failure_scheduler(&crate::config::RetrySchedules::default());
+        let t0 = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
+        assert_eq!(
+            s.unsupported.next_attempt_at(1, t0),
+            t0 + chrono::Duration::seconds(10)
+        );
+        assert_eq!(
+            s.infra.next_attempt_at(9, t0),
+            t0 + chrono::Duration::minutes(1)
+        );
+        assert!(s.codec_error.exhausted(3));
     }
 }

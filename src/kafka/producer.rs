@@ -16,6 +16,7 @@
 //! `state-version` and `event-id`, all as decimal/ASCII text.
 
 use crate::config;
+use crate::domain::delivery::FailureClass;
 use crate::kafka::{self, KafkaClientError, KafkaContext, Role};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders};
@@ -87,37 +88,6 @@ impl SendError {
         match self {
             SendError::Kafka(e) | SendError::Security { error: e, .. } => e.rdkafka_error_code(),
             _ => None,
-        }
-    }
-}
-
-/// How a failed send is handled (docs/delivery.md has the table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailureClass {
-    /// The broker (or librdkafka, before sending) definitively rejected this
-    /// record: too large, invalid, not authorised for the topic. Counts toward
-    /// `msgx.dispatch.max-attempts`, then DEAD. Not persisted.
-    MessageSpecific,
-    /// The record was certainly not persisted (queue full, no leader, not
-    /// enough replicas…). Backs off uncounted until
-    /// `msgx.dispatch.transient-deadline`, then counts toward DEAD.
-    Transient,
-    /// The record may have been persisted (timed out after being sent,
-    /// connection lost mid-request, purged in flight, unknown). Stays PENDING
-    /// and is re-sent (at-least-once), counting after the transient deadline;
-    /// DEAD (class IN_DOUBT) only after `msgx.dispatch.in-doubt-deadline`
-    /// (issue 17, item 3): until then its FLID waits, so a later event never
-    /// overtakes a copy that may already be in the topic.
-    InDoubt,
-}
-
-impl FailureClass {
-    /// The stored name (`MSG_EVENT.ERROR_CLASS`, the `LAST_ERROR` prefix).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            FailureClass::MessageSpecific => "MESSAGE_SPECIFIC",
-            FailureClass::Transient => "TRANSIENT",
-            FailureClass::InDoubt => "IN_DOUBT",
         }
     }
 }

@@ -31,48 +31,22 @@
 
 use crate::jobs::batch::{Sweep, run_retention_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::store::pg::proc_state_hst::{self as hst, ArchiveCutoffs};
 use chrono::{DateTime, Utc};
 
-/// The candidate predicate (§9.3), `$1` = now − archive.after, `$2` = now −
-/// R_keep (an abandoned row stays on the abandoned list that long).
-const CANDIDATE: &str = "state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND state <> 'ARCHIVED' \
-     AND (backfill_at IS NOT NULL \
-          OR (backfill_abandoned_at IS NOT NULL AND backfill_reconciled_at IS NOT NULL \
-              AND backfill_abandoned_at < $2)) \
-     AND updated_at < $1";
-
-/// Shadow rows whose archive copy is older than the dedup memory.
 const SHADOWS: Sweep = Sweep {
     label: "shadows_removed",
-    count_sql: "SELECT count(*) FROM proc_state p WHERE p.state = 'ARCHIVED' AND EXISTS \
-                (SELECT 1 FROM proc_state_hst h WHERE h.msg_id = p.msg_id AND h.archived_at < $1)",
-    apply_sql: "DELETE FROM proc_state WHERE msg_id IN (SELECT p.msg_id FROM proc_state p \
-                WHERE p.state = 'ARCHIVED' AND EXISTS (SELECT 1 FROM proc_state_hst h \
-                WHERE h.msg_id = p.msg_id AND h.archived_at < $1) ORDER BY p.msg_id LIMIT $2) \
-                AND state = 'ARCHIVED' AND $3::timestamptz IS NOT NULL",
+    sql: hst::SHADOW_PURGE,
 };
 
-/// Archived copies past their own retention (G-HST-RETENTION), except the
-/// abandoned-backfill evidence ([`HST_ABANDONED`]).
 const HST: Sweep = Sweep {
     label: "hst_purged",
-    count_sql: "SELECT count(*) FROM proc_state_hst \
-                WHERE archived_at < $1 AND backfill_abandoned_at IS NULL",
-    apply_sql: "DELETE FROM proc_state_hst WHERE msg_id IN (SELECT msg_id FROM proc_state_hst \
-                WHERE archived_at < $1 AND backfill_abandoned_at IS NULL \
-                ORDER BY archived_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
+    sql: hst::RETENTION_PURGE,
 };
 
-/// Archived abandoned rows (C-8 evidence), `$1` = the later of the two
-/// cutoffs: hst-retention past the archive and R_keep past the abandonment
-/// (§9.3 time order 3).
 const HST_ABANDONED: Sweep = Sweep {
     label: "hst_purged",
-    count_sql: "SELECT count(*) FROM proc_state_hst \
-                WHERE archived_at < $1 AND backfill_abandoned_at < $1",
-    apply_sql: "DELETE FROM proc_state_hst WHERE msg_id IN (SELECT msg_id FROM proc_state_hst \
-                WHERE archived_at < $1 AND backfill_abandoned_at < $1 \
-                ORDER BY archived_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
+    sql: hst::ABANDONED_PURGE,
 };
 
 /// The archive job.
@@ -84,18 +58,15 @@ impl Job for ArchiveProcState {
         let now = ctx.clock.now();
         let deadline = bounds.deadline(now);
         let a = &ctx.config.msgx.archive;
-        let cutoff = now - a.after.chrono();
         let r_keep = ctx.config.msgx.mailbox.raw_retention.chrono();
         let listed_until = now - r_keep;
+        let cutoffs = ArchiveCutoffs {
+            settled_before: now - a.after.chrono(),
+            listed_until,
+        };
         let mut report = RunReport::default();
         if ctx.dry_run {
-            let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-                "SELECT count(*) FROM proc_state WHERE {CANDIDATE}"
-            )))
-            .bind(cutoff)
-            .bind(listed_until)
-            .fetch_one(&ctx.pg)
-            .await?;
+            let n = hst::candidates_count(&ctx.pg, cutoffs).await?;
             let n = u64::try_from(n).unwrap_or(0);
             let take = n.min(bounds.max_items);
             report.items += take;
@@ -109,7 +80,7 @@ impl Job for ArchiveProcState {
                     break;
                 }
                 let limit = u64::from(bounds.batch.max(1)).min(left);
-                let moved = archive_batch(ctx, (cutoff, listed_until), limit, now).await?;
+                let moved = archive_batch(ctx, cutoffs, limit, now).await?;
                 report.items += moved;
                 report.count("archived", moved);
                 if moved < limit {
@@ -145,50 +116,23 @@ impl Job for ArchiveProcState {
 }
 
 /// One batch in one transaction (no PIPELINE_LOCK): lock the rows that still
-/// satisfy the predicate (`cutoffs` = its `$1`, `$2`), copy them, shadow
-/// them. Returns the rows moved.
+/// satisfy the predicate, copy them, shadow them. Returns the rows moved.
 async fn archive_batch(
     ctx: &JobContext,
-    cutoffs: (DateTime<Utc>, DateTime<Utc>),
+    cutoffs: ArchiveCutoffs,
     limit: u64,
     now: DateTime<Utc>,
 ) -> Result<u64, JobError> {
     let mut tx = ctx.pg.begin().await?;
     ctx.fence(&mut tx).await?;
-    let ids: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-        "SELECT msg_id FROM proc_state WHERE {CANDIDATE} ORDER BY msg_id LIMIT $3 FOR UPDATE SKIP LOCKED"
-    )))
-    .bind(cutoffs.0)
-    .bind(cutoffs.1)
-    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-    .fetch_all(&mut *tx)
-    .await?;
+    let ids =
+        hst::candidates_lock(&mut tx, cutoffs, i64::try_from(limit).unwrap_or(i64::MAX)).await?;
     if ids.is_empty() {
         tx.rollback().await?;
         return Ok(0);
     }
-    let copied = sqlx::query(
-        "INSERT INTO proc_state_hst SELECT p.*, $2 FROM proc_state p WHERE p.msg_id = ANY($1) \
-         ON CONFLICT (msg_id) DO UPDATE SET archived_at = EXCLUDED.archived_at",
-    )
-    .bind(&ids)
-    .bind(now)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
-    let shadowed = sqlx::query(
-        "UPDATE proc_state SET state = 'ARCHIVED', msg_type = NULL, msg_styp = NULL, attempts = 0, \
-           next_attempt_at = NULL, error_class = NULL, last_error = NULL, outcome_reason = NULL, \
-           received_at = NULL, enqueued_at = NULL, updated_at = NULL, finished_at = NULL, \
-           backfill_next_at = NULL, backfill_at = NULL, backfill_attempts = 0, backfill_last_error = NULL, \
-           backfill_abandoned_at = NULL, backfill_abandoned_reason = NULL, backfill_reconciled_at = NULL, \
-           backfill_reconciled_note = NULL \
-         WHERE msg_id = ANY($1) AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD')",
-    )
-    .bind(&ids)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
+    let copied = hst::copy(&mut tx, &ids, now).await?;
+    let shadowed = hst::shadows_make(&mut tx, &ids).await?;
     if copied != shadowed || shadowed != ids.len() as u64 {
         // Cannot happen with the rows locked; refuse rather than leave a partial copy.
         tx.rollback().await?;

@@ -24,20 +24,13 @@ use crate::jobs::batch::{Sweep, run_retention_sweep};
 use crate::jobs::domain_config;
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
 use crate::store::pg::flight::FlightStore;
-use crate::store::pg::{msg_event, proc_state};
+use crate::store::pg::{flight_history, msg_event, proc_state};
 use chrono::{DateTime, NaiveDate, Utc};
 
 const HISTORY: Sweep = Sweep {
     label: "history_purged",
-    count_sql: "SELECT count(*) FROM flight_history WHERE archived_at < $1",
-    apply_sql: "DELETE FROM flight_history WHERE id IN (SELECT id FROM flight_history \
-                WHERE archived_at < $1 ORDER BY archived_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
+    sql: flight_history::RETENTION_PURGE,
 };
-
-const CANDIDATES: &str = "SELECT flid, state_version FROM flight_schd \
-     WHERE operation_day IS NOT NULL AND operation_day <= $1 \
-       AND (state = 'DELETED' OR updated_at < $2) \
-     ORDER BY operation_day, flid LIMIT $3";
 
 /// The job.
 pub struct FlightHistoryClean;
@@ -73,12 +66,16 @@ impl Job for FlightHistoryClean {
                 break;
             }
             let limit = u64::from(bounds.batch.max(1)).min(left);
-            let batch: Vec<(i64, i64)> = sqlx::query_as(CANDIDATES)
-                .bind(day)
-                .bind(quiet)
-                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-                .fetch_all(&ctx.pg)
-                .await?;
+            let batch: Vec<(i64, i64)> = flight_history::clean_candidates(
+                &ctx.pg,
+                day,
+                quiet,
+                i64::try_from(limit).unwrap_or(i64::MAX),
+            )
+            .await?
+            .into_iter()
+            .map(|c| (c.flid, c.state_version))
+            .collect();
             if ctx.dry_run {
                 report.items += batch.len() as u64;
                 report.count("flights_cleaned", batch.len() as u64);
@@ -197,18 +194,7 @@ async fn clean_one(
         }
     }
     let snapshot = store.snapshot_json(&current);
-    sqlx::query(
-        "INSERT INTO flight_history (flid, state, state_version, operation_day, snapshot, archived_at) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(flid)
-    .bind(if current.is_active() { "ACTIVE" } else { "DELETED" })
-    .bind(current.state_version)
-    .bind(current.operation_day)
-    .bind(&snapshot)
-    .bind(now)
-    .execute(&mut *tx)
-    .await?;
+    flight_history::insert(&mut tx, &current, &snapshot, now).await?;
     if store.delete(&mut tx, flid, version).await? != 1 {
         tx.rollback().await?;
         return Ok(false);

@@ -3,21 +3,16 @@
 
 use crate::jobs::batch::{Sweep, run_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::store::pg::{job_run, req_track};
 
 const CLOSED_REQUESTS: Sweep = Sweep {
     label: "req_track_deleted",
-    count_sql: "SELECT count(*) FROM req_track WHERE state IN ('DONE', 'EXPIRED') AND closed_at < $1",
-    apply_sql: "DELETE FROM req_track WHERE id IN (SELECT id FROM req_track \
-                WHERE state IN ('DONE', 'EXPIRED') AND closed_at < $1 ORDER BY closed_at LIMIT $2) \
-                AND $3::timestamptz IS NOT NULL",
+    sql: req_track::CLOSED_PURGE,
 };
 
 const JOB_RUNS: Sweep = Sweep {
     label: "job_run_deleted",
-    count_sql: "SELECT count(*) FROM job_run WHERE started_at < $1 AND outcome <> 'RUNNING'",
-    apply_sql: "DELETE FROM job_run WHERE id IN (SELECT id FROM job_run \
-                WHERE started_at < $1 AND outcome <> 'RUNNING' ORDER BY started_at LIMIT $2) \
-                AND $3::timestamptz IS NOT NULL",
+    sql: job_run::RETENTION_PURGE,
 };
 
 /// The retention job.

@@ -4,14 +4,11 @@
 
 use crate::jobs::batch::{Sweep, run_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::store::pg::snap_log;
 
 const SNAP_LOG: Sweep = Sweep {
     label: "snap_log_deleted",
-    count_sql: "SELECT count(*) FROM schd_snap_log \
-                WHERE (scope_end IS NULL OR scope_end < $1) AND recv_at < $1",
-    apply_sql: "DELETE FROM schd_snap_log WHERE id IN (SELECT id FROM schd_snap_log \
-                WHERE (scope_end IS NULL OR scope_end < $1) AND recv_at < $1 \
-                ORDER BY scope_end NULLS FIRST, recv_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
+    sql: snap_log::RETENTION_PURGE,
 };
 
 /// The snap-log purge job.

@@ -35,10 +35,11 @@ use crate::codec::{DecodeError, DecodedMessage, MsgKind, ScalarTag};
 use crate::domain::{
     ApplyContext, Decision, DomainEvent, FlightSet, FlightState, FlightStateEngine, FlightStatus,
 };
+use crate::domain::{ErrorClass, ProcState};
 use crate::jobs::JobError;
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::msg_event;
-use crate::store::pg::proc_state::{self, ErrorClass, GroupOutcome, Head};
+use crate::store::pg::proc_state::{self, GroupOutcome, Head};
 
 /// What [`MessageProcessor::process_group`] did.
 #[derive(Debug)]
@@ -67,7 +68,7 @@ impl MessageProcessor<'_> {
         let ignore = &self.ctx.config.msgx.ignore;
         let mut members: Vec<(&Head, Member)> = Vec::with_capacity(heads.len());
         for h in heads {
-            if h.state != "PENDING" {
+            if h.state != ProcState::Pending {
                 break;
             }
             let member = match self.raw(h.msg_id, h.w).await {
@@ -124,8 +125,8 @@ impl MessageProcessor<'_> {
         let outcomes = records
             .into_iter()
             .map(|r| match (r.state, r.class) {
-                ("SUCCEEDED", _) => ProcessOutcome::Succeeded,
-                ("DEAD", Some(class)) => {
+                (ProcState::Succeeded, _) => ProcessOutcome::Succeeded,
+                (ProcState::Dead, Some(class)) => {
                     let reason = r.reason.unwrap_or_default();
                     log_dead(r.msg_id, class, &reason);
                     ProcessOutcome::Dead(class, reason)
@@ -145,7 +146,7 @@ impl MessageProcessor<'_> {
     ) -> Result<Option<Vec<GroupOutcome>>, JobError> {
         let ids: Vec<i64> = members.iter().map(|(h, _)| h.msg_id).collect();
         let rows = self.ctx.open_group(&mut *conn, &ids).await?;
-        if rows.len() != ids.len() || rows.iter().any(|(_, state)| state != "PENDING") {
+        if rows.len() != ids.len() || rows.iter().any(|(_, state)| *state != ProcState::Pending) {
             return Ok(None);
         }
         let now = self.ctx.clock.now();
@@ -194,7 +195,7 @@ impl MessageProcessor<'_> {
             let msg = match member {
                 Member::Malformed(reason) => {
                     records.push(record(
-                        "DEAD",
+                        ProcState::Dead,
                         Some(ErrorClass::Malformed),
                         reason.clone(),
                         None,
@@ -207,14 +208,19 @@ impl MessageProcessor<'_> {
             if let Some(key) = identity {
                 if let Some(other) = holders.get(&key) {
                     let reason = format!("duplicate-of:{other}");
-                    records.push(record("SKIPPED", None, reason, None));
+                    records.push(record(ProcState::Skipped, None, reason, None));
                     continue;
                 }
                 holders.insert(key.clone(), id);
                 bind = Some((key, msg.meta.msg_type.clone(), msg.meta.styp.clone()));
             }
             if let Some(rule) = ignore_rule(&m.ignore, &msg.meta) {
-                records.push(record("SKIPPED", None, format!("ignored:{rule}"), bind));
+                records.push(record(
+                    ProcState::Skipped,
+                    None,
+                    format!("ignored:{rule}"),
+                    bind,
+                ));
                 continue;
             }
             let set = working
@@ -234,23 +240,23 @@ impl MessageProcessor<'_> {
                     events.push((Some(id), mine));
                     records.push(GroupOutcome {
                         reason: None,
-                        ..record("SUCCEEDED", None, String::new(), bind)
+                        ..record(ProcState::Succeeded, None, String::new(), bind)
                     });
                 }
                 Decision::NoChange { reason } => {
                     records.push(record(
-                        "SUCCEEDED",
+                        ProcState::Succeeded,
                         None,
                         format!("no-change: {reason}"),
                         bind,
                     ));
                 }
                 Decision::NoMatch { reason } => {
-                    records.push(record("SKIPPED", None, reason.to_string(), bind));
+                    records.push(record(ProcState::Skipped, None, reason.to_string(), bind));
                 }
                 Decision::Rejected { reason } => {
                     records.push(record(
-                        "DEAD",
+                        ProcState::Dead,
                         Some(ErrorClass::Protocol),
                         reason.to_string(),
                         bind,

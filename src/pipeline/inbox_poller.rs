@@ -2,7 +2,7 @@
 //! `ID > W` in ascending order, claim-batch rows at a time, enqueues the
 //! contiguous prefix as PENDING and advances W — insertIfAbsent and the cursor
 //! write in one PostgreSQL transaction. The hole rule is
-//! [`watermark::plan_round`](super::watermark::plan_round).
+//! [`watermark::plan_round`](crate::domain::watermark::plan_round).
 //!
 //! A mailbox that cannot be read is an infrastructure failure: the run fails
 //! with the reason, the cursor is untouched, and nothing is taken as "no new
@@ -17,8 +17,8 @@
 //! counted (`msgx_ingest_late_row_check_failures_total`) but never fails the
 //! run: the rows it enqueued stand.
 
-use super::watermark::plan_round;
 use crate::config::CutoverWatermark;
+use crate::domain::watermark::plan_round;
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
 use crate::store::pg::inbox;
 use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};

@@ -13,7 +13,6 @@
 //!
 //! The pump never backfills: terminal states carry the backfill intent.
 
-use super::failure;
 use super::identity::{identity_of, ignore_rule};
 use super::processors::refdata::RefDataProcessor;
 use super::processors::resp::RespProcessor;
@@ -23,10 +22,10 @@ use super::processors::{
     ScheduleProcessor,
 };
 use crate::codec::{self, DecodeError, DecodedMessage, MsgKind, RefStyp, SchdStyp};
-use crate::domain::FlightStateEngine;
+use crate::domain::{ErrorClass, FailureScheduler, FlightStateEngine, ProcState};
 use crate::jobs::{JobContext, JobError};
 use crate::store::pg::flight::FlightStore;
-use crate::store::pg::proc_state::{self, ErrorClass, Head, IdentityBinding};
+use crate::store::pg::proc_state::{self, Head, IdentityBinding};
 
 /// The recorded outcome of one processOne.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -289,7 +288,7 @@ impl MessageProcessor<'_> {
         msg: &DecodedMessage,
     ) -> Result<ProcessOutcome, JobError> {
         let outcome = self.process_decoded(head, msg).await?;
-        if head.state == "PENDING" && outcome != ProcessOutcome::AlreadyTerminal {
+        if head.state == ProcState::Pending && outcome != ProcessOutcome::AlreadyTerminal {
             self.unknown.report(head.msg_id, msg);
         }
         Ok(outcome)
@@ -414,7 +413,8 @@ impl MessageProcessor<'_> {
 
     async fn skip(&self, id: i64, reason: &str) -> Result<ProcessOutcome, JobError> {
         let now = self.ctx.clock.now();
-        proc_state::finish_non_business(&self.ctx.pg, id, "SKIPPED", None, reason, now).await?;
+        proc_state::finish_non_business(&self.ctx.pg, id, ProcState::Skipped, None, reason, now)
+            .await?;
         Ok(ProcessOutcome::Skipped(reason.to_string()))
     }
 
@@ -425,13 +425,21 @@ impl MessageProcessor<'_> {
         reason: &str,
     ) -> Result<ProcessOutcome, JobError> {
         let now = self.ctx.clock.now();
-        proc_state::finish_non_business(&self.ctx.pg, id, "DEAD", Some(class), reason, now).await?;
+        proc_state::finish_non_business(
+            &self.ctx.pg,
+            id,
+            ProcState::Dead,
+            Some(class),
+            reason,
+            now,
+        )
+        .await?;
         log_dead(id, class, reason);
         Ok(ProcessOutcome::Dead(class, reason.to_string()))
     }
 
     /// ProcFailure (§9.1): the attempt count and next attempt time from the
-    /// class's schedule (`msgx.pipeline.retry.<class>`, failure.rs), computed
+    /// class's schedule (`msgx.pipeline.retry.<class>`, the domain's FailureScheduler), computed
     /// from the head as this tick read it (one instance processes, under
     /// the instance lock).
     async fn fail(
@@ -441,17 +449,15 @@ impl MessageProcessor<'_> {
         reason: &str,
     ) -> Result<ProcessOutcome, JobError> {
         let now = self.ctx.clock.now();
-        let attempts = failure::attempts_after(head.attempts, head.error_class, class);
-        let next = match failure::schedule_for(&self.ctx.config.msgx.pipeline.retry, class) {
-            Some(schedule) => failure::next_attempt_at(attempts, schedule, now),
-            None => now,
-        };
+        let attempts = FailureScheduler::attempts_after(head.attempts, head.error_class, class);
+        let next = crate::jobs::failure_scheduler(&self.ctx.config.msgx.pipeline.retry)
+            .next_attempt_at(class, attempts, now);
         let recorded = proc_state::Failure {
             class,
             reason,
             attempts,
             next_attempt_at: next,
-            first: head.state != "FAILED",
+            first: head.state != ProcState::Failed,
         };
         if !proc_state::record_failure(&self.ctx.pg, head.msg_id, &recorded, now).await? {
             return Ok(ProcessOutcome::AlreadyTerminal);

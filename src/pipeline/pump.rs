@@ -9,14 +9,13 @@
 //! ends and later messages wait (strict FIFO, no time-based poison pill);
 //! otherwise processOne.
 
-use super::failure;
 use super::group::GroupResult;
 use super::process_one::{MessageProcessor, ProcessOutcome};
 use crate::clock::seconds_between;
-use crate::domain::FlightStateEngine;
+use crate::domain::{ErrorClass, FlightStateEngine, ProcState};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport, domain_config};
 use crate::store::pg::flight::FlightStore;
-use crate::store::pg::proc_state::{self, ErrorClass};
+use crate::store::pg::proc_state;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// The W value last warned about (one WARN per W, §5.1 step 2).
@@ -44,7 +43,7 @@ impl Job for Pump {
             decoded: std::sync::Mutex::new(None),
             unknown: Default::default(),
         };
-        let retry = &ctx.config.msgx.pipeline.retry;
+        let retry = crate::jobs::failure_scheduler(&ctx.config.msgx.pipeline.retry);
         let mut report = RunReport::default();
         // After a rolled-back group, its messages go one per transaction, so
         // the one that fails is recorded on its own (and the rest not retried
@@ -82,11 +81,7 @@ impl Job for Pump {
                 break;
             }
             let now = ctx.clock.now();
-            let limit = head
-                .error_class
-                .and_then(|c| failure::schedule_for(retry, c));
-            if head.state == "FAILED" && limit.is_some_and(|s| failure::exhausted(head.attempts, s))
-            {
+            if retry.exhausted(head.state, head.error_class, head.attempts) {
                 if proc_state::mark_exhausted(&ctx.pg, head.msg_id, now).await? {
                     count_processed("dead", ErrorClass::Exhausted.as_str());
                     tracing::warn!(
@@ -99,12 +94,12 @@ impl Job for Pump {
                 }
                 continue;
             }
-            if head.state == "FAILED" && head.next_attempt_at.is_some_and(|t| t > now) {
+            if head.state == ProcState::Failed && head.next_attempt_at.is_some_and(|t| t > now) {
                 report.count("waiting_for_retry", 1);
                 report.more = true;
                 break;
             }
-            if group > 1 && head.state == "PENDING" && head.msg_id > single_until {
+            if group > 1 && head.state == ProcState::Pending && head.msg_id > single_until {
                 let members: Vec<_> = heads
                     .iter()
                     .take_while(|h| h.msg_id <= w)

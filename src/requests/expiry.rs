@@ -7,16 +7,13 @@
 
 use crate::jobs::batch::{Sweep, run_sweep};
 use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::store::pg::req_track;
 
 use super::track::{RequestError, Tracker};
 
 const OVERDUE: Sweep = Sweep {
     label: "requests_expired",
-    count_sql: "SELECT count(*) FROM req_track WHERE state = 'SENT' AND sent_at < $1",
-    apply_sql: "UPDATE req_track SET state = 'EXPIRED', closed_at = $3, \
-                close_note = 'expired: no RESP within msgx.request.expiry' WHERE id IN \
-                (SELECT id FROM req_track WHERE state = 'SENT' AND sent_at < $1 ORDER BY id LIMIT $2) \
-                AND state = 'SENT'",
+    sql: req_track::OVERDUE_EXPIRY,
 };
 
 /// The request expiry job.

@@ -36,7 +36,7 @@ pub enum FlightTxnResult {
     Rejected(String),
     /// The row was already terminal (e.g. processed before a crash after
     /// commit): nothing written (§7.1 step 1).
-    AlreadyTerminal(String),
+    AlreadyTerminal(crate::domain::ProcState),
 }
 
 /// Runs the transaction for one decoded message: BEGIN, [`apply_in`],
@@ -71,7 +71,7 @@ pub async fn apply_in(
 ) -> Result<FlightTxnResult, JobError> {
     let now = ctx.clock.now();
     match ctx.open_processing(&mut *conn, msg_id).await? {
-        Some(s) if s == "PENDING" || s == "FAILED" => {}
+        Some(s) if s.is_unfinished() => {}
         Some(s) => return Ok(FlightTxnResult::AlreadyTerminal(s)),
         None => {
             return Err(JobError::Other(format!(

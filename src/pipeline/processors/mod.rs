@@ -7,7 +7,7 @@ pub mod resp;
 pub mod season;
 
 use crate::codec::{DecodedMessage, Schd};
-use crate::domain::FlightStateEngine;
+use crate::domain::{FlightStateEngine, ProcState};
 use crate::jobs::{JobContext, JobError};
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::snap_log::{self, SnapEntry};
@@ -122,9 +122,9 @@ async fn trace(
         })
         .collect();
     let (outcome, note) = match result {
-        FlightTxnResult::Succeeded { note, .. } => ("SUCCEEDED", note.clone()),
-        FlightTxnResult::NoMatch(r) => ("SKIPPED", Some(r.clone())),
-        FlightTxnResult::Rejected(r) => ("DEAD", Some(r.clone())),
+        FlightTxnResult::Succeeded { note, .. } => (ProcState::Succeeded.as_str(), note.clone()),
+        FlightTxnResult::NoMatch(r) => (ProcState::Skipped.as_str(), Some(r.clone())),
+        FlightTxnResult::Rejected(r) => (ProcState::Dead.as_str(), Some(r.clone())),
         FlightTxnResult::AlreadyTerminal(s) => {
             ("REPLAYED", Some(format!("already {s}: nothing written")))
         }

@@ -61,9 +61,9 @@ impl RefDataProcessor {
         }
         let now = ctx.clock.now();
         let tx = conn;
-        match ctx.open_processing(&mut *tx, msg_id).await?.as_deref() {
-            Some("PENDING") | Some("FAILED") => {}
-            Some(s) => return Ok(FlightTxnResult::AlreadyTerminal(s.to_string())),
+        match ctx.open_processing(&mut *tx, msg_id).await? {
+            Some(s) if s.is_unfinished() => {}
+            Some(s) => return Ok(FlightTxnResult::AlreadyTerminal(s)),
             None => {
                 return Err(JobError::Other(format!(
                     "PROC_STATE row {msg_id} vanished during processing"

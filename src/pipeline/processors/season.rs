@@ -49,9 +49,9 @@ impl SeasonProcessor {
         msg_id: i64,
         new: &Season,
     ) -> Result<FlightTxnResult, JobError> {
-        match ctx.open_processing(&mut *conn, msg_id).await?.as_deref() {
-            Some("PENDING") | Some("FAILED") => {}
-            Some(s) => return Ok(FlightTxnResult::AlreadyTerminal(s.to_string())),
+        match ctx.open_processing(&mut *conn, msg_id).await? {
+            Some(s) if s.is_unfinished() => {}
+            Some(s) => return Ok(FlightTxnResult::AlreadyTerminal(s)),
             None => {
                 return Err(JobError::Other(format!(
                     "PROC_STATE row {msg_id} vanished during processing"

@@ -2,7 +2,7 @@
 //! (design §4.1 step 5: insertIfAbsent and the cursor write in one
 //! transaction).
 
-use crate::pipeline::watermark::{Cursor, ReleasedHole};
+use crate::domain::watermark::{Cursor, ReleasedHole};
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool, Row};
 
@@ -82,6 +82,25 @@ pub async fn seed(
     .await?
     .rows_affected();
     Ok(n == 1)
+}
+
+/// The compat entry's insertIfAbsent (design §4.4): the row it just wrote
+/// to the mailbox as PENDING, received now, source `compat`. An existing
+/// MSG_ID (the poller was first) is left as it is.
+pub async fn enqueue_compat(
+    pool: &PgPool,
+    msg_id: i64,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO proc_state (msg_id, state, received_at, enqueued_at, updated_at, source) \
+         VALUES ($1, 'PENDING', $2, $2, $2, 'compat') ON CONFLICT (msg_id) DO NOTHING",
+    )
+    .bind(msg_id)
+    .bind(now)
+    .execute(pool)
+    .await?;
+    Ok(())
 }
 
 /// insertIfAbsent: new PENDING rows; an existing MSG_ID (re-scan, compat

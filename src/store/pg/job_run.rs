@@ -1,6 +1,7 @@
 //! JOB_RUN: one row per job run, written at start (RUNNING) and finished with
 //! its outcome, so an operator sees runs that never ended too.
 
+use super::sweep::SweepSql;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::PgPool;
@@ -135,3 +136,11 @@ pub async fn last_successes(
     .await?;
     Ok(rows.into_iter().collect())
 }
+
+/// Finished job runs past `msgx.job-run.retention`.
+pub const RETENTION_PURGE: SweepSql = SweepSql {
+    count: "SELECT count(*) FROM job_run WHERE started_at < $1 AND outcome <> 'RUNNING'",
+    apply: "DELETE FROM job_run WHERE id IN (SELECT id FROM job_run \
+            WHERE started_at < $1 AND outcome <> 'RUNNING' ORDER BY started_at LIMIT $2) \
+            AND $3::timestamptz IS NOT NULL",
+};

@@ -1,19 +1,24 @@
 //! msgx's own PostgreSQL: connection, embedded migrations and the schema
 //! check the daemon runs before starting (issue 2, item 3).
 
+pub mod advisory;
 pub mod backfill;
+pub mod facts;
 pub mod flight;
+pub mod flight_history;
 pub mod inbox;
 pub mod job_run;
 pub mod msg_event;
 pub mod operator_action;
 pub mod preflight;
 pub mod proc_state;
+pub mod proc_state_hst;
 pub mod ref_master;
 pub mod req_track;
 pub mod season;
 pub mod setting;
 pub mod snap_log;
+pub mod sweep;
 
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgSslMode};
@@ -42,6 +47,11 @@ pub enum StoreError {
         expected: i64,
         hint: &'static str,
     },
+}
+
+/// One round trip to the server (`/readyz` check `postgres`).
+pub async fn server_ping(pool: &PgPool) -> Result<i32, sqlx::Error> {
+    sqlx::query_scalar("SELECT 1").fetch_one(pool).await
 }
 
 /// The connect options of every msgx session to PostgreSQL (the job pool and
@@ -288,6 +298,58 @@ pub async fn ensure_schema_current(pool: &PgPool) -> Result<i64, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ProcState;
+
+    /// The quoted states `pred` admits, as the SQL lists them.
+    fn state_list(pred: fn(ProcState) -> bool) -> String {
+        let states: Vec<String> = ProcState::ALL
+            .into_iter()
+            .filter(|s| pred(*s))
+            .map(|s| format!("'{}'", s.as_str()))
+            .collect();
+        states.join(", ")
+    }
+
+    /// The PROC_STATE SQL keeps its state lists as literals (the statement
+    /// texts stay as they were); each one is the lifecycle type's predicate
+    /// for what it selects (issue 19 item 2), so the two cannot drift.
+    #[test]
+    fn every_proc_state_list_in_the_sql_is_a_lifecycle_predicate() {
+        let unfinished = state_list(ProcState::is_unfinished);
+        let replayable = state_list(ProcState::may_replay);
+        let files: [(&str, &str, Vec<String>); 4] = [
+            (
+                "proc_state.rs",
+                include_str!("proc_state.rs"),
+                vec![unfinished.clone(), replayable],
+            ),
+            ("facts.rs", include_str!("facts.rs"), vec![unfinished]),
+            (
+                "backfill.rs",
+                include_str!("backfill.rs"),
+                vec![state_list(ProcState::takes_backfill)],
+            ),
+            (
+                "proc_state_hst.rs",
+                include_str!("proc_state_hst.rs"),
+                vec![state_list(ProcState::may_archive)],
+            ),
+        ];
+        let opening = "state IN (";
+        for (file, sql, allowed) in files {
+            let mut seen = 0;
+            for (at, _) in sql.match_indices(opening) {
+                let rest = &sql[at + opening.len()..];
+                let list = &rest[..rest.find(')').unwrap_or(rest.len())];
+                assert!(
+                    allowed.iter().any(|a| a == list),
+                    "{file}: state IN ({list})"
+                );
+                seen += 1;
+            }
+            assert!(seen > 0, "{file} has no state list");
+        }
+    }
 
     fn ca_file(dir: &std::path::Path) -> PathBuf {
         let key = rcgen::KeyPair::generate().unwrap();

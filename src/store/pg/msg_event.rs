@@ -7,7 +7,8 @@
 //! ≥ the stored one, with a fresh EVENT_ID as the write generation, reset to
 //! PENDING (§8.2).
 
-use crate::delivery::retry::FailureUpdate;
+use super::sweep::SweepSql;
+use crate::domain::delivery::FailureUpdate;
 use crate::domain::{DomainEvent, EventTarget};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -176,7 +177,7 @@ pub async fn record_failure(
     )
     .bind(event_id)
     .bind(state_version)
-    .bind(if update.dead { "DEAD" } else { "PENDING" })
+    .bind(update.status().as_str())
     .bind(update.attempts)
     .bind(update.next_attempt_at)
     .bind(update.first_failure_at)
@@ -494,3 +495,11 @@ pub async fn flights_of_message(
     .fetch_all(pool)
     .await
 }
+
+/// SENT rows past `msgx.pipeline.event-retention` (§8.3).
+pub const SENT_PURGE: SweepSql = SweepSql {
+    count: "SELECT count(*) FROM msg_event WHERE status = 'SENT' AND sent_at < $1",
+    apply: "DELETE FROM msg_event WHERE event_id IN (SELECT event_id FROM msg_event \
+            WHERE status = 'SENT' AND sent_at < $1 ORDER BY sent_at LIMIT $2) \
+            AND status = 'SENT' AND $3::timestamptz IS NOT NULL",
+};

@@ -2,6 +2,7 @@
 //! state is one UPDATE that also registers the backfill intent
 //! (`BACKFILL_NEXT_AT`), so a terminal row can never lack it (§5.3).
 
+use crate::domain::proc_state::{ErrorClass, ProcState};
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool, Row};
 
@@ -9,8 +10,8 @@ use sqlx::{PgConnection, PgPool, Row};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Head {
     pub msg_id: i64,
-    /// `PENDING` or `FAILED`.
-    pub state: String,
+    /// `PENDING` or `FAILED` ([`ProcState::is_unfinished`]).
+    pub state: ProcState,
     pub attempts: i32,
     pub next_attempt_at: Option<DateTime<Utc>>,
     /// The class of the last failure (a FAILED row's schedule, issue 17 item 4).
@@ -18,49 +19,6 @@ pub struct Head {
     pub identity_key: Option<String>,
     /// The watermark W read in the same statement (§5.1 step 2).
     pub w: i64,
-}
-
-/// Error classes (design §3; reference "错误分类与重放白名单").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ErrorClass {
-    Malformed,
-    CodecError,
-    Infra,
-    Unsupported,
-    Protocol,
-    Exhausted,
-}
-
-impl ErrorClass {
-    /// The stored text.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorClass::Malformed => "MALFORMED",
-            ErrorClass::CodecError => "CODEC_ERROR",
-            ErrorClass::Infra => "INFRA",
-            ErrorClass::Unsupported => "UNSUPPORTED",
-            ErrorClass::Protocol => "PROTOCOL",
-            ErrorClass::Exhausted => "EXHAUSTED",
-        }
-    }
-
-    /// Every class, in stored-text order of design §3.
-    pub const ALL: [ErrorClass; 6] = [
-        ErrorClass::Malformed,
-        ErrorClass::CodecError,
-        ErrorClass::Infra,
-        ErrorClass::Unsupported,
-        ErrorClass::Protocol,
-        ErrorClass::Exhausted,
-    ];
-
-    /// The class stored as `text` (case-insensitive), if any.
-    pub fn parse(text: &str) -> Option<ErrorClass> {
-        ErrorClass::ALL
-            .into_iter()
-            .find(|c| c.as_str().eq_ignore_ascii_case(text))
-    }
 }
 
 /// The head: the smallest PENDING/FAILED MSG_ID. Terminal rows are left out
@@ -86,7 +44,7 @@ pub async fn unfinished(pool: &PgPool, limit: i64) -> Result<Vec<Head>, sqlx::Er
         .map(|r| {
             Ok(Head {
                 msg_id: r.try_get("msg_id")?,
-                state: r.try_get("state")?,
+                state: state_of(r)?,
                 attempts: r.try_get("attempts")?,
                 next_attempt_at: r.try_get("next_attempt_at")?,
                 error_class: r
@@ -126,7 +84,7 @@ pub async fn mark_exhausted(
 pub async fn finish_non_business<'e, E>(
     pool: E,
     msg_id: i64,
-    state: &str,
+    state: ProcState,
     class: Option<ErrorClass>,
     reason: &str,
     now: DateTime<Utc>,
@@ -147,7 +105,7 @@ where
          WHERE msg_id = $1 AND state IN ('PENDING', 'FAILED')",
     )
     .bind(msg_id)
-    .bind(state)
+    .bind(state.as_str())
     .bind(class.map(ErrorClass::as_str))
     .bind(error)
     .bind(outcome)
@@ -163,7 +121,8 @@ where
 pub struct Failure<'a> {
     pub class: ErrorClass,
     pub reason: &'a str,
-    /// The attempt count after this failure (`failure::attempts_after`).
+    /// The attempt count after this failure
+    /// ([`FailureScheduler::attempts_after`](crate::domain::FailureScheduler::attempts_after)).
     pub attempts: i32,
     pub next_attempt_at: DateTime<Utc>,
     /// True when the row was not FAILED before: a new failure streak starts
@@ -311,11 +270,27 @@ pub async fn bind_identity_in(
 }
 
 /// Inside a processor transaction: locks the row and returns its state.
-pub async fn lock_row(conn: &mut PgConnection, msg_id: i64) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT state FROM proc_state WHERE msg_id = $1 FOR UPDATE")
-        .bind(msg_id)
-        .fetch_optional(conn)
-        .await
+pub async fn lock_row(
+    conn: &mut PgConnection,
+    msg_id: i64,
+) -> Result<Option<ProcState>, sqlx::Error> {
+    let state: Option<String> =
+        sqlx::query_scalar("SELECT state FROM proc_state WHERE msg_id = $1 FOR UPDATE")
+            .bind(msg_id)
+            .fetch_optional(conn)
+            .await?;
+    state.map(parse_state).transpose()
+}
+
+/// The stored state text as a [`ProcState`] (the column's CHECK admits only
+/// these; anything else is a decode error, not a silent default).
+fn parse_state(text: String) -> Result<ProcState, sqlx::Error> {
+    text.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
+/// The `state` column of a row.
+fn state_of(row: &sqlx::postgres::PgRow) -> Result<ProcState, sqlx::Error> {
+    parse_state(row.try_get("state")?)
 }
 
 /// Inside a processor transaction: SUCCEEDED with the backfill intent (§5.2
@@ -345,13 +320,12 @@ pub async fn mark_succeeded(
 /// takes `PIPELINE_LOCK` (§5.3, INV-18), locks the rows of `msg_ids` (one
 /// message, or a group commit's), and checks the instance-lock fence on the
 /// server (`fence` = the holder's lock parts, its backend pid last; `None` =
-/// no lock to check). Returns `(MSG_ID, state, fence holds)` of the rows that
-/// exist, in MSG_ID order.
+/// no lock to check). Returns the rows that exist, in MSG_ID order.
 pub async fn open_group(
     conn: &mut PgConnection,
     msg_ids: &[i64],
     fence: Option<(i32, i32, i32)>,
-) -> Result<Vec<(i64, String, bool)>, sqlx::Error> {
+) -> Result<Vec<OpenedRow>, sqlx::Error> {
     let (ns, id, pid) = fence.unwrap_or((0, 0, 0));
     let rows = sqlx::query(
         "SELECT p.msg_id, p.state, ($2 = 0 OR EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' \
@@ -366,13 +340,22 @@ pub async fn open_group(
     .await?;
     rows.iter()
         .map(|r| {
-            Ok((
-                r.try_get("msg_id")?,
-                r.try_get("state")?,
-                r.try_get("fenced")?,
-            ))
+            Ok(OpenedRow {
+                msg_id: r.try_get("msg_id")?,
+                state: state_of(r)?,
+                fenced: r.try_get("fenced")?,
+            })
         })
         .collect()
+}
+
+/// A row [`open_group`] locked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenedRow {
+    pub msg_id: i64,
+    pub state: ProcState,
+    /// The instance-lock fence held when the row was locked.
+    pub fenced: bool,
 }
 
 /// Who holds each of these identities now: `(IDENTITY_KEY, MSG_ID)`. The
@@ -397,7 +380,7 @@ pub async fn identity_holders(
 pub struct GroupOutcome {
     pub msg_id: i64,
     /// `SUCCEEDED`, `SKIPPED` or `DEAD`.
-    pub state: &'static str,
+    pub state: ProcState,
     /// With DEAD: the class, and the reason goes to LAST_ERROR; otherwise the
     /// reason (or the SUCCEEDED note) goes to OUTCOME_REASON.
     pub class: Option<ErrorClass>,
@@ -417,7 +400,7 @@ pub async fn finish_group(
     now: DateTime<Utc>,
 ) -> Result<u64, sqlx::Error> {
     let ids: Vec<i64> = outcomes.iter().map(|o| o.msg_id).collect();
-    let states: Vec<&str> = outcomes.iter().map(|o| o.state).collect();
+    let states: Vec<&str> = outcomes.iter().map(|o| o.state.as_str()).collect();
     let classes: Vec<Option<&str>> = outcomes
         .iter()
         .map(|o| o.class.map(ErrorClass::as_str))
@@ -469,11 +452,19 @@ pub async fn take_pipeline_lock(conn: &mut PgConnection) -> Result<(), sqlx::Err
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
 pub struct ReplayRow {
     pub msg_id: i64,
-    pub state: String,
+    #[sqlx(try_from = "String")]
+    pub state: ProcState,
     pub error_class: Option<String>,
     pub last_error: Option<String>,
     /// Set when the mailbox mark of the old terminal state was confirmed.
     pub backfill_at: Option<DateTime<Utc>>,
+}
+
+impl ReplayRow {
+    /// The recorded error class (`None`: none, or a text that names none).
+    pub fn class(&self) -> Option<ErrorClass> {
+        self.error_class.as_deref().and_then(ErrorClass::parse)
+    }
 }
 
 /// Locks the rows among `ids` (any state, so refusals can be explained).
@@ -514,9 +505,10 @@ pub async fn lock_class_for_replay(
 pub async fn replay(
     conn: &mut PgConnection,
     ids: &[i64],
-    classes: &[&str],
+    classes: &[ErrorClass],
     now: DateTime<Utc>,
 ) -> Result<u64, sqlx::Error> {
+    let classes: Vec<&str> = classes.iter().map(|c| c.as_str()).collect();
     Ok(sqlx::query(
         "UPDATE proc_state SET state = 'PENDING', attempts = 0, next_attempt_at = NULL, \
          error_class = NULL, last_error = NULL, outcome_reason = NULL, finished_at = NULL, \
@@ -527,7 +519,7 @@ pub async fn replay(
          WHERE msg_id = ANY($1) AND state IN ('FAILED', 'DEAD') AND error_class = ANY($2)",
     )
     .bind(ids)
-    .bind(classes)
+    .bind(&classes)
     .bind(now)
     .execute(conn)
     .await?
@@ -558,15 +550,19 @@ pub async fn count_states_between(
     conn: &mut PgConnection,
     first: i64,
     last: i64,
-) -> Result<Vec<(String, i64)>, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<Vec<(ProcState, i64)>, sqlx::Error> {
+    let counts: Vec<(String, i64)> = sqlx::query_as(
         "SELECT state, count(*) FROM proc_state WHERE msg_id BETWEEN $1 AND $2 \
          GROUP BY state ORDER BY state",
     )
     .bind(first)
     .bind(last)
     .fetch_all(conn)
-    .await
+    .await?;
+    counts
+        .into_iter()
+        .map(|(state, n)| Ok((parse_state(state)?, n)))
+        .collect()
 }
 
 /// Operator skip (§5.4, C-27): PENDING/FAILED rows → SKIPPED with `reason`

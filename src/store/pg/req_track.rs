@@ -4,6 +4,7 @@
 //! a partial unique index. Every transition is a guarded UPDATE
 //! (`WHERE state = …`), so a closed request is never changed again.
 
+use super::sweep::SweepSql;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{PgConnection, PgPool};
 
@@ -228,3 +229,20 @@ pub async fn complete(
     .rows_affected();
     Ok(n == 1)
 }
+
+/// Closed (DONE / EXPIRED) requests past `msgx.request.retention` (G-REQ-TRACK-RETENTION).
+pub const CLOSED_PURGE: SweepSql = SweepSql {
+    count: "SELECT count(*) FROM req_track WHERE state IN ('DONE', 'EXPIRED') AND closed_at < $1",
+    apply: "DELETE FROM req_track WHERE id IN (SELECT id FROM req_track \
+            WHERE state IN ('DONE', 'EXPIRED') AND closed_at < $1 ORDER BY closed_at LIMIT $2) \
+            AND $3::timestamptz IS NOT NULL",
+};
+
+/// SENT requests without a RESP within `msgx.request.expiry` → EXPIRED.
+pub const OVERDUE_EXPIRY: SweepSql = SweepSql {
+    count: "SELECT count(*) FROM req_track WHERE state = 'SENT' AND sent_at < $1",
+    apply: "UPDATE req_track SET state = 'EXPIRED', closed_at = $3, \
+            close_note = 'expired: no RESP within msgx.request.expiry' WHERE id IN \
+            (SELECT id FROM req_track WHERE state = 'SENT' AND sent_at < $1 ORDER BY id LIMIT $2) \
+            AND state = 'SENT'",
+};

@@ -2,6 +2,7 @@
 //! the business commit (§7.1 step 4); losing one entry in a crash is accepted
 //! (§9.2), so failures here are logged, never propagated.
 
+use super::sweep::SweepSql;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
@@ -37,3 +38,12 @@ pub async fn append(pool: &PgPool, e: &SnapEntry<'_>, now: DateTime<Utc>) {
         tracing::warn!(msg_id = e.msg_id, error = %err, "Could not append to SCHD_SNAP_LOG (trace only)");
     }
 }
+
+/// Trace entries past `msgx.snaplog.retention`, by `(SCOPE_END, RECV_AT)` (§9.3 "留痕清理").
+pub const RETENTION_PURGE: SweepSql = SweepSql {
+    count: "SELECT count(*) FROM schd_snap_log \
+            WHERE (scope_end IS NULL OR scope_end < $1) AND recv_at < $1",
+    apply: "DELETE FROM schd_snap_log WHERE id IN (SELECT id FROM schd_snap_log \
+            WHERE (scope_end IS NULL OR scope_end < $1) AND recv_at < $1 \
+            ORDER BY scope_end NULLS FIRST, recv_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
+};

@@ -1,0 +1,104 @@
+//! Read model of `msgx status` and `/metrics` (issue 10, issue 19 item 3):
+//! the counts and ages both report, read by the same statements.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::{PgPool, Row};
+use std::collections::BTreeMap;
+
+/// INBOX_CURSOR as the status shows it.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Cursor {
+    pub w: i64,
+    pub hole_since: Option<DateTime<Utc>>,
+    pub seeded_at: Option<DateTime<Utc>>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+/// The cursor row (the default before the first round).
+pub async fn cursor(pool: &PgPool) -> Result<Cursor, sqlx::Error> {
+    let c =
+        sqlx::query("SELECT w, hole_since, seeded_at, updated_at FROM inbox_cursor WHERE id = 1")
+            .fetch_optional(pool)
+            .await?;
+    Ok(match c {
+        Some(r) => Cursor {
+            w: r.try_get("w")?,
+            hole_since: r.try_get("hole_since")?,
+            seeded_at: r.try_get("seeded_at")?,
+            updated_at: r.try_get("updated_at")?,
+        },
+        None => Cursor::default(),
+    })
+}
+
+/// Released holes (INBOX_HOLE rows).
+pub async fn holes_count(pool: &PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT count(*) FROM inbox_hole")
+        .fetch_one(pool)
+        .await
+}
+
+/// Late rows found behind released holes (INBOX_LATE_ROW rows).
+pub async fn late_rows_count(pool: &PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT count(*) FROM inbox_late_row")
+        .fetch_one(pool)
+        .await
+}
+
+/// PROC_STATE rows by state text (ARCHIVED included).
+pub async fn states_count(pool: &PgPool) -> Result<BTreeMap<String, i64>, sqlx::Error> {
+    let mut by_state = BTreeMap::new();
+    for r in sqlx::query("SELECT state, count(*) AS n FROM proc_state GROUP BY state")
+        .fetch_all(pool)
+        .await?
+    {
+        by_state.insert(r.try_get::<String, _>("state")?, r.try_get::<i64, _>("n")?);
+    }
+    Ok(by_state)
+}
+
+/// When the oldest unfinished row was enqueued (§5.1): live PENDING/FAILED
+/// rows, ARCHIVED shadows excluded explicitly (§9.3).
+pub async fn backlog_oldest(pool: &PgPool) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT min(enqueued_at) FROM proc_state \
+         WHERE state IN ('PENDING', 'FAILED') AND state <> 'ARCHIVED'",
+    )
+    .fetch_one(pool)
+    .await
+}
+
+/// MSG_EVENT rows by target, then status.
+pub async fn events_count(
+    pool: &PgPool,
+) -> Result<BTreeMap<String, BTreeMap<String, i64>>, sqlx::Error> {
+    let mut outbox: BTreeMap<String, BTreeMap<String, i64>> = BTreeMap::new();
+    for r in
+        sqlx::query("SELECT target, status, count(*) AS n FROM msg_event GROUP BY target, status")
+            .fetch_all(pool)
+            .await?
+    {
+        outbox
+            .entry(r.try_get("target")?)
+            .or_default()
+            .insert(r.try_get("status")?, r.try_get("n")?);
+    }
+    Ok(outbox)
+}
+
+/// When the oldest PENDING event of each target was created.
+pub async fn events_oldest_pending(
+    pool: &PgPool,
+) -> Result<BTreeMap<String, DateTime<Utc>>, sqlx::Error> {
+    let mut oldest = BTreeMap::new();
+    for r in sqlx::query(
+        "SELECT target, min(created_at) AS oldest FROM msg_event WHERE status = 'PENDING' GROUP BY target",
+    )
+    .fetch_all(pool)
+    .await?
+    {
+        oldest.insert(r.try_get("target")?, r.try_get("oldest")?);
+    }
+    Ok(oldest)
+}

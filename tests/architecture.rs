@@ -1,0 +1,240 @@
+//! The layer picture of docs/architecture.md holds in the code (issue 19):
+//! every `crate::…` path in `src/` names a module of a lower layer (or its
+//! own), and no two sibling files of one module refer to each other both
+//! ways. The picture is read from the document's `layers` block, so the page
+//! and the check cannot drift apart.
+//!
+//! Pure file reading: no services needed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// `module -> layer index` (0 = bottom) from the ```layers block: one line per
+/// layer, top first, `name: module module …`.
+fn layers() -> BTreeMap<String, usize> {
+    let doc =
+        fs::read_to_string(root().join("docs/architecture.md")).expect("docs/architecture.md");
+    let block = doc
+        .split("```layers")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a ```layers block in docs/architecture.md");
+    let lines: Vec<&str> = block.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut out = BTreeMap::new();
+    for (i, line) in lines.iter().enumerate() {
+        let (_, modules) = line.split_once(':').expect("`layer: modules` line");
+        for m in modules.split_whitespace() {
+            let previous = out.insert(m.to_string(), lines.len() - 1 - i);
+            assert!(previous.is_none(), "module {m} is in two layers");
+        }
+    }
+    out
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file under `dir`.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a file without comments (line comments, doc comments and
+/// block comments), so a doc link to an upper module does not count.
+fn code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("//") {
+            rest = after.find('\n').map_or("", |n| &after[n..]);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.find("*/").map_or("", |n| &after[n + 2..]);
+        } else if let Some(after) = rest
+            .strip_prefix("'\"'")
+            .or_else(|| rest.strip_prefix("'\\\"'"))
+        {
+            // A quote as a char literal is no string.
+            out.push_str("' '");
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("r#\"") {
+            rest = after.find("\"#").map_or("", |n| &after[n + 2..]);
+            out.push_str("\"\"");
+        } else if rest.starts_with('"') {
+            // Skip string literals (SQL, messages) whole.
+            let bytes = rest.as_bytes();
+            let mut i = 1;
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            out.push_str("\"\"");
+            rest = rest.get(i + 1..).unwrap_or("");
+        } else {
+            let mut chars = rest.chars();
+            if let Some(c) = chars.next() {
+                out.push(c);
+            }
+            rest = chars.as_str();
+        }
+    }
+    out
+}
+
+/// The first path segments after every `prefix` (`crate::`, `super::`) in
+/// `code`, expanding `prefix{a::x, b}` groups to `a`, `b`.
+fn targets(code: &str, prefix: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (at, _) in code.match_indices(prefix) {
+        // `super::super::` and `crate::` inside a longer identifier don't count.
+        if at > 0 {
+            let before = code[..at].chars().last().unwrap_or(' ');
+            if before.is_ascii_alphanumeric() || before == '_' || before == ':' {
+                continue;
+            }
+        }
+        let rest = &code[at + prefix.len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 0usize;
+            let mut item = String::new();
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.insert(ident(item.trim()));
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                if depth == 0 || c != '{' {
+                    item.push(c);
+                }
+            }
+            out.insert(ident(item.trim()));
+        } else {
+            out.insert(ident(rest));
+        }
+    }
+    out.remove("");
+    out
+}
+
+/// `src/a/b.rs` → `a`; `src/a.rs` → `a`.
+fn top_module(rel: &Path) -> String {
+    let first = rel.components().next().expect("component");
+    let name = first.as_os_str().to_string_lossy();
+    name.trim_end_matches(".rs").to_string()
+}
+
+#[test]
+fn every_crate_path_points_down_the_layers() {
+    let layers = layers();
+    let src = root().join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut violations = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).expect("under src");
+        let from = top_module(rel);
+        if from == "main" || from == "lib" {
+            continue;
+        }
+        let Some(&from_layer) = layers.get(&from) else {
+            violations.push(format!("{}: module {from} is in no layer", rel.display()));
+            continue;
+        };
+        let text = fs::read_to_string(file).expect("read");
+        for to in targets(&code(&text), "crate::") {
+            if to == from {
+                continue;
+            }
+            match layers.get(&to) {
+                None => violations.push(format!("{}: crate::{to} is in no layer", rel.display())),
+                Some(&l) if l >= from_layer => violations.push(format!(
+                    "{}: {from} (layer {from_layer}) uses crate::{to} (layer {l})",
+                    rel.display()
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "imports against docs/architecture.md:\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn no_two_sibling_files_use_each_other() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    // (dir, file stem) -> siblings it names through `super::` or `crate::<path>::`.
+    let mut uses: BTreeMap<(PathBuf, String), BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        if stem == "mod" || stem == "lib" || stem == "main" {
+            continue;
+        }
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let text = code(&fs::read_to_string(file).expect("read"));
+        let mut named = targets(&text, "super::");
+        // `crate::codec::time::…` from `src/codec/fields.rs` names a sibling too.
+        if let Ok(rel) = dir.strip_prefix(&src) {
+            let module: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().to_string())
+                .collect();
+            if !module.is_empty() {
+                named.extend(targets(&text, &format!("crate::{}::", module.join("::"))));
+            }
+        }
+        uses.insert((dir, stem), named);
+    }
+    let mut cycles = Vec::new();
+    for ((dir, a), named) in &uses {
+        for b in named {
+            if a < b
+                && uses
+                    .get(&(dir.clone(), b.clone()))
+                    .is_some_and(|back| back.contains(a))
+            {
+                cycles.push(format!("{}: {a}.rs <-> {b}.rs", dir.display()));
+            }
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "sibling import cycles:\n{}",
+        cycles.join("\n")
+    );
+}
+
+#[test]
+fn the_path_reader_sees_groups_and_skips_comments_and_strings() {
+    let text = code(
+        "use crate::{codec::X, domain::{a, b}, store};\n// crate::cli\n/* crate::http */\n\
+         let s = \"crate::jobs\"; crate::pipeline::run();",
+    );
+    let got: Vec<String> = targets(&text, "crate::").into_iter().collect();
+    assert_eq!(got, ["codec", "domain", "pipeline", "store"]);
+}
