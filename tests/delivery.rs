@@ -162,7 +162,7 @@ async fn schd_row(db: &TestDb, flid: i64) -> Row {
 }
 
 async fn statuses(db: &TestDb) -> BTreeMap<String, i64> {
-    sqlx::query_as::<_, (String, i64)>("SELECT status, detail(*) FROM msg_event GROUP BY status")
+    sqlx::query_as::<_, (String, i64)>("SELECT status, count(*) FROM msg_event GROUP BY status")
         .fetch_all(&db.pool)
         .await
         .expect("statuses")
@@ -475,7 +475,7 @@ async fn schd_version_written_during_a_flush_is_not_marked_sent() {
             Duration::from_secs(20),
             || async {
                 sqlx::query_scalar::<_, i64>(
-                    "SELECT detail(*) FROM pg_stat_activity \
+                    "SELECT count(*) FROM pg_stat_activity \
                  WHERE datname = current_database() AND wait_event_type = 'Lock'",
                 )
                 .fetch_one(&db.pool)
@@ -913,7 +913,7 @@ async fn schd_upsert_through_append_is_only_forward_and_starts_a_fresh_generatio
     assert_eq!((now.state_version, now.status.as_str()), (9, "PENDING"));
     assert!(now.event_id > previous);
     let rows: i64 = sqlx::query_scalar(
-        "SELECT detail(*) FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = '21'",
+        "SELECT count(*) FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = '21'",
     )
     .fetch_one(&db.pool)
     .await
@@ -1070,7 +1070,7 @@ async fn order_case(
             "run {n}: sent while an earlier event of its FLID was PENDING (flid, pending, sent): {bad:?}; {s:?}"
         );
         let open: i64 = sqlx::query_scalar(
-            "SELECT detail(*) FROM msg_event WHERE status = 'PENDING' AND partition_key = ANY($1)",
+            "SELECT count(*) FROM msg_event WHERE status = 'PENDING' AND partition_key = ANY($1)",
         )
         .bind(&flids)
         .fetch_one(&bench.db.pool)
@@ -1264,7 +1264,7 @@ async fn events_commands_list_resend_and_discard_dead_rows_and_record_them() {
         ],
     );
     assert_eq!(code(&out), 0, "{}", text(&out));
-    let gone: i64 = sqlx::query_scalar("SELECT detail(*) FROM msg_event WHERE event_id = $1")
+    let gone: i64 = sqlx::query_scalar("SELECT count(*) FROM msg_event WHERE event_id = $1")
         .bind(b)
         .fetch_one(&db.pool)
         .await
