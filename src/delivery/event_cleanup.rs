@@ -2,7 +2,8 @@
 //! `msgx.pipeline.event-retention`, judged by SENT_AT only. KAFKA:msg DEAD
 //! rows stay as the DLQ until an operator resolves them.
 
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::config::Config;
+use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
 use crate::maintenance::batch::{Sweep, run_sweep};
 
 const SENT_EVENTS: Sweep = Sweep {
@@ -13,16 +14,60 @@ const SENT_EVENTS: Sweep = Sweep {
                 AND status = 'SENT' AND $3::timestamptz IS NOT NULL",
 };
 
+/// The settings `event-cleanup` uses.
+#[derive(Debug, Clone)]
+pub struct EventCleanupConfig {
+    /// `msgx.pipeline.event-retention`, after SENT_AT.
+    pub retention: chrono::Duration,
+}
+
+impl EventCleanupConfig {
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            retention: config.msgx.pipeline.event_retention.chrono(),
+        }
+    }
+}
+
+impl Default for EventCleanupConfig {
+    fn default() -> Self {
+        Self::from_config(&Config::default())
+    }
+}
+
+job_counts! {
+    /// What an `event-cleanup` run did.
+    pub struct EventCleanupCounts { events_deleted }
+}
+
 /// The event cleanup job.
-pub struct EventCleanup;
+pub struct EventCleanup {
+    config: EventCleanupConfig,
+}
+
+impl EventCleanup {
+    pub fn new(config: EventCleanupConfig) -> Result<Self, JobConfigError> {
+        Ok(Self { config })
+    }
+
+    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
+        Self::new(EventCleanupConfig::from_config(config))
+    }
+}
 
 #[async_trait::async_trait]
 impl Job for EventCleanup {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+    type Details = EventCleanupCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<EventCleanupCounts>, JobError> {
         let now = ctx.clock.now();
-        let mut report = RunReport::default();
-        let cutoff = now - ctx.config.msgx.pipeline.event_retention.chrono();
-        run_sweep(
+        let mut report = RunReport::<EventCleanupCounts>::default();
+        let cutoff = now - self.config.retention;
+        let deleted = run_sweep(
             ctx,
             bounds,
             bounds.deadline(now),
@@ -31,6 +76,7 @@ impl Job for EventCleanup {
             &mut report,
         )
         .await?;
+        report.details.events_deleted.add(deleted);
         Ok(report)
     }
 }

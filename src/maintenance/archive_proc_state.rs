@@ -30,7 +30,8 @@
 //! past `msgx.archive.hst-retention` are removed.
 
 use super::batch::{Sweep, run_retention_sweep};
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::config::Config;
+use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
 use chrono::{DateTime, Utc};
 
 /// The candidate predicate (§9.3), `$1` = now − archive.after, `$2` = now −
@@ -75,19 +76,73 @@ const HST_ABANDONED: Sweep = Sweep {
                 ORDER BY archived_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
 };
 
+/// The settings `archive-proc-state` uses.
+#[derive(Debug, Clone)]
+pub struct ArchiveConfig {
+    /// `msgx.archive.after`, past UPDATED_AT.
+    pub after: chrono::Duration,
+    /// `msgx.mailbox.raw-retention` (R_keep): how long an abandoned row stays
+    /// on the abandoned list first.
+    pub raw_retention: chrono::Duration,
+    /// `msgx.archive.dedup-memory`: shadow rows.
+    pub dedup_memory: chrono::Duration,
+    /// `msgx.archive.hst-retention`: PROC_STATE_HST rows.
+    pub hst_retention: chrono::Duration,
+}
+
+impl ArchiveConfig {
+    pub fn from_config(config: &Config) -> Self {
+        let a = &config.msgx.archive;
+        Self {
+            after: a.after.chrono(),
+            raw_retention: config.msgx.mailbox.raw_retention.chrono(),
+            dedup_memory: a.dedup_memory.chrono(),
+            hst_retention: a.hst_retention.chrono(),
+        }
+    }
+}
+
+impl Default for ArchiveConfig {
+    fn default() -> Self {
+        Self::from_config(&Config::default())
+    }
+}
+
+job_counts! {
+    /// What an `archive-proc-state` run did.
+    pub struct ArchiveCounts { archived, shadows_removed, hst_purged }
+}
+
 /// The archive job.
-pub struct ArchiveProcState;
+pub struct ArchiveProcState {
+    config: ArchiveConfig,
+}
+
+impl ArchiveProcState {
+    pub fn new(config: ArchiveConfig) -> Result<Self, JobConfigError> {
+        Ok(Self { config })
+    }
+
+    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
+        Self::new(ArchiveConfig::from_config(config))
+    }
+}
 
 #[async_trait::async_trait]
 impl Job for ArchiveProcState {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+    type Details = ArchiveCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<ArchiveCounts>, JobError> {
         let now = ctx.clock.now();
         let deadline = bounds.deadline(now);
-        let a = &ctx.config.msgx.archive;
-        let cutoff = now - a.after.chrono();
-        let r_keep = ctx.config.msgx.mailbox.raw_retention.chrono();
-        let listed_until = now - r_keep;
-        let mut report = RunReport::default();
+        let a = &self.config;
+        let cutoff = now - a.after;
+        let listed_until = now - a.raw_retention;
+        let mut report = RunReport::<ArchiveCounts>::default();
         if ctx.dry_run {
             let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
                 "SELECT count(*) FROM proc_state WHERE {CANDIDATE}"
@@ -100,7 +155,7 @@ impl Job for ArchiveProcState {
             let take = n.min(bounds.max_items);
             report.items += take;
             report.more |= n > take;
-            report.count("archived", take);
+            report.details.archived.add(take);
         } else {
             loop {
                 let left = bounds.max_items.saturating_sub(report.items);
@@ -111,24 +166,27 @@ impl Job for ArchiveProcState {
                 let limit = u64::from(bounds.batch.max(1)).min(left);
                 let moved = archive_batch(ctx, (cutoff, listed_until), limit, now).await?;
                 report.items += moved;
-                report.count("archived", moved);
+                report.details.archived.add(moved);
                 if moved < limit {
                     break;
                 }
             }
         }
-        run_retention_sweep(
+        let removed = run_retention_sweep(
             ctx,
             bounds,
             deadline,
             &SHADOWS,
-            now - a.dedup_memory.chrono(),
+            now - a.dedup_memory,
             &mut report,
         )
         .await?;
-        let hst_cutoff = now - a.hst_retention.chrono();
-        run_retention_sweep(ctx, bounds, deadline, &HST, hst_cutoff, &mut report).await?;
-        run_retention_sweep(
+        report.details.shadows_removed.add(removed);
+        let hst_cutoff = now - a.hst_retention;
+        let purged =
+            run_retention_sweep(ctx, bounds, deadline, &HST, hst_cutoff, &mut report).await?;
+        report.details.hst_purged.add(purged);
+        let purged = run_retention_sweep(
             ctx,
             bounds,
             deadline,
@@ -137,8 +195,9 @@ impl Job for ArchiveProcState {
             &mut report,
         )
         .await?;
+        report.details.hst_purged.add(purged);
         if report.items > 0 {
-            tracing::info!(items = report.items, details = ?report.details, "Archive run");
+            tracing::info!(items = report.items, details = ?report.rendered(), "Archive run");
         }
         Ok(report)
     }

@@ -2,7 +2,8 @@
 //! (G-REQ-TRACK-RETENTION) and JOB_RUN rows past `msgx.job-run.retention`.
 
 use super::batch::{Sweep, run_sweep};
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::config::Config;
+use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
 
 const CLOSED_REQUESTS: Sweep = Sweep {
     label: "req_track_deleted",
@@ -20,34 +21,83 @@ const JOB_RUNS: Sweep = Sweep {
                 AND $3::timestamptz IS NOT NULL",
 };
 
+/// The settings `retention` uses.
+#[derive(Debug, Clone)]
+pub struct RetentionConfig {
+    /// `msgx.request.retention`: closed REQ_TRACK rows.
+    pub requests: chrono::Duration,
+    /// `msgx.job-run.retention`: JOB_RUN rows.
+    pub job_runs: chrono::Duration,
+}
+
+impl RetentionConfig {
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            requests: config.msgx.request.retention.chrono(),
+            job_runs: config.msgx.job_run.retention.chrono(),
+        }
+    }
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        Self::from_config(&Config::default())
+    }
+}
+
+job_counts! {
+    /// What a `retention` run did.
+    pub struct RetentionCounts { req_track_deleted, job_run_deleted }
+}
+
 /// The retention job.
-pub struct Retention;
+pub struct Retention {
+    config: RetentionConfig,
+}
+
+impl Retention {
+    pub fn new(config: RetentionConfig) -> Result<Self, JobConfigError> {
+        Ok(Self { config })
+    }
+
+    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
+        Self::new(RetentionConfig::from_config(config))
+    }
+}
 
 #[async_trait::async_trait]
 impl Job for Retention {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+    type Details = RetentionCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<RetentionCounts>, JobError> {
         let now = ctx.clock.now();
         let deadline = bounds.deadline(now);
-        let m = &ctx.config.msgx;
-        let mut report = RunReport::default();
-        run_sweep(
+        let c = &self.config;
+        let mut report = RunReport::<RetentionCounts>::default();
+        let n = run_sweep(
             ctx,
             bounds,
             deadline,
             &CLOSED_REQUESTS,
-            now - m.request.retention.chrono(),
+            now - c.requests,
             &mut report,
         )
         .await?;
-        run_sweep(
+        report.details.req_track_deleted.add(n);
+        let n = run_sweep(
             ctx,
             bounds,
             deadline,
             &JOB_RUNS,
-            now - m.job_run.retention.chrono(),
+            now - c.job_runs,
             &mut report,
         )
         .await?;
+        report.details.job_run_deleted.add(n);
         Ok(report)
     }
 }

@@ -3,7 +3,8 @@
 //! append-only and rebuildable, so time alone is enough evidence here.
 
 use super::batch::{Sweep, run_sweep};
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::config::Config;
+use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
 
 const SNAP_LOG: Sweep = Sweep {
     label: "snap_log_deleted",
@@ -14,16 +15,60 @@ const SNAP_LOG: Sweep = Sweep {
                 ORDER BY scope_end NULLS FIRST, recv_at LIMIT $2) AND $3::timestamptz IS NOT NULL",
 };
 
+/// The settings `snaplog-purge` uses.
+#[derive(Debug, Clone)]
+pub struct SnaplogPurgeConfig {
+    /// `msgx.snaplog.retention`.
+    pub retention: chrono::Duration,
+}
+
+impl SnaplogPurgeConfig {
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            retention: config.msgx.snaplog.retention.chrono(),
+        }
+    }
+}
+
+impl Default for SnaplogPurgeConfig {
+    fn default() -> Self {
+        Self::from_config(&Config::default())
+    }
+}
+
+job_counts! {
+    /// What a `snaplog-purge` run did.
+    pub struct SnaplogPurgeCounts { snap_log_deleted }
+}
+
 /// The snap-log purge job.
-pub struct SnaplogPurge;
+pub struct SnaplogPurge {
+    config: SnaplogPurgeConfig,
+}
+
+impl SnaplogPurge {
+    pub fn new(config: SnaplogPurgeConfig) -> Result<Self, JobConfigError> {
+        Ok(Self { config })
+    }
+
+    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
+        Self::new(SnaplogPurgeConfig::from_config(config))
+    }
+}
 
 #[async_trait::async_trait]
 impl Job for SnaplogPurge {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+    type Details = SnaplogPurgeCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<SnaplogPurgeCounts>, JobError> {
         let now = ctx.clock.now();
-        let mut report = RunReport::default();
-        let cutoff = now - ctx.config.msgx.snaplog.retention.chrono();
-        run_sweep(
+        let mut report = RunReport::<SnaplogPurgeCounts>::default();
+        let cutoff = now - self.config.retention;
+        let deleted = run_sweep(
             ctx,
             bounds,
             bounds.deadline(now),
@@ -32,6 +77,7 @@ impl Job for SnaplogPurge {
             &mut report,
         )
         .await?;
+        report.details.snap_log_deleted.add(deleted);
         Ok(report)
     }
 }
