@@ -30,7 +30,7 @@
 use super::gate::{self, GateError};
 use crate::config::{Config, Dur};
 use crate::jobs::{
-    Count, Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts,
+    Count, Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
 };
 use crate::store::mailbox::{MailboxError, MarkOutcome};
 use crate::store::pg::backfill::{self as store, AbandonReason};
@@ -56,8 +56,8 @@ pub struct BackfillScanConfig {
     pub shadow: bool,
 }
 
-impl BackfillScanConfig {
-    pub fn from_config(config: &Config) -> Self {
+impl JobSettings for BackfillScanConfig {
+    fn from_config(config: &Config) -> Self {
         let p = &config.msgx.pipeline;
         Self {
             batch: p.backfill_batch,
@@ -68,12 +68,6 @@ impl BackfillScanConfig {
             timezone: config.msgx.airport.tz(),
             shadow: config.msgx.mailbox.shadow,
         }
-    }
-}
-
-impl Default for BackfillScanConfig {
-    fn default() -> Self {
-        Self::from_config(&Config::default())
     }
 }
 
@@ -117,10 +111,6 @@ impl BackfillScan {
     pub fn new(config: BackfillScanConfig) -> Result<Self, JobConfigError> {
         JobConfigError::at_least_one("msgx.pipeline.backfill-batch", u64::from(config.batch))?;
         Ok(Self { config })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(BackfillScanConfig::from_config(config))
     }
 }
 

@@ -21,12 +21,9 @@
 //! Failure handling (counted, transient, in doubt): [`super::retry`] and
 //! docs/delivery.md.
 
-use super::outbox::{
-    self, DeliveryConfig, DeliveryCounts, DeliveryReport, OutboxJob, RoundEnd, WaveSender,
-};
+use super::outbox::{DeliveryConfig, DeliveryCounts, OutboxJob, RoundEnd, WaveSender};
 use super::producer::Topic;
-use crate::config::Config;
-use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds};
+use crate::jobs::{JobConfigError, JobContext, JobError};
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 use std::collections::{HashMap, VecDeque};
@@ -41,26 +38,6 @@ impl Dispatcher {
     pub fn new(config: DeliveryConfig) -> Result<Self, JobConfigError> {
         config.validate("msgx.dispatch.batch")?;
         Ok(Self { config })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(DeliveryConfig::from_config(
-            config,
-            config.msgx.dispatch.batch,
-        ))
-    }
-}
-
-#[async_trait::async_trait]
-impl Job for Dispatcher {
-    type Details = DeliveryCounts;
-
-    async fn run_once(
-        &self,
-        ctx: &JobContext,
-        bounds: &RunBounds,
-    ) -> Result<DeliveryReport, JobError> {
-        outbox::run_rounds(self, ctx, bounds).await
     }
 }
 

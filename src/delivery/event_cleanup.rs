@@ -3,7 +3,9 @@
 //! rows stay as the DLQ until an operator resolves them.
 
 use crate::config::Config;
-use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
+use crate::jobs::{
+    Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 use crate::maintenance::batch::{Sweep, run_sweep};
 
 const SENT_EVENTS: Sweep = Sweep {
@@ -21,17 +23,11 @@ pub struct EventCleanupConfig {
     pub retention: chrono::Duration,
 }
 
-impl EventCleanupConfig {
-    pub fn from_config(config: &Config) -> Self {
+impl JobSettings for EventCleanupConfig {
+    fn from_config(config: &Config) -> Self {
         Self {
             retention: config.msgx.pipeline.event_retention.chrono(),
         }
-    }
-}
-
-impl Default for EventCleanupConfig {
-    fn default() -> Self {
-        Self::from_config(&Config::default())
     }
 }
 
@@ -48,10 +44,6 @@ pub struct EventCleanup {
 impl EventCleanup {
     pub fn new(config: EventCleanupConfig) -> Result<Self, JobConfigError> {
         Ok(Self { config })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(EventCleanupConfig::from_config(config))
     }
 }
 

@@ -8,3 +8,5 @@ pub mod producer;
 pub mod retry;
 pub mod schd_flush;
 pub mod season_flush;
+
+pub use outbox::{DeliveryConfig, DeliveryCounts, DeliveryReport};

@@ -23,7 +23,7 @@
 
 use super::producer::{DeliveryProducer, FailureClass, Outgoing, SendError, Topic, classify};
 use super::retry::RetryPolicy;
-use crate::jobs::{JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
+use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 use rdkafka::error::RDKafkaErrorCode;
@@ -100,6 +100,20 @@ pub(crate) trait OutboxJob: Send + Sync {
         rows: Vec<PendingEvent>,
         report: &mut DeliveryCounts,
     ) -> Result<RoundEnd, JobError>;
+}
+
+/// Every delivery job runs the same rounds ([`run_rounds`]).
+#[async_trait::async_trait]
+impl<T: OutboxJob> Job for T {
+    type Details = DeliveryCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<DeliveryReport, JobError> {
+        run_rounds(self, ctx, bounds).await
+    }
 }
 
 /// How a round ended, for the loop's decision to go on.

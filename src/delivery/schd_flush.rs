@@ -13,12 +13,9 @@
 //! while the record was in flight is not marked and goes out next round
 //! (counted as `superseded`). Failures follow [`super::retry`].
 
-use super::outbox::{
-    self, DeliveryConfig, DeliveryCounts, DeliveryReport, OutboxJob, RoundEnd, WaveSender,
-};
+use super::outbox::{DeliveryConfig, DeliveryCounts, OutboxJob, RoundEnd, WaveSender};
 use super::producer::Topic;
-use crate::config::Config;
-use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds};
+use crate::jobs::{JobConfigError, JobContext, JobError};
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 
@@ -32,26 +29,6 @@ impl SchdFlush {
     pub fn new(config: DeliveryConfig) -> Result<Self, JobConfigError> {
         config.validate("msgx.schd.flush-limit")?;
         Ok(Self { config })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(DeliveryConfig::from_config(
-            config,
-            config.msgx.schd.flush_limit,
-        ))
-    }
-}
-
-#[async_trait::async_trait]
-impl Job for SchdFlush {
-    type Details = DeliveryCounts;
-
-    async fn run_once(
-        &self,
-        ctx: &JobContext,
-        bounds: &RunBounds,
-    ) -> Result<DeliveryReport, JobError> {
-        outbox::run_rounds(self, ctx, bounds).await
     }
 }
 

@@ -9,14 +9,11 @@
 //! revision it read, so a row replaced in flight goes out again next round.
 //! Failures follow [`super::retry`].
 
-use super::outbox::{
-    self, DeliveryConfig, DeliveryCounts, DeliveryReport, OutboxJob, RoundEnd, WaveSender,
-};
+use super::outbox::{DeliveryConfig, DeliveryCounts, OutboxJob, RoundEnd, WaveSender};
 use super::producer::Topic;
 use super::schd_flush::deliver_latest;
-use crate::config::Config;
 use crate::domain::EventTarget;
-use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds};
+use crate::jobs::{JobConfigError, JobContext, JobError};
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 
@@ -30,26 +27,6 @@ impl SeasonFlush {
     pub fn new(config: DeliveryConfig) -> Result<Self, JobConfigError> {
         config.validate("msgx.season.flush-limit")?;
         Ok(Self { config })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(DeliveryConfig::from_config(
-            config,
-            config.msgx.season.flush_limit,
-        ))
-    }
-}
-
-#[async_trait::async_trait]
-impl Job for SeasonFlush {
-    type Details = DeliveryCounts;
-
-    async fn run_once(
-        &self,
-        ctx: &JobContext,
-        bounds: &RunBounds,
-    ) -> Result<DeliveryReport, JobError> {
-        outbox::run_rounds(self, ctx, bounds).await
     }
 }
 

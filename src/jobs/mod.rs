@@ -11,6 +11,7 @@ pub mod report;
 pub mod runner;
 
 use crate::clock::SharedClock;
+use crate::config::Config;
 use crate::instance_lock::LockGuard;
 use crate::store::mailbox::{Mailbox, MailboxError};
 use chrono::{DateTime, Utc};
@@ -111,6 +112,18 @@ impl RunBounds {
     /// The instant the budget ends, on the job's clock.
     pub fn deadline(&self, now: DateTime<Utc>) -> DateTime<Utc> {
         now + chrono::Duration::from_std(self.time_budget).unwrap_or(chrono::Duration::MAX)
+    }
+}
+
+/// A job's config struct: the settings it uses, read from the global config
+/// once (jobs/registry.rs builds each job with it).
+pub trait JobSettings: Sized {
+    /// The settings as `config` has them.
+    fn from_config(config: &Config) -> Self;
+
+    /// The named defaults: those of the config keys (config/mod.rs).
+    fn defaults() -> Self {
+        Self::from_config(&Config::default())
     }
 }
 

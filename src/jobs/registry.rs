@@ -3,8 +3,8 @@
 //! exists but whose code does not yet is listed as not implemented, and
 //! `msgx run` says so (exit 3).
 
-use super::JobConfigError;
 use super::runner::AnyJob;
+use super::{JobConfigError, JobSettings};
 use crate::config::Config;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -28,32 +28,46 @@ const IMPLEMENTED: &[&str] = &[
 /// The implementation of `name` with its settings from `config`, or `None`
 /// when it is not implemented yet.
 pub fn build(name: &str, config: &Config) -> Result<Option<Arc<dyn AnyJob>>, JobConfigError> {
+    use crate::delivery::{DeliveryConfig, dispatcher, schd_flush, season_flush};
     use crate::{backfill, delivery, maintenance, pipeline, requests};
-    fn arc<J: AnyJob + 'static>(job: J) -> Arc<dyn AnyJob> {
-        Arc::new(job)
-    }
+    let delivery = |round_size| DeliveryConfig::from_config(config, round_size);
+    let m = &config.msgx;
     let job = match name {
-        "ingest-sweep" => arc(pipeline::inbox_poller::InboxPoller::from_config(config)?),
-        "pump-drain" => arc(pipeline::pump::Pump::from_config(config)?),
-        "dispatch-msg" => arc(delivery::dispatcher::Dispatcher::from_config(config)?),
-        "schd-flush" => arc(delivery::schd_flush::SchdFlush::from_config(config)?),
-        "season-flush" => arc(delivery::season_flush::SeasonFlush::from_config(config)?),
-        "event-cleanup" => arc(delivery::event_cleanup::EventCleanup::from_config(config)?),
-        "snaplog-purge" => arc(maintenance::snaplog_purge::SnaplogPurge::from_config(
+        "ingest-sweep" => built(pipeline::inbox_poller::InboxPoller::new, config)?,
+        "pump-drain" => built(pipeline::pump::Pump::new, config)?,
+        "dispatch-msg" => arc(dispatcher::Dispatcher::new(delivery(m.dispatch.batch))?),
+        "schd-flush" => arc(schd_flush::SchdFlush::new(delivery(m.schd.flush_limit))?),
+        "season-flush" => arc(season_flush::SeasonFlush::new(delivery(
+            m.season.flush_limit,
+        ))?),
+        "event-cleanup" => built(delivery::event_cleanup::EventCleanup::new, config)?,
+        "snaplog-purge" => built(maintenance::snaplog_purge::SnaplogPurge::new, config)?,
+        "archive-proc-state" => built(
+            maintenance::archive_proc_state::ArchiveProcState::new,
             config,
-        )?),
-        "archive-proc-state" => {
-            arc(maintenance::archive_proc_state::ArchiveProcState::from_config(config)?)
-        }
-        "flight-history-clean" => {
-            arc(maintenance::flight_history_clean::FlightHistoryClean::from_config(config)?)
-        }
-        "retention" => arc(maintenance::retention::Retention::from_config(config)?),
-        "request-expiry" => arc(requests::expiry::RequestExpiry::from_config(config)?),
-        "backfill-scan" => arc(backfill::scan::BackfillScan::from_config(config)?),
+        )?,
+        "flight-history-clean" => built(
+            maintenance::flight_history_clean::FlightHistoryClean::new,
+            config,
+        )?,
+        "retention" => built(maintenance::retention::Retention::new, config)?,
+        "request-expiry" => built(requests::expiry::RequestExpiry::new, config)?,
+        "backfill-scan" => built(backfill::scan::BackfillScan::new, config)?,
         _ => return Ok(None),
     };
     Ok(Some(job))
+}
+
+fn arc<J: AnyJob + 'static>(job: J) -> Arc<dyn AnyJob> {
+    Arc::new(job)
+}
+
+/// A job from its validating constructor and its settings read from `config`.
+fn built<J: AnyJob + 'static, S: JobSettings>(
+    new: fn(S) -> Result<J, JobConfigError>,
+    config: &Config,
+) -> Result<Arc<dyn AnyJob>, JobConfigError> {
+    Ok(arc(new(S::from_config(config))?))
 }
 
 /// The jobs one runner built, each once from its config: job state (the

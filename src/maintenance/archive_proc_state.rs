@@ -31,7 +31,9 @@
 
 use super::batch::{Sweep, run_retention_sweep};
 use crate::config::Config;
-use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
+use crate::jobs::{
+    Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 use chrono::{DateTime, Utc};
 
 /// The candidate predicate (§9.3), `$1` = now − archive.after, `$2` = now −
@@ -90,8 +92,8 @@ pub struct ArchiveConfig {
     pub hst_retention: chrono::Duration,
 }
 
-impl ArchiveConfig {
-    pub fn from_config(config: &Config) -> Self {
+impl JobSettings for ArchiveConfig {
+    fn from_config(config: &Config) -> Self {
         let a = &config.msgx.archive;
         Self {
             after: a.after.chrono(),
@@ -99,12 +101,6 @@ impl ArchiveConfig {
             dedup_memory: a.dedup_memory.chrono(),
             hst_retention: a.hst_retention.chrono(),
         }
-    }
-}
-
-impl Default for ArchiveConfig {
-    fn default() -> Self {
-        Self::from_config(&Config::default())
     }
 }
 
@@ -121,10 +117,6 @@ pub struct ArchiveProcState {
 impl ArchiveProcState {
     pub fn new(config: ArchiveConfig) -> Result<Self, JobConfigError> {
         Ok(Self { config })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(ArchiveConfig::from_config(config))
     }
 }
 

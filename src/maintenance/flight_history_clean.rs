@@ -23,7 +23,9 @@ use crate::codec::{DecodedMessage, Fdel, Field, Meta, MsgKind};
 use crate::config::Config;
 use crate::domain::DomainConfig;
 use crate::domain::{ApplyContext, Decision, DomainEvent, FlightSet, FlightStateEngine};
-use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
+use crate::jobs::{
+    Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 use crate::pipeline::pump::domain_config;
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::{msg_event, proc_state};
@@ -55,8 +57,8 @@ pub struct FlightHistoryCleanConfig {
     pub domain: DomainConfig,
 }
 
-impl FlightHistoryCleanConfig {
-    pub fn from_config(config: &Config) -> Self {
+impl JobSettings for FlightHistoryCleanConfig {
+    fn from_config(config: &Config) -> Self {
         let fh = &config.msgx.flight_history;
         Self {
             min_age: fh.min_age.chrono(),
@@ -65,7 +67,9 @@ impl FlightHistoryCleanConfig {
             domain: domain_config(config),
         }
     }
+}
 
+impl FlightHistoryCleanConfig {
     /// The latest operation day that ended at least `min_age` before `now`.
     pub fn last_finished_day(&self, now: DateTime<Utc>) -> NaiveDate {
         let local = (now - self.min_age)
@@ -77,12 +81,6 @@ impl FlightHistoryCleanConfig {
             .signed_duration_since(chrono::NaiveTime::MIN);
         // Day D runs from D@cutover to (D+1)@cutover; it has ended when that is past.
         (local - since_cutover).date() - chrono::Duration::days(1)
-    }
-}
-
-impl Default for FlightHistoryCleanConfig {
-    fn default() -> Self {
-        Self::from_config(&Config::default())
     }
 }
 
@@ -99,10 +97,6 @@ pub struct FlightHistoryClean {
 impl FlightHistoryClean {
     pub fn new(config: FlightHistoryCleanConfig) -> Result<Self, JobConfigError> {
         Ok(Self { config })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(FlightHistoryCleanConfig::from_config(config))
     }
 }
 

@@ -3,7 +3,9 @@
 
 use super::batch::{Sweep, run_sweep};
 use crate::config::Config;
-use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
+use crate::jobs::{
+    Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 
 const CLOSED_REQUESTS: Sweep = Sweep {
     label: "req_track_deleted",
@@ -30,18 +32,12 @@ pub struct RetentionConfig {
     pub job_runs: chrono::Duration,
 }
 
-impl RetentionConfig {
-    pub fn from_config(config: &Config) -> Self {
+impl JobSettings for RetentionConfig {
+    fn from_config(config: &Config) -> Self {
         Self {
             requests: config.msgx.request.retention.chrono(),
             job_runs: config.msgx.job_run.retention.chrono(),
         }
-    }
-}
-
-impl Default for RetentionConfig {
-    fn default() -> Self {
-        Self::from_config(&Config::default())
     }
 }
 
@@ -58,10 +54,6 @@ pub struct Retention {
 impl Retention {
     pub fn new(config: RetentionConfig) -> Result<Self, JobConfigError> {
         Ok(Self { config })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(RetentionConfig::from_config(config))
     }
 }
 

@@ -4,7 +4,9 @@
 
 use super::batch::{Sweep, run_sweep};
 use crate::config::Config;
-use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
+use crate::jobs::{
+    Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 
 const SNAP_LOG: Sweep = Sweep {
     label: "snap_log_deleted",
@@ -22,17 +24,11 @@ pub struct SnaplogPurgeConfig {
     pub retention: chrono::Duration,
 }
 
-impl SnaplogPurgeConfig {
-    pub fn from_config(config: &Config) -> Self {
+impl JobSettings for SnaplogPurgeConfig {
+    fn from_config(config: &Config) -> Self {
         Self {
             retention: config.msgx.snaplog.retention.chrono(),
         }
-    }
-}
-
-impl Default for SnaplogPurgeConfig {
-    fn default() -> Self {
-        Self::from_config(&Config::default())
     }
 }
 
@@ -49,10 +45,6 @@ pub struct SnaplogPurge {
 impl SnaplogPurge {
     pub fn new(config: SnaplogPurgeConfig) -> Result<Self, JobConfigError> {
         Ok(Self { config })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(SnaplogPurgeConfig::from_config(config))
     }
 }
 

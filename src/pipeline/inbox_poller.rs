@@ -19,7 +19,9 @@
 
 use super::watermark::plan_round;
 use crate::config::{Config, CutoverWatermark};
-use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
+use crate::jobs::{
+    Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 use crate::store::pg::inbox;
 use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
 
@@ -40,8 +42,8 @@ pub struct InboxPollerConfig {
     pub late_row_recheck: chrono::Duration,
 }
 
-impl InboxPollerConfig {
-    pub fn from_config(config: &Config) -> Self {
+impl JobSettings for InboxPollerConfig {
+    fn from_config(config: &Config) -> Self {
         let p = &config.msgx.pipeline;
         Self {
             claim_batch: p.claim_batch,
@@ -51,12 +53,6 @@ impl InboxPollerConfig {
             raw_retention: config.msgx.mailbox.raw_retention.chrono(),
             late_row_recheck: p.late_row_recheck.chrono(),
         }
-    }
-}
-
-impl Default for InboxPollerConfig {
-    fn default() -> Self {
-        Self::from_config(&Config::default())
     }
 }
 
@@ -81,10 +77,6 @@ impl InboxPoller {
     pub fn new(config: InboxPollerConfig) -> Result<Self, JobConfigError> {
         JobConfigError::at_least_one("msgx.pipeline.claim-batch", u64::from(config.claim_batch))?;
         Ok(Self { config })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(InboxPollerConfig::from_config(config))
     }
 }
 

@@ -16,7 +16,7 @@ use super::processors::ProcessorSettings;
 use crate::config::{AbsentFieldPolicy, Config, RetrySchedules};
 use crate::domain::{self, DomainConfig, FlightStateEngine};
 use crate::jobs::{
-    Count, Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts,
+    Count, Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
 };
 use crate::prometheus::seconds_between;
 use crate::store::pg::flight::FlightStore;
@@ -63,8 +63,8 @@ pub struct PumpConfig {
     pub processors: ProcessorSettings,
 }
 
-impl PumpConfig {
-    pub fn from_config(config: &Config) -> Self {
+impl JobSettings for PumpConfig {
+    fn from_config(config: &Config) -> Self {
         let m = &config.msgx;
         Self {
             domain: domain_config(config),
@@ -76,12 +76,6 @@ impl PumpConfig {
             max_message_bytes: m.pipeline.max_message_bytes,
             processors: ProcessorSettings::from_config(config),
         }
-    }
-}
-
-impl Default for PumpConfig {
-    fn default() -> Self {
-        Self::from_config(&Config::default())
     }
 }
 
@@ -130,10 +124,6 @@ impl Pump {
             config,
             warned_beyond_w: AtomicI64::new(-1),
         })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(PumpConfig::from_config(config))
     }
 }
 

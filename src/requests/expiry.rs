@@ -6,7 +6,9 @@
 //! only reads the mailbox, so it also runs in shadow mode.
 
 use crate::config::Config;
-use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
+use crate::jobs::{
+    Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 use crate::maintenance::batch::{Sweep, run_sweep};
 
 use super::track::{RequestError, compensate_pending};
@@ -28,17 +30,11 @@ pub struct RequestExpiryConfig {
     pub expiry: chrono::Duration,
 }
 
-impl RequestExpiryConfig {
-    pub fn from_config(config: &Config) -> Self {
+impl JobSettings for RequestExpiryConfig {
+    fn from_config(config: &Config) -> Self {
         Self {
             expiry: config.msgx.request.expiry.chrono(),
         }
-    }
-}
-
-impl Default for RequestExpiryConfig {
-    fn default() -> Self {
-        Self::from_config(&Config::default())
     }
 }
 
@@ -59,10 +55,6 @@ pub struct RequestExpiry {
 impl RequestExpiry {
     pub fn new(config: RequestExpiryConfig) -> Result<Self, JobConfigError> {
         Ok(Self { config })
-    }
-
-    pub fn from_config(config: &Config) -> Result<Self, JobConfigError> {
-        Self::new(RequestExpiryConfig::from_config(config))
     }
 }
 
