@@ -140,6 +140,45 @@ pub fn groupable(ignore: &[String], msg: &DecodedMessage) -> bool {
 mod tests {
     use super::*;
 
+    fn fixture(name: &str) -> DecodedMessage {
+        let path = format!("{}/tests/fixtures/sis/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read(&path).expect("fixture");
+        crate::codec::decode(&text).expect("decodes")
+    }
+
+    #[test]
+    fn duplicate_then_ignore_then_the_processor_by_kind() {
+        let flop = fixture("005-FLOP-PSDT-stand-plan.xml");
+        let ignore = vec!["flop-psdt".to_string()];
+        assert!(matches!(
+            decide(&IdentityBinding::DuplicateOf(7), &ignore, &flop),
+            Step::Ends(Verdict::Skipped(r)) if r == "duplicate-of:7"
+        ));
+        assert!(matches!(
+            decide(&IdentityBinding::Ours, &ignore, &flop),
+            Step::Ends(Verdict::Skipped(r)) if r == "ignored:flop-psdt"
+        ));
+        assert!(matches!(
+            decide(&IdentityBinding::Ours, &[], &flop),
+            Step::Dispatch(Route::Flop)
+        ));
+        assert!(groupable(&[], &flop));
+
+        let schd = fixture("003-SCHD-DNLD-three-flights.xml");
+        assert!(matches!(
+            decide(&IdentityBinding::Ours, &[], &schd),
+            Step::Dispatch(Route::Schedule(_))
+        ));
+        assert!(!groupable(&[], &schd));
+        assert!(groupable(&["SCHD".to_string()], &schd));
+
+        let unsupported = fixture("025-FLOP-ESTT-unsupported.xml");
+        assert!(matches!(
+            decide(&IdentityBinding::Ours, &[], &unsupported),
+            Step::Ends(Verdict::Failed(ErrorClass::Unsupported, r)) if r.starts_with("unsupported: ")
+        ));
+    }
+
     #[test]
     fn no_raw_text_is_dead_or_failed_by_why() {
         let missing: Result<Option<Raw>, String> = Ok(None);
