@@ -111,6 +111,7 @@ async fn bench(args: &Args, url: &str) -> anyhow::Result<()> {
         trigger: Trigger::Cli,
         shutdown,
         kafka: Default::default(),
+        jobs: Default::default(),
     };
     let drain = RunOptions {
         until_empty: true,

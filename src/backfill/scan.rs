@@ -28,14 +28,91 @@
 //! how many rows are due and leaves every intent pending.
 
 use super::gate::{self, GateError};
-use crate::config::Dur;
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::config::{Config, Dur};
+use crate::jobs::{
+    Count, Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 use crate::store::mailbox::{MailboxError, MarkOutcome};
 use crate::store::pg::backfill::{self as store, AbandonReason};
 use chrono::{DateTime, NaiveDateTime, Timelike, Utc};
 
+/// The settings `backfill-scan` uses.
+#[derive(Debug, Clone)]
+pub struct BackfillScanConfig {
+    /// `msgx.pipeline.backfill-batch`: rows per round.
+    pub batch: u32,
+    /// `msgx.pipeline.backfill-backoff`: the tiers, the last repeating.
+    pub backoff: Vec<Dur>,
+    /// `msgx.pipeline.backfill-deadline` (R, §6.3).
+    pub deadline: chrono::Duration,
+    /// `msgx.pipeline.backfill-max-attempts`: the alert (§6.3).
+    pub max_attempts: u32,
+    /// How long a row waits for the MessageLifecycleGate (from
+    /// `msgx.mailbox.timeout`).
+    pub gate_wait: std::time::Duration,
+    /// `msgx.airport.timezone`: the mark is local time.
+    pub timezone: chrono_tz::Tz,
+    /// `msgx.mailbox.shadow`: write nothing.
+    pub shadow: bool,
+}
+
+impl JobSettings for BackfillScanConfig {
+    fn from_config(config: &Config) -> Self {
+        let p = &config.msgx.pipeline;
+        Self {
+            batch: p.backfill_batch,
+            backoff: p.backfill_backoff.clone(),
+            deadline: p.backfill_deadline.chrono(),
+            max_attempts: p.backfill_max_attempts,
+            gate_wait: gate::default_wait(config.msgx.mailbox.timeout.std()),
+            timezone: config.msgx.airport.tz(),
+            shadow: config.msgx.mailbox.shadow,
+        }
+    }
+}
+
+job_counts! {
+    /// What a `backfill-scan` run did: per row outcome ([`RowOutcome`]),
+    /// and in shadow mode or with `--dry-run` the rows due.
+    pub struct BackfillCounts {
+        written,
+        already_marked,
+        abandoned_missing_row,
+        abandoned_transient_deadline,
+        retrying,
+        changed_meanwhile,
+        shadow_not_written,
+        due,
+    }
+}
+
+impl BackfillCounts {
+    /// The count of `outcome` (named by [`RowOutcome::label`]).
+    pub fn of(&mut self, outcome: RowOutcome) -> &mut Count {
+        match outcome {
+            RowOutcome::Written => &mut self.written,
+            RowOutcome::AlreadyMarked => &mut self.already_marked,
+            RowOutcome::Abandoned(AbandonReason::MissingRow) => &mut self.abandoned_missing_row,
+            RowOutcome::Abandoned(AbandonReason::TransientDeadline) => {
+                &mut self.abandoned_transient_deadline
+            }
+            RowOutcome::Retrying => &mut self.retrying,
+            RowOutcome::Changed => &mut self.changed_meanwhile,
+        }
+    }
+}
+
 /// The backfill-scan job.
-pub struct BackfillScan;
+pub struct BackfillScan {
+    config: BackfillScanConfig,
+}
+
+impl BackfillScan {
+    pub fn new(config: BackfillScanConfig) -> Result<Self, JobConfigError> {
+        JobConfigError::at_least_one("msgx.pipeline.backfill-batch", u64::from(config.batch))?;
+        Ok(Self { config })
+    }
+}
 
 /// What happened to one selected row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,16 +196,17 @@ fn alert_abandoned(msg_id: i64, reason: AbandonReason, error: &str) {
 impl BackfillScan {
     /// One row inside the gate (see the module docs).
     async fn mark_one(&self, ctx: &JobContext, msg_id: i64) -> Result<RowOutcome, JobError> {
-        let p = &ctx.config.msgx.pipeline;
-        let wait = gate::default_wait(ctx.config.msgx.mailbox.timeout.std());
-        let mut tx = gate::enter(&ctx.pg, wait).await.map_err(gate_error)?;
+        let p = &self.config;
+        let mut tx = gate::enter(&ctx.pg, p.gate_wait)
+            .await
+            .map_err(gate_error)?;
         ctx.fence(&mut tx).await?;
         let Some(row) = store::lock_unconfirmed(&mut tx, msg_id).await? else {
             tx.rollback().await?;
             return Ok(RowOutcome::Changed);
         };
         let now = ctx.clock.now();
-        let mark = mark_value(now, ctx.config.msgx.airport.tz());
+        let mark = mark_value(now, p.timezone);
         let outcome = match ctx.mailbox.mark_processed(msg_id, mark).await {
             Ok(MarkOutcome::Written) => {
                 store::confirm(&mut tx, msg_id, now).await?;
@@ -154,16 +232,16 @@ impl BackfillScan {
             Err(e) => {
                 let error = e.to_string();
                 metrics::counter!("msgx_backfill_failures_total").increment(1);
-                if reached_deadline(row.enqueued_at, now, p.backfill_deadline.chrono()) {
+                if reached_deadline(row.enqueued_at, now, p.deadline) {
                     let reason = AbandonReason::TransientDeadline;
                     store::abandon(&mut tx, msg_id, reason, &error, now).await?;
                     alert_abandoned(msg_id, reason, &error);
                     RowOutcome::Abandoned(reason)
                 } else {
-                    let next = now + backoff_for(&p.backfill_backoff, row.attempts + 1);
+                    let next = now + backoff_for(&p.backoff, row.attempts + 1);
                     let attempts =
                         store::record_transient(&mut tx, msg_id, &error, next, now).await?;
-                    let max = i32::try_from(p.backfill_max_attempts).unwrap_or(i32::MAX);
+                    let max = i32::try_from(p.max_attempts).unwrap_or(i32::MAX);
                     if attempts == max {
                         metrics::counter!("msgx_backfill_max_attempts_reached_total").increment(1);
                         tracing::warn!(
@@ -190,16 +268,25 @@ impl BackfillScan {
 
 #[async_trait::async_trait]
 impl Job for BackfillScan {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
-        let p = &ctx.config.msgx.pipeline;
-        let r = p.backfill_deadline.chrono();
+    type Details = BackfillCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<BackfillCounts>, JobError> {
+        let p = &self.config;
+        let r = p.deadline;
         let start = ctx.clock.now();
         let deadline = bounds.deadline(start);
-        let mut report = RunReport::default();
+        let mut report = RunReport::<BackfillCounts>::default();
 
-        if ctx.config.msgx.mailbox.shadow || ctx.mailbox.is_shadow() {
+        if p.shadow || ctx.mailbox.is_shadow() {
             let due = store::count_due(&ctx.pg, start, start - r).await?;
-            report.count("shadow_not_written", u64::try_from(due).unwrap_or(0));
+            report
+                .details
+                .shadow_not_written
+                .add(u64::try_from(due).unwrap_or(0));
             tracing::info!(
                 due,
                 "Shadow mode: no mailbox marks are written; backfill intents stay pending"
@@ -211,11 +298,11 @@ impl Job for BackfillScan {
                 u64::try_from(store::count_due(&ctx.pg, start, start - r).await?).unwrap_or(0);
             report.items = due.min(bounds.max_items);
             report.more = due > report.items;
-            report.count("due", report.items);
+            report.details.due.add(report.items);
             return Ok(report);
         }
 
-        let batch = u64::from(p.backfill_batch.max(1));
+        let batch = u64::from(p.batch.max(1));
         'rounds: loop {
             if report.items >= bounds.max_items || !ctx.may_continue(deadline)? {
                 report.more = true;
@@ -237,17 +324,13 @@ impl Job for BackfillScan {
                 }
                 let outcome = self.mark_one(ctx, msg_id).await?;
                 report.items += 1;
-                report.count(outcome.label(), 1);
+                report.details.of(outcome).add(1);
             }
             if (ids.len() as u64) < limit {
                 break;
             }
         }
-        let failed = report
-            .details
-            .get("retrying")
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0);
+        let failed = report.details.retrying.get();
         if failed > 0 {
             tracing::warn!(
                 rows = failed,
@@ -261,6 +344,23 @@ impl Job for BackfillScan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_row_outcome_is_counted_under_its_label() {
+        for outcome in [
+            RowOutcome::Written,
+            RowOutcome::AlreadyMarked,
+            RowOutcome::Abandoned(AbandonReason::MissingRow),
+            RowOutcome::Abandoned(AbandonReason::TransientDeadline),
+            RowOutcome::Retrying,
+            RowOutcome::Changed,
+        ] {
+            let mut report = RunReport::<BackfillCounts>::default();
+            report.details.of(outcome).add(1);
+            let keys: Vec<String> = report.rendered().keys().cloned().collect();
+            assert_eq!(keys, vec![outcome.label().to_string()]);
+        }
+    }
     use chrono::TimeZone;
 
     fn tiers() -> Vec<Dur> {

@@ -124,6 +124,7 @@ async fn run_job(
         trigger: Trigger::Cli,
         shutdown: stop_rx,
         kafka: Default::default(),
+        jobs: Default::default(),
     };
     match runner.run(job, opts, None).await {
         Ok(summary) => {
@@ -131,26 +132,7 @@ async fn run_job(
                 let out = Target::of(runner.config.as_ref(), Needs::BOTH).into_json(&summary);
                 println!("{out}");
             } else {
-                let verb = if summary.dry_run {
-                    "would handle"
-                } else {
-                    "handled"
-                };
-                println!(
-                    "{}: {:?}, {verb} {} item(s){}{}",
-                    summary.job,
-                    summary.outcome,
-                    summary.items,
-                    if summary.more { ", more work left" } else { "" },
-                    summary
-                        .error
-                        .as_ref()
-                        .map(|e| format!("; error: {e}"))
-                        .unwrap_or_default()
-                );
-                for (k, v) in &summary.details {
-                    println!("  {k}: {v}");
-                }
+                println!("{summary}");
             }
             match summary.outcome {
                 Outcome::Succeeded => exit::OK,

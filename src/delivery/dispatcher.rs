@@ -21,20 +21,23 @@
 //! Failure handling (counted, transient, in doubt): [`super::retry`] and
 //! docs/delivery.md.
 
-use super::outbox::{self, OutboxJob, RoundEnd, WaveSender};
+use super::outbox::{DeliveryConfig, DeliveryCounts, OutboxJob, RoundEnd, WaveSender};
 use super::producer::Topic;
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::jobs::{JobConfigError, JobContext, JobError};
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 use std::collections::{HashMap, VecDeque};
 
 /// The `dispatch-msg` job.
-pub struct Dispatcher;
+pub struct Dispatcher {
+    config: DeliveryConfig,
+}
 
-#[async_trait::async_trait]
-impl Job for Dispatcher {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
-        outbox::run_rounds(self, ctx, bounds).await
+impl Dispatcher {
+    /// The round is `msgx.dispatch.batch` rows.
+    pub fn new(config: DeliveryConfig) -> Result<Self, JobConfigError> {
+        config.validate("msgx.dispatch.batch")?;
+        Ok(Self { config })
     }
 }
 
@@ -44,8 +47,8 @@ impl OutboxJob for Dispatcher {
         "dispatch-msg"
     }
 
-    fn round_size(&self, ctx: &JobContext) -> u64 {
-        u64::from(ctx.config.msgx.dispatch.batch)
+    fn config(&self) -> &DeliveryConfig {
+        &self.config
     }
 
     async fn fetch(
@@ -62,7 +65,7 @@ impl OutboxJob for Dispatcher {
         &self,
         wave: &WaveSender<'_>,
         rows: Vec<PendingEvent>,
-        report: &mut RunReport,
+        report: &mut DeliveryCounts,
     ) -> Result<RoundEnd, JobError> {
         let mut queues = per_flid_queues(rows);
         let mut end = RoundEnd::default();
@@ -88,7 +91,7 @@ impl OutboxJob for Dispatcher {
                     if let Some(head) = q.front() {
                         end.unsent(head.event_id);
                     }
-                    report.count("paused", (q.len() - 1) as u64);
+                    report.paused.add((q.len() - 1) as u64);
                     q.clear();
                 }
             }

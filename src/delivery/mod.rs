@@ -10,3 +10,5 @@ pub use crate::kafka::producer;
 pub mod retry;
 pub mod schd_flush;
 pub mod season_flush;
+
+pub use outbox::{DeliveryConfig, DeliveryCounts, DeliveryReport};

@@ -24,19 +24,67 @@
 use super::producer::{DeliveryProducer, Outgoing, SendError, Topic, classify};
 use super::retry::RetryPolicy;
 use crate::domain::delivery::FailureClass;
-use crate::jobs::{JobContext, JobError, RunBounds, RunReport};
+use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 use rdkafka::error::RDKafkaErrorCode;
 use std::sync::Arc;
+
+/// The settings a delivery job uses.
+#[derive(Debug, Clone)]
+pub struct DeliveryConfig {
+    /// Rows per round (`msgx.dispatch.batch`, `msgx.schd.flush-limit`,
+    /// `msgx.season.flush-limit`).
+    pub round_size: u64,
+    /// The failure rules (`msgx.dispatch.*`).
+    pub retry: RetryPolicy,
+    /// The producer's settings (`msgx.kafka`).
+    pub kafka: crate::config::Kafka,
+}
+
+impl DeliveryConfig {
+    /// The settings of a job whose round is `round_size` rows, from `config`.
+    pub fn from_config(config: &crate::config::Config, round_size: u32) -> Self {
+        Self {
+            round_size: u64::from(round_size),
+            retry: RetryPolicy::from_config(config),
+            kafka: config.msgx.kafka.clone(),
+        }
+    }
+
+    /// The constructors' check: `key` names the round size's setting.
+    pub fn validate(&self, key: &'static str) -> Result<(), JobConfigError> {
+        JobConfigError::at_least_one(key, self.round_size)
+    }
+}
+
+job_counts! {
+    /// What a delivery run did (`dispatch-msg`, `schd-flush`, `season-flush`).
+    pub struct DeliveryCounts {
+        /// `--dry-run`: the rows due.
+        due,
+        sent,
+        /// Sent, but replaced by a newer version meanwhile (§8.2).
+        superseded,
+        /// Rows behind a failed head, left for a later round (§8.1).
+        paused,
+        failed_message_specific,
+        failed_transient,
+        failed_in_doubt,
+        dead,
+    }
+}
+
+/// A delivery run's report.
+pub type DeliveryReport = RunReport<DeliveryCounts>;
 
 /// A delivery job's target-specific parts.
 #[async_trait::async_trait]
 pub(crate) trait OutboxJob: Send + Sync {
     /// Counter prefix and log name, e.g. `dispatch-msg`.
     fn name(&self) -> &'static str;
-    /// Rows per round (`msgx.dispatch.batch`, `msgx.schd.flush-limit`).
-    fn round_size(&self, ctx: &JobContext) -> u64;
+    /// The job's settings.
+    fn config(&self) -> &DeliveryConfig;
     /// Reads the round's rows (the frozen batch): due at `now`, EVENT_ID >
     /// `after`, in EVENT_ID order.
     async fn fetch(
@@ -51,8 +99,22 @@ pub(crate) trait OutboxJob: Send + Sync {
         &self,
         wave: &WaveSender<'_>,
         rows: Vec<PendingEvent>,
-        report: &mut RunReport,
+        report: &mut DeliveryCounts,
     ) -> Result<RoundEnd, JobError>;
+}
+
+/// Every delivery job runs the same rounds ([`run_rounds`]).
+#[async_trait::async_trait]
+impl<T: OutboxJob> Job for T {
+    type Details = DeliveryCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<DeliveryReport, JobError> {
+        run_rounds(self, ctx, bounds).await
+    }
 }
 
 /// How a round ended, for the loop's decision to go on.
@@ -95,12 +157,13 @@ pub(crate) async fn run_rounds(
     job: &dyn OutboxJob,
     ctx: &JobContext,
     bounds: &RunBounds,
-) -> Result<RunReport, JobError> {
+) -> Result<DeliveryReport, JobError> {
     let run_start = ctx.clock.now();
     let deadline = bounds.deadline(run_start);
-    let policy = RetryPolicy::from_config(&ctx.config);
-    let round_size = job.round_size(ctx).max(1);
-    let mut report = RunReport::default();
+    let config = job.config();
+    let policy = &config.retry;
+    let round_size = config.round_size.max(1);
+    let mut report = DeliveryReport::default();
     let mut read = 0u64;
     let mut after = 0i64;
     let mut producer: Option<Arc<DeliveryProducer>> = None;
@@ -123,7 +186,7 @@ pub(crate) async fn run_rounds(
         read += n;
         if ctx.dry_run {
             report.items += n;
-            report.count("due", n);
+            report.details.due.add(n);
             report.more = n == limit;
             break;
         }
@@ -136,7 +199,7 @@ pub(crate) async fn run_rounds(
             None => {
                 let p = ctx
                     .kafka
-                    .get(&ctx.config.msgx.kafka)
+                    .get(&config.kafka)
                     .map_err(|e| JobError::Other(e.to_string()))?;
                 producer = Some(p.clone());
                 p
@@ -145,10 +208,10 @@ pub(crate) async fn run_rounds(
         let wave = WaveSender {
             ctx,
             producer: &p,
-            policy: &policy,
+            policy,
             deadline,
         };
-        let end = job.deliver(&wave, rows, &mut report).await?;
+        let end = job.deliver(&wave, rows, &mut report.details).await?;
         // Only the settled prefix is skipped from now on (module docs).
         after = end.first_unsent.map_or(last, |id| id - 1);
         report.items += end.confirmed;
@@ -200,7 +263,7 @@ impl WaveSender<'_> {
         &self,
         topic: Topic,
         rows: &[&PendingEvent],
-        report: &mut RunReport,
+        report: &mut DeliveryCounts,
     ) -> Result<WaveOutcome, JobError> {
         let records: Vec<Outgoing<'_>> = rows
             .iter()
@@ -245,7 +308,7 @@ impl WaveSender<'_> {
             Topic::Msg => {
                 let ids: Vec<i64> = sent.map(|(r, _)| r.event_id).collect();
                 let marked = msg_event::mark_msg_sent(&mut tx, &ids, now).await?;
-                report.count("sent", marked);
+                report.sent.add(marked);
             }
             Topic::Schd | Topic::Season => {
                 let pairs: Vec<(i64, i64)> =
@@ -255,10 +318,10 @@ impl WaveSender<'_> {
                     _ => crate::domain::EventTarget::KafkaSchd,
                 };
                 let marked = msg_event::mark_latest_sent(&mut tx, target, &pairs, now).await?;
-                report.count("sent", marked.len() as u64);
+                report.sent.add(marked.len() as u64);
                 // Sent, but a newer version replaced the row meanwhile (§8.2):
                 // it stays PENDING and goes out in the next round.
-                report.count("superseded", (pairs.len() - marked.len()) as u64);
+                report.superseded.add((pairs.len() - marked.len()) as u64);
             }
         }
         let mut broker_failures = 0;
@@ -269,19 +332,17 @@ impl WaveSender<'_> {
             let error = format!("{}: {err}", class.as_str());
             msg_event::record_failure(&mut tx, row.event_id, row.state_version, &update, &error)
                 .await?;
-            report.count(
-                match class {
-                    FailureClass::MessageSpecific => "failed_message_specific",
-                    FailureClass::Transient => "failed_transient",
-                    FailureClass::InDoubt => "failed_in_doubt",
-                },
-                1,
-            );
+            match class {
+                FailureClass::MessageSpecific => &mut report.failed_message_specific,
+                FailureClass::Transient => &mut report.failed_transient,
+                FailureClass::InDoubt => &mut report.failed_in_doubt,
+            }
+            .add(1);
             if *class != FailureClass::MessageSpecific {
                 broker_failures += 1;
             }
             if update.dead {
-                report.count("dead", 1);
+                report.dead.add(1);
                 tracing::error!(event_id = row.event_id, flid = %row.partition_key, error_class = class.as_str(), attempts = update.attempts, error = %error, "Outbox event is DEAD (kept as the DLQ)");
             } else {
                 tracing::debug!(event_id = row.event_id, flid = %row.partition_key, attempts = update.attempts, counted = update.counted, next_attempt_at = ?update.next_attempt_at, error = %error, "Outbox event not delivered; backing off");

@@ -13,19 +13,22 @@
 //! while the record was in flight is not marked and goes out next round
 //! (counted as `superseded`). Failures follow [`super::retry`].
 
-use super::outbox::{self, OutboxJob, RoundEnd, WaveSender};
+use super::outbox::{DeliveryConfig, DeliveryCounts, OutboxJob, RoundEnd, WaveSender};
 use super::producer::Topic;
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::jobs::{JobConfigError, JobContext, JobError};
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 
 /// The `schd-flush` job.
-pub struct SchdFlush;
+pub struct SchdFlush {
+    config: DeliveryConfig,
+}
 
-#[async_trait::async_trait]
-impl Job for SchdFlush {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
-        outbox::run_rounds(self, ctx, bounds).await
+impl SchdFlush {
+    /// The round is `msgx.schd.flush-limit` rows.
+    pub fn new(config: DeliveryConfig) -> Result<Self, JobConfigError> {
+        config.validate("msgx.schd.flush-limit")?;
+        Ok(Self { config })
     }
 }
 
@@ -35,8 +38,8 @@ impl OutboxJob for SchdFlush {
         "schd-flush"
     }
 
-    fn round_size(&self, ctx: &JobContext) -> u64 {
-        u64::from(ctx.config.msgx.schd.flush_limit)
+    fn config(&self) -> &DeliveryConfig {
+        &self.config
     }
 
     async fn fetch(
@@ -53,7 +56,7 @@ impl OutboxJob for SchdFlush {
         &self,
         wave: &WaveSender<'_>,
         rows: Vec<PendingEvent>,
-        report: &mut RunReport,
+        report: &mut DeliveryCounts,
     ) -> Result<RoundEnd, JobError> {
         deliver_latest(wave, Topic::Schd, rows, report).await
     }
@@ -65,7 +68,7 @@ pub(crate) async fn deliver_latest(
     wave: &WaveSender<'_>,
     topic: Topic,
     rows: Vec<PendingEvent>,
-    report: &mut RunReport,
+    report: &mut DeliveryCounts,
 ) -> Result<RoundEnd, JobError> {
     let refs: Vec<&PendingEvent> = rows.iter().collect();
     let outcome = wave.send(topic, &refs, report).await?;

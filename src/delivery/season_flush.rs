@@ -9,21 +9,24 @@
 //! revision it read, so a row replaced in flight goes out again next round.
 //! Failures follow [`super::retry`].
 
-use super::outbox::{self, OutboxJob, RoundEnd, WaveSender};
+use super::outbox::{DeliveryConfig, DeliveryCounts, OutboxJob, RoundEnd, WaveSender};
 use super::producer::Topic;
 use super::schd_flush::deliver_latest;
 use crate::domain::EventTarget;
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::jobs::{JobConfigError, JobContext, JobError};
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 
 /// The `season-flush` job.
-pub struct SeasonFlush;
+pub struct SeasonFlush {
+    config: DeliveryConfig,
+}
 
-#[async_trait::async_trait]
-impl Job for SeasonFlush {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
-        outbox::run_rounds(self, ctx, bounds).await
+impl SeasonFlush {
+    /// The round is `msgx.season.flush-limit` rows.
+    pub fn new(config: DeliveryConfig) -> Result<Self, JobConfigError> {
+        config.validate("msgx.season.flush-limit")?;
+        Ok(Self { config })
     }
 }
 
@@ -33,8 +36,8 @@ impl OutboxJob for SeasonFlush {
         "season-flush"
     }
 
-    fn round_size(&self, ctx: &JobContext) -> u64 {
-        u64::from(ctx.config.msgx.season.flush_limit)
+    fn config(&self) -> &DeliveryConfig {
+        &self.config
     }
 
     async fn fetch(
@@ -51,7 +54,7 @@ impl OutboxJob for SeasonFlush {
         &self,
         wave: &WaveSender<'_>,
         rows: Vec<PendingEvent>,
-        report: &mut RunReport,
+        report: &mut DeliveryCounts,
     ) -> Result<RoundEnd, JobError> {
         deliver_latest(wave, Topic::Season, rows, report).await
     }

@@ -1,12 +1,15 @@
-//! Jobs: the unit the scheduler and `msgx run` invoke (River's service shape:
-//! a bounded `run_once` that returns a counts report). There is one path: the
-//! [`runner::Runner`] takes the job's lock, records JOB_RUN and calls
-//! `run_once`, for the daemon and the CLI alike.
+//! Jobs: the unit the scheduler and `msgx run` invoke, in River's service
+//! shape (issue 19 item 5): each job holds a config struct of the settings it
+//! uses, built once from the global config by a constructor that validates,
+//! and its bounded `run_once` returns a typed report ([`report`]). There is
+//! one path: the [`runner::Runner`] takes the job's lock, records JOB_RUN and
+//! calls `run_once`, for the daemon and the CLI alike.
 
 pub mod batch;
 pub mod manifest;
 pub mod profile;
 pub mod registry;
+pub mod report;
 pub mod runner;
 pub mod supervision;
 
@@ -15,18 +18,19 @@ use crate::config::Config;
 use crate::instance_lock::LockGuard;
 use crate::store::mailbox::{Mailbox, MailboxError};
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use sqlx::PgPool;
-use std::sync::Arc;
 use tokio::sync::watch;
 
-/// Everything a job may use. Passed in; no globals (style §5).
+pub(crate) use report::job_counts;
+pub use report::{Count, Details, RunReport};
+
+/// The shared handles and the run's controls a job uses; its settings are
+/// its own (each job's config struct). Passed in; no globals (style §5).
 #[derive(Clone)]
 pub struct JobContext {
     pub pg: PgPool,
     /// The shared mailbox (connects lazily).
     pub mailbox: Mailbox,
-    pub config: Arc<Config>,
     pub clock: SharedClock,
     /// The lock the run holds; lost = stop before the next write.
     pub guard: LockGuard,
@@ -114,24 +118,37 @@ impl RunBounds {
     }
 }
 
-/// What one `run_once` did.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct RunReport {
-    /// Items handled (rows deleted, messages processed…); with `--dry-run`,
-    /// the items that would be handled.
-    pub items: u64,
-    /// True when the run stopped at a bound with work left.
-    pub more: bool,
-    /// Job-specific counts.
-    pub details: serde_json::Map<String, serde_json::Value>,
+/// A job's config struct: the settings it uses, read from the global config
+/// once (jobs/registry.rs builds each job with it).
+pub trait JobSettings: Sized {
+    /// The settings as `config` has them.
+    fn from_config(config: &Config) -> Self;
+
+    /// The named defaults: those of the config keys (config/mod.rs).
+    fn defaults() -> Self {
+        Self::from_config(&Config::default())
+    }
 }
 
-impl RunReport {
-    /// Adds a named count.
-    pub fn count(&mut self, name: &str, n: u64) {
-        let prev = self.details.get(name).and_then(|v| v.as_u64()).unwrap_or(0);
-        self.details
-            .insert(name.to_string(), serde_json::Value::from(prev + n));
+/// A job setting its constructor refused (the config checks normally catch
+/// it first: `msgx config check`).
+#[derive(Debug, thiserror::Error)]
+#[error("{key}: {why}")]
+pub struct JobConfigError {
+    pub key: &'static str,
+    pub why: String,
+}
+
+impl JobConfigError {
+    /// `Ok` when `n` is at least 1: a batch, round or group size.
+    pub fn at_least_one(key: &'static str, n: u64) -> Result<(), JobConfigError> {
+        if n == 0 {
+            return Err(JobConfigError {
+                key,
+                why: "must be at least 1".into(),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -154,8 +171,15 @@ pub enum JobError {
 /// A schedulable, idempotent, bounded job.
 #[async_trait::async_trait]
 pub trait Job: Send + Sync {
+    /// The job's own counts in its report.
+    type Details: Details;
+
     /// One bounded pass. Must be safe to repeat (idempotent).
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError>;
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<Self::Details>, JobError>;
 }
 
 /// The domain's view of the config (§11.2, Q13).

@@ -1,37 +1,108 @@
-//! Job name → implementation. A job whose manifest exists but whose code does
-//! not yet is listed as not implemented, and `msgx run` says so (exit 3).
+//! Job name → implementation, each built from the global config once per run
+//! by its validating constructor (issue 19 item 5). A job whose manifest
+//! exists but whose code does not yet is listed as not implemented, and
+//! `msgx run` says so (exit 3).
 
-use super::Job;
-use std::sync::Arc;
+use super::runner::AnyJob;
+use super::{JobConfigError, JobSettings};
+use crate::config::Config;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-/// The implementation of `name`, or `None` when it is not implemented yet.
-pub fn get(name: &str) -> Option<Arc<dyn Job>> {
+/// The jobs that have an implementation, by manifest name.
+const IMPLEMENTED: &[&str] = &[
+    "ingest-sweep",
+    "pump-drain",
+    "dispatch-msg",
+    "schd-flush",
+    "season-flush",
+    "event-cleanup",
+    "snaplog-purge",
+    "archive-proc-state",
+    "flight-history-clean",
+    "retention",
+    "request-expiry",
+    "backfill-scan",
+];
+
+/// The implementation of `name` with its settings from `config`, or `None`
+/// when it is not implemented yet.
+pub fn build(name: &str, config: &Config) -> Result<Option<Arc<dyn AnyJob>>, JobConfigError> {
+    use crate::delivery::{DeliveryConfig, dispatcher, schd_flush, season_flush};
     use crate::{backfill, delivery, maintenance, pipeline, requests};
-    let job: Arc<dyn Job> = match name {
-        "ingest-sweep" => Arc::new(pipeline::inbox_poller::InboxPoller),
-        "pump-drain" => Arc::new(pipeline::pump::Pump),
-        "dispatch-msg" => Arc::new(delivery::dispatcher::Dispatcher),
-        "schd-flush" => Arc::new(delivery::schd_flush::SchdFlush),
-        "season-flush" => Arc::new(delivery::season_flush::SeasonFlush),
-        "event-cleanup" => Arc::new(delivery::event_cleanup::EventCleanup),
-        "snaplog-purge" => Arc::new(maintenance::snaplog_purge::SnaplogPurge),
-        "archive-proc-state" => Arc::new(maintenance::archive_proc_state::ArchiveProcState),
-        "flight-history-clean" => Arc::new(maintenance::flight_history_clean::FlightHistoryClean),
-        "retention" => Arc::new(maintenance::retention::Retention),
-        "request-expiry" => Arc::new(requests::expiry::RequestExpiry),
-        "backfill-scan" => Arc::new(backfill::scan::BackfillScan),
-        _ => return None,
+    let delivery = |round_size| DeliveryConfig::from_config(config, round_size);
+    let m = &config.msgx;
+    let job = match name {
+        "ingest-sweep" => built(pipeline::inbox_poller::InboxPoller::new, config)?,
+        "pump-drain" => built(pipeline::pump::Pump::new, config)?,
+        "dispatch-msg" => arc(dispatcher::Dispatcher::new(delivery(m.dispatch.batch))?),
+        "schd-flush" => arc(schd_flush::SchdFlush::new(delivery(m.schd.flush_limit))?),
+        "season-flush" => arc(season_flush::SeasonFlush::new(delivery(
+            m.season.flush_limit,
+        ))?),
+        "event-cleanup" => built(delivery::event_cleanup::EventCleanup::new, config)?,
+        "snaplog-purge" => built(maintenance::snaplog_purge::SnaplogPurge::new, config)?,
+        "archive-proc-state" => built(
+            maintenance::archive_proc_state::ArchiveProcState::new,
+            config,
+        )?,
+        "flight-history-clean" => built(
+            maintenance::flight_history_clean::FlightHistoryClean::new,
+            config,
+        )?,
+        "retention" => built(maintenance::retention::Retention::new, config)?,
+        "request-expiry" => built(requests::expiry::RequestExpiry::new, config)?,
+        "backfill-scan" => built(backfill::scan::BackfillScan::new, config)?,
+        _ => return Ok(None),
     };
-    Some(job)
+    Ok(Some(job))
+}
+
+fn arc<J: AnyJob + 'static>(job: J) -> Arc<dyn AnyJob> {
+    Arc::new(job)
+}
+
+/// A job from its validating constructor and its settings read from `config`.
+fn built<J: AnyJob + 'static, S: JobSettings>(
+    new: fn(S) -> Result<J, JobConfigError>,
+    config: &Config,
+) -> Result<Arc<dyn AnyJob>, JobConfigError> {
+    Ok(arc(new(S::from_config(config))?))
+}
+
+/// The jobs one runner built, each once from its config: job state (the
+/// pump's one WARN per watermark) lives as long as the runner, not one run.
+#[derive(Clone, Default)]
+pub struct Jobs(Arc<Mutex<HashMap<String, Arc<dyn AnyJob>>>>);
+
+impl Jobs {
+    /// `name`'s job, built from `config` on first use ([`build`]).
+    pub fn get(
+        &self,
+        name: &str,
+        config: &Config,
+    ) -> Result<Option<Arc<dyn AnyJob>>, JobConfigError> {
+        let mut built = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(job) = built.get(name) {
+            return Ok(Some(job.clone()));
+        }
+        let Some(job) = build(name, config)? else {
+            return Ok(None);
+        };
+        built.insert(name.to_string(), job.clone());
+        Ok(Some(job))
+    }
 }
 
 /// True when `name` has an implementation.
 pub fn is_implemented(name: &str) -> bool {
-    get(name).is_some()
+    IMPLEMENTED.contains(&name)
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::config::Config;
+
     #[test]
     fn registry_names_are_manifest_names() {
         let names: Vec<String> = super::super::manifest::all()
@@ -53,5 +124,14 @@ mod tests {
             assert!(super::is_implemented(implemented));
         }
         assert!(!super::is_implemented("no-such-job"));
+    }
+
+    #[test]
+    fn every_implemented_job_builds_from_the_default_config() {
+        let config = Config::default();
+        for name in super::IMPLEMENTED {
+            assert!(matches!(super::build(name, &config), Ok(Some(_))), "{name}");
+        }
+        assert!(matches!(super::build("no-such-job", &config), Ok(None)));
     }
 }

@@ -3,7 +3,7 @@
 //! bounds, record the outcome, release.
 
 use super::manifest::{self, LockKind, Manifest};
-use super::{JobContext, JobError, RunBounds, RunReport, registry};
+use super::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, registry};
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::instance_lock::{self, AdvisoryLock, LockError, LockGuard, LockKey};
@@ -66,6 +66,101 @@ pub struct RunSummary {
     pub details: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The text output of `msgx run` (its JSON is the serialisation).
+impl std::fmt::Display for RunSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let verb = if self.dry_run {
+            "would handle"
+        } else {
+            "handled"
+        };
+        write!(
+            f,
+            "{}: {:?}, {verb} {} item(s){}",
+            self.job,
+            self.outcome,
+            self.items,
+            if self.more { ", more work left" } else { "" },
+        )?;
+        if let Some(e) = &self.error {
+            write!(f, "; error: {e}")?;
+        }
+        for (k, v) in &self.details {
+            write!(f, "\n  {k}: {v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The passes of one run, its report rendered ([`RunReport::rendered`]).
+pub struct Passes {
+    pub items: u64,
+    pub more: bool,
+    pub details: serde_json::Map<String, serde_json::Value>,
+    /// The error that ended the run, if one did.
+    pub failure: Option<JobError>,
+}
+
+/// A job behind the runner's one path, whatever its report type: the
+/// registry hands these out (`Job` has a typed report, so it is not
+/// object-safe itself).
+#[async_trait::async_trait]
+pub trait AnyJob: Send + Sync {
+    /// `run_once` repeated as `opts` asks (`--until-empty`), the passes'
+    /// reports added up, each pass contained ([`contained`]).
+    async fn run_passes(
+        &self,
+        name: &str,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+        opts: &RunOptions,
+    ) -> Passes;
+}
+
+#[async_trait::async_trait]
+impl<J: Job> AnyJob for J {
+    async fn run_passes(
+        &self,
+        name: &str,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+        opts: &RunOptions,
+    ) -> Passes {
+        let mut total = RunReport::<J::Details>::default();
+        let mut failure = None;
+        loop {
+            match contained(name, self.run_once(ctx, bounds)).await {
+                Ok(report) => {
+                    let (items, more) = (report.items, report.more);
+                    total.absorb(report);
+                    if let Some(Progress(tell)) = &opts.progress {
+                        tell(total.items);
+                    }
+                    let stop = !opts.until_empty
+                        || !more
+                        || items == 0
+                        || opts.dry_run
+                        || !ctx.guard.is_active()
+                        || *ctx.shutdown.borrow();
+                    if stop {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        Passes {
+            items: total.items,
+            more: total.more,
+            details: total.rendered(),
+            failure,
+        }
+    }
+}
+
 /// Why a run did not happen or failed outside the job.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -79,6 +174,8 @@ pub enum RunError {
         holder: String,
         hint: &'static str,
     },
+    #[error("job {0}")]
+    Config(#[from] JobConfigError),
     #[error(transparent)]
     Lock(#[from] LockError),
     #[error("PostgreSQL: {0}")]
@@ -94,9 +191,9 @@ pub enum RunError {
 /// dropped, and its in-memory state dies with the pass; what outlives it (the
 /// pools, the shared producer, the lock guard) is only touched through
 /// poison-tolerant locks.
-async fn contained<F>(job: &str, pass: F) -> Result<RunReport, JobError>
+async fn contained<F, D>(job: &str, pass: F) -> Result<RunReport<D>, JobError>
 where
-    F: std::future::Future<Output = Result<RunReport, JobError>>,
+    F: std::future::Future<Output = Result<RunReport<D>, JobError>>,
 {
     use futures_util::FutureExt;
     let pass = async {
@@ -136,6 +233,8 @@ pub struct Runner {
     pub shutdown: watch::Receiver<bool>,
     /// The Kafka producer the delivery jobs share (created on first use).
     pub kafka: crate::kafka::producer::SharedProducer,
+    /// The jobs, each built from `config` on first use and kept.
+    pub jobs: registry::Jobs,
 }
 
 impl Runner {
@@ -173,9 +272,10 @@ impl Runner {
             }
         };
 
-        let result = match registry::get(name) {
-            None => Err(RunError::NotImplemented(name.to_string())),
-            Some(job) => Ok(self.run_locked(&manifest, job.as_ref(), opts, guard).await),
+        let result = match self.jobs.get(name, &self.config) {
+            Ok(None) => Err(RunError::NotImplemented(name.to_string())),
+            Ok(Some(job)) => Ok(self.run_locked(&manifest, job.as_ref(), opts, guard).await),
+            Err(e) => Err(RunError::Config(e)),
         };
         if let Some(lock) = owned_lock {
             lock.release().await;
@@ -236,7 +336,7 @@ impl Runner {
     async fn run_locked(
         &self,
         manifest: &Manifest,
-        job: &dyn super::Job,
+        job: &dyn AnyJob,
         opts: &RunOptions,
         guard: LockGuard,
     ) -> Result<RunSummary, RunError> {
@@ -248,7 +348,6 @@ impl Runner {
         let ctx = JobContext {
             pg: self.pg.clone(),
             mailbox: self.mailbox.clone(),
-            config: self.config.clone(),
             clock: self.clock.clone(),
             guard,
             shutdown: self.shutdown.clone(),
@@ -264,35 +363,8 @@ impl Runner {
             started,
         )
         .await?;
-        let mut total = RunReport::default();
-        let mut failure: Option<JobError> = None;
-        loop {
-            match contained(&manifest.name, job.run_once(&ctx, &bounds)).await {
-                Ok(report) => {
-                    total.items += report.items;
-                    total.more = report.more;
-                    for (k, v) in report.details {
-                        total.count(&k, v.as_u64().unwrap_or(0));
-                    }
-                    if let Some(Progress(tell)) = &opts.progress {
-                        tell(total.items);
-                    }
-                    let stop = !opts.until_empty
-                        || !report.more
-                        || report.items == 0
-                        || opts.dry_run
-                        || !ctx.guard.is_active()
-                        || *ctx.shutdown.borrow();
-                    if stop {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
-        }
+        let total = job.run_passes(&manifest.name, &ctx, &bounds, opts).await;
+        let failure = total.failure;
         let (outcome, error) = match &failure {
             None => (Outcome::Succeeded, None),
             Some(JobError::LockLost) => (Outcome::Aborted, Some(JobError::LockLost.to_string())),

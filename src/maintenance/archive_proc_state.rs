@@ -29,8 +29,11 @@
 //! Then shadow rows past `msgx.archive.dedup-memory` and PROC_STATE_HST rows
 //! past `msgx.archive.hst-retention` are removed.
 
+use crate::config::Config;
 use crate::jobs::batch::{Sweep, run_retention_sweep};
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::jobs::{
+    Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 use crate::store::pg::proc_state_hst::{self as hst, ArchiveCutoffs};
 use chrono::{DateTime, Utc};
 
@@ -49,29 +52,73 @@ const HST_ABANDONED: Sweep = Sweep {
     sql: hst::ABANDONED_PURGE,
 };
 
+/// The settings `archive-proc-state` uses.
+#[derive(Debug, Clone)]
+pub struct ArchiveConfig {
+    /// `msgx.archive.after`, past UPDATED_AT.
+    pub after: chrono::Duration,
+    /// `msgx.mailbox.raw-retention` (R_keep): how long an abandoned row stays
+    /// on the abandoned list first.
+    pub raw_retention: chrono::Duration,
+    /// `msgx.archive.dedup-memory`: shadow rows.
+    pub dedup_memory: chrono::Duration,
+    /// `msgx.archive.hst-retention`: PROC_STATE_HST rows.
+    pub hst_retention: chrono::Duration,
+}
+
+impl JobSettings for ArchiveConfig {
+    fn from_config(config: &Config) -> Self {
+        let a = &config.msgx.archive;
+        Self {
+            after: a.after.chrono(),
+            raw_retention: config.msgx.mailbox.raw_retention.chrono(),
+            dedup_memory: a.dedup_memory.chrono(),
+            hst_retention: a.hst_retention.chrono(),
+        }
+    }
+}
+
+job_counts! {
+    /// What an `archive-proc-state` run did.
+    pub struct ArchiveCounts { archived, shadows_removed, hst_purged }
+}
+
 /// The archive job.
-pub struct ArchiveProcState;
+pub struct ArchiveProcState {
+    config: ArchiveConfig,
+}
+
+impl ArchiveProcState {
+    pub fn new(config: ArchiveConfig) -> Result<Self, JobConfigError> {
+        Ok(Self { config })
+    }
+}
 
 #[async_trait::async_trait]
 impl Job for ArchiveProcState {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+    type Details = ArchiveCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<ArchiveCounts>, JobError> {
         let now = ctx.clock.now();
         let deadline = bounds.deadline(now);
-        let a = &ctx.config.msgx.archive;
-        let r_keep = ctx.config.msgx.mailbox.raw_retention.chrono();
-        let listed_until = now - r_keep;
+        let a = &self.config;
+        let listed_until = now - a.raw_retention;
         let cutoffs = ArchiveCutoffs {
-            settled_before: now - a.after.chrono(),
+            settled_before: now - a.after,
             listed_until,
         };
-        let mut report = RunReport::default();
+        let mut report = RunReport::<ArchiveCounts>::default();
         if ctx.dry_run {
             let n = hst::candidates_count(&ctx.pg, cutoffs).await?;
             let n = u64::try_from(n).unwrap_or(0);
             let take = n.min(bounds.max_items);
             report.items += take;
             report.more |= n > take;
-            report.count("archived", take);
+            report.details.archived.add(take);
         } else {
             loop {
                 let left = bounds.max_items.saturating_sub(report.items);
@@ -82,24 +129,27 @@ impl Job for ArchiveProcState {
                 let limit = u64::from(bounds.batch.max(1)).min(left);
                 let moved = archive_batch(ctx, cutoffs, limit, now).await?;
                 report.items += moved;
-                report.count("archived", moved);
+                report.details.archived.add(moved);
                 if moved < limit {
                     break;
                 }
             }
         }
-        run_retention_sweep(
+        let removed = run_retention_sweep(
             ctx,
             bounds,
             deadline,
             &SHADOWS,
-            now - a.dedup_memory.chrono(),
+            now - a.dedup_memory,
             &mut report,
         )
         .await?;
-        let hst_cutoff = now - a.hst_retention.chrono();
-        run_retention_sweep(ctx, bounds, deadline, &HST, hst_cutoff, &mut report).await?;
-        run_retention_sweep(
+        report.details.shadows_removed.add(removed);
+        let hst_cutoff = now - a.hst_retention;
+        let purged =
+            run_retention_sweep(ctx, bounds, deadline, &HST, hst_cutoff, &mut report).await?;
+        report.details.hst_purged.add(purged);
+        let purged = run_retention_sweep(
             ctx,
             bounds,
             deadline,
@@ -108,8 +158,9 @@ impl Job for ArchiveProcState {
             &mut report,
         )
         .await?;
+        report.details.hst_purged.add(purged);
         if report.items > 0 {
-            tracing::info!(items = report.items, details = ?report.details, "Archive run");
+            tracing::info!(items = report.items, details = ?report.rendered(), "Archive run");
         }
         Ok(report)
     }

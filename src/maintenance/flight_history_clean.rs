@@ -19,10 +19,14 @@
 //! "LIFECYCLE-CLEAN"` and `msg_id = 0` (no message caused them).
 
 use crate::codec::{DecodedMessage, Fdel, Field, Meta, MsgKind};
+use crate::config::Config;
+use crate::domain::DomainConfig;
 use crate::domain::{ApplyContext, Decision, DomainEvent, FlightSet, FlightStateEngine};
 use crate::jobs::batch::{Sweep, run_retention_sweep};
 use crate::jobs::domain_config;
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::jobs::{
+    Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::{flight_history, msg_event, proc_state};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -32,30 +36,79 @@ const HISTORY: Sweep = Sweep {
     sql: flight_history::RETENTION_PURGE,
 };
 
-/// The job.
-pub struct FlightHistoryClean;
+/// The settings `flight-history-clean` uses.
+#[derive(Debug, Clone)]
+pub struct FlightHistoryCleanConfig {
+    /// `msgx.flight-history.min-age`, after the operation day ended.
+    pub min_age: chrono::Duration,
+    /// `msgx.flight-history.quiet-period`: no update for this long.
+    pub quiet_period: chrono::Duration,
+    /// `msgx.flight-history.hst-retention`: FLIGHT_HISTORY rows.
+    pub hst_retention: chrono::Duration,
+    /// The engine's view (airport zone and day cutover, §11.2), for the FDEL
+    /// decision and the operation day.
+    pub domain: DomainConfig,
+}
 
-/// The latest operation day that ended at least `min_age` before `now`.
-pub fn last_finished_day(ctx: &JobContext, now: DateTime<Utc>) -> NaiveDate {
-    let a = &ctx.config.msgx.airport;
-    let local = (now - ctx.config.msgx.flight_history.min_age.chrono())
-        .with_timezone(&a.tz())
-        .naive_local();
-    let since_cutover = a.cutover().signed_duration_since(chrono::NaiveTime::MIN);
-    // Day D runs from D@cutover to (D+1)@cutover; it has ended when that is past.
-    (local - since_cutover).date() - chrono::Duration::days(1)
+impl JobSettings for FlightHistoryCleanConfig {
+    fn from_config(config: &Config) -> Self {
+        let fh = &config.msgx.flight_history;
+        Self {
+            min_age: fh.min_age.chrono(),
+            quiet_period: fh.quiet_period.chrono(),
+            hst_retention: fh.hst_retention.chrono(),
+            domain: domain_config(config),
+        }
+    }
+}
+
+impl FlightHistoryCleanConfig {
+    /// The latest operation day that ended at least `min_age` before `now`.
+    pub fn last_finished_day(&self, now: DateTime<Utc>) -> NaiveDate {
+        let local = (now - self.min_age)
+            .with_timezone(&self.domain.timezone)
+            .naive_local();
+        let since_cutover = self
+            .domain
+            .day_cutover
+            .signed_duration_since(chrono::NaiveTime::MIN);
+        // Day D runs from D@cutover to (D+1)@cutover; it has ended when that is past.
+        (local - since_cutover).date() - chrono::Duration::days(1)
+    }
+}
+
+job_counts! {
+    /// What a `flight-history-clean` run did.
+    pub struct FlightHistoryCleanCounts { flights_cleaned, tombstones, history_purged }
+}
+
+/// The job.
+pub struct FlightHistoryClean {
+    config: FlightHistoryCleanConfig,
+}
+
+impl FlightHistoryClean {
+    pub fn new(config: FlightHistoryCleanConfig) -> Result<Self, JobConfigError> {
+        Ok(Self { config })
+    }
 }
 
 #[async_trait::async_trait]
 impl Job for FlightHistoryClean {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+    type Details = FlightHistoryCleanCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<FlightHistoryCleanCounts>, JobError> {
         let now = ctx.clock.now();
         let deadline = bounds.deadline(now);
-        let fh = &ctx.config.msgx.flight_history;
-        let day = last_finished_day(ctx, now);
-        let quiet = now - fh.quiet_period.chrono();
-        let mut report = RunReport::default();
-        let dc = domain_config(&ctx.config);
+        let fh = &self.config;
+        let day = fh.last_finished_day(now);
+        let quiet = now - fh.quiet_period;
+        let mut report = RunReport::<FlightHistoryCleanCounts>::default();
+        let dc = fh.domain.clone();
         let store = FlightStore::new(&dc);
         let engine = FlightStateEngine::new(dc);
         let mut seen_flids = std::collections::HashSet::new();
@@ -78,7 +131,7 @@ impl Job for FlightHistoryClean {
             .collect();
             if ctx.dry_run {
                 report.items += batch.len() as u64;
-                report.count("flights_cleaned", batch.len() as u64);
+                report.details.flights_cleaned.add(batch.len() as u64);
                 report.more = batch.len() as u64 == limit;
                 break;
             }
@@ -93,26 +146,27 @@ impl Job for FlightHistoryClean {
                 let tombstoned =
                     clean_one(ctx, &engine, &store, *flid, *version, day, quiet, now).await?;
                 report.items += 1;
-                report.count("flights_cleaned", 1);
+                report.details.flights_cleaned.add(1);
                 if tombstoned {
-                    report.count("tombstones", 1);
+                    report.details.tombstones.add(1);
                 }
             }
             if (fresh.len() as u64) < limit {
                 break;
             }
         }
-        run_retention_sweep(
+        let purged = run_retention_sweep(
             ctx,
             bounds,
             deadline,
             &HISTORY,
-            now - fh.hst_retention.chrono(),
+            now - fh.hst_retention,
             &mut report,
         )
         .await?;
+        report.details.history_purged.add(purged);
         if report.items > 0 {
-            tracing::info!(items = report.items, details = ?report.details, "Flight history clean run");
+            tracing::info!(items = report.items, details = ?report.rendered(), "Flight history clean run");
         }
         Ok(report)
     }

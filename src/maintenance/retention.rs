@@ -1,8 +1,11 @@
 //! `retention`: closed REQ_TRACK rows past `msgx.request.retention`
 //! (G-REQ-TRACK-RETENTION) and JOB_RUN rows past `msgx.job-run.retention`.
 
+use crate::config::Config;
 use crate::jobs::batch::{Sweep, run_sweep};
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::jobs::{
+    Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 use crate::store::pg::{job_run, req_track};
 
 const CLOSED_REQUESTS: Sweep = Sweep {
@@ -15,34 +18,73 @@ const JOB_RUNS: Sweep = Sweep {
     sql: job_run::RETENTION_PURGE,
 };
 
+/// The settings `retention` uses.
+#[derive(Debug, Clone)]
+pub struct RetentionConfig {
+    /// `msgx.request.retention`: closed REQ_TRACK rows.
+    pub requests: chrono::Duration,
+    /// `msgx.job-run.retention`: JOB_RUN rows.
+    pub job_runs: chrono::Duration,
+}
+
+impl JobSettings for RetentionConfig {
+    fn from_config(config: &Config) -> Self {
+        Self {
+            requests: config.msgx.request.retention.chrono(),
+            job_runs: config.msgx.job_run.retention.chrono(),
+        }
+    }
+}
+
+job_counts! {
+    /// What a `retention` run did.
+    pub struct RetentionCounts { req_track_deleted, job_run_deleted }
+}
+
 /// The retention job.
-pub struct Retention;
+pub struct Retention {
+    config: RetentionConfig,
+}
+
+impl Retention {
+    pub fn new(config: RetentionConfig) -> Result<Self, JobConfigError> {
+        Ok(Self { config })
+    }
+}
 
 #[async_trait::async_trait]
 impl Job for Retention {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+    type Details = RetentionCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<RetentionCounts>, JobError> {
         let now = ctx.clock.now();
         let deadline = bounds.deadline(now);
-        let m = &ctx.config.msgx;
-        let mut report = RunReport::default();
-        run_sweep(
+        let c = &self.config;
+        let mut report = RunReport::<RetentionCounts>::default();
+        let n = run_sweep(
             ctx,
             bounds,
             deadline,
             &CLOSED_REQUESTS,
-            now - m.request.retention.chrono(),
+            now - c.requests,
             &mut report,
         )
         .await?;
-        run_sweep(
+        report.details.req_track_deleted.add(n);
+        let n = run_sweep(
             ctx,
             bounds,
             deadline,
             &JOB_RUNS,
-            now - m.job_run.retention.chrono(),
+            now - c.job_runs,
             &mut report,
         )
         .await?;
+        report.details.job_run_deleted.add(n);
         Ok(report)
     }
 }

@@ -12,8 +12,9 @@
 //! in a handful of statements: PIPELINE_LOCK + fence + every member's row
 //! (one statement); who holds the members' identities (one); the flights
 //! the members name, with their ACTIVE children (one, plus one per master
-//! outside that set); then, in MSG_ID order and in memory, identity →
-//! duplicate → ignore rule → [`FlightStateEngine::decide`]; at the end the
+//! outside that set); then, in MSG_ID order and in memory, the ladder of
+//! processOne ([`super::ladder`]: identity → duplicate → ignore rule) and
+//! [`FlightStateEngine::decide`]; at the end the
 //! changed flights (two statements), the outbox rows in the order one by one
 //! would allocate them (one) and every terminal state with its backfill
 //! intent and identity binding (one); COMMIT.
@@ -29,9 +30,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use super::identity::{identity_of, ignore_rule};
-use super::process_one::{MessageProcessor, ProcessOutcome, Raw, decode_off_thread, log_dead};
-use crate::codec::{DecodeError, DecodedMessage, MsgKind, ScalarTag};
+use super::identity::identity_of;
+use super::ladder::{self, Route, Step, Verdict};
+use super::process_one::{MessageProcessor, ProcessOutcome, decode_off_thread, log_dead};
+use crate::codec::{DecodedMessage, ScalarTag};
 use crate::domain::{
     ApplyContext, Decision, DomainEvent, FlightSet, FlightState, FlightStateEngine, FlightStatus,
 };
@@ -39,7 +41,7 @@ use crate::domain::{ErrorClass, ProcState};
 use crate::jobs::JobError;
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::msg_event;
-use crate::store::pg::proc_state::{self, GroupOutcome, Head};
+use crate::store::pg::proc_state::{self, GroupOutcome, Head, IdentityBinding};
 
 /// What [`MessageProcessor::process_group`] did.
 #[derive(Debug)]
@@ -65,35 +67,31 @@ impl MessageProcessor<'_> {
     /// Processes the longest qualifying prefix of `heads` (the head first)
     /// as one transaction. See the module docs.
     pub async fn process_group(&self, heads: &[Head]) -> Result<GroupResult, JobError> {
-        let ignore = &self.ctx.config.msgx.ignore;
+        let ignore = &self.config.ignore;
         let mut members: Vec<(&Head, Member)> = Vec::with_capacity(heads.len());
         for h in heads {
             if h.state != ProcState::Pending {
                 break;
             }
-            let member = match self.raw(h.msg_id, h.w).await {
+            // The ladder's steps 1–2: DEAD(MALFORMED) joins the group, a
+            // FAILED outcome (read error, CODEC_ERROR) ends it.
+            let decoded = match ladder::read(self.raw(h.msg_id, h.w).await) {
+                Ok(raw) => ladder::decoded(decode_off_thread(raw).await?),
+                Err(verdict) => Err(verdict),
+            };
+            let member = match decoded {
+                Err(Verdict::Dead(ErrorClass::Malformed, reason)) => Member::Malformed(reason),
                 Err(_) => break,
-                Ok(None) => Member::Malformed("raw-missing".into()),
-                Ok(Some(Raw::TooLarge(bytes))) => Member::Malformed(format!("too-large:{bytes}")),
-                Ok(Some(Raw::Text(raw))) => match decode_off_thread(raw).await? {
-                    Err(e @ DecodeError::Malformed { .. }) => Member::Malformed(e.to_string()),
-                    Err(DecodeError::Codec { .. }) => break,
-                    Ok(msg)
-                        if matches!(msg.kind, MsgKind::Flop(_) | MsgKind::Fdel(_))
-                            || ignore_rule(ignore, &msg.meta).is_some() =>
-                    {
-                        Member::Decoded(Box::new(msg))
+                Ok(msg) if ladder::groupable(ignore, &msg) => Member::Decoded(Box::new(msg)),
+                Ok(msg) => {
+                    // Not groupable: the group ends here. The first head
+                    // goes to processOne next; keep its decode for it.
+                    if members.is_empty() {
+                        *self.decoded.lock().unwrap_or_else(|e| e.into_inner()) =
+                            Some((h.msg_id, msg));
                     }
-                    Ok(msg) => {
-                        // Not groupable: the group ends here. The first head
-                        // goes to processOne next; keep its decode for it.
-                        if members.is_empty() {
-                            *self.decoded.lock().unwrap_or_else(|e| e.into_inner()) =
-                                Some((h.msg_id, msg));
-                        }
-                        break;
-                    }
-                },
+                    break;
+                }
             };
             members.push((h, member));
         }
@@ -150,7 +148,7 @@ impl MessageProcessor<'_> {
             return Ok(None);
         }
         let now = self.ctx.clock.now();
-        let m = &self.ctx.config.msgx;
+        let c = self.config;
 
         // §5.2 step 3 for every member at once: a row without an identity
         // binds its own unless another message holds it.
@@ -158,7 +156,7 @@ impl MessageProcessor<'_> {
             .iter()
             .map(|(h, member)| match member {
                 Member::Decoded(msg) if h.identity_key.is_none() => {
-                    Some(identity_of(&msg.meta, m.identity.include_day_boundary))
+                    Some(identity_of(&msg.meta, c.include_day_boundary))
                 }
                 _ => None,
             })
@@ -204,24 +202,36 @@ impl MessageProcessor<'_> {
                 }
                 Member::Decoded(msg) => msg,
             };
+            // Step 3 on the holders read above (an earlier member's binding
+            // counts), then the ladder decides as processOne would.
             let mut bind = None;
+            let mut binding = IdentityBinding::Ours;
             if let Some(key) = identity {
-                if let Some(other) = holders.get(&key) {
-                    let reason = format!("duplicate-of:{other}");
-                    records.push(record(ProcState::Skipped, None, reason, None));
+                match holders.get(&key) {
+                    Some(other) => binding = IdentityBinding::DuplicateOf(*other),
+                    None => {
+                        holders.insert(key.clone(), id);
+                        bind = Some((key, msg.meta.msg_type.clone(), msg.meta.styp.clone()));
+                    }
+                }
+            }
+            match ladder::decide(&binding, &c.ignore, msg) {
+                Step::Dispatch(Route::Flop | Route::Fdel) => {}
+                Step::Ends(Verdict::Skipped(reason)) => {
+                    records.push(record(ProcState::Skipped, None, reason, bind));
                     continue;
                 }
-                holders.insert(key.clone(), id);
-                bind = Some((key, msg.meta.msg_type.clone(), msg.meta.styp.clone()));
-            }
-            if let Some(rule) = ignore_rule(&m.ignore, &msg.meta) {
-                records.push(record(
-                    ProcState::Skipped,
-                    None,
-                    format!("ignored:{rule}"),
-                    bind,
-                ));
-                continue;
+                Step::Ends(Verdict::Dead(class, reason)) => {
+                    records.push(record(ProcState::Dead, Some(class), reason, bind));
+                    continue;
+                }
+                // Not a group member's outcome (groupable admits none of
+                // these): roll back, the messages go one by one.
+                other => {
+                    return Err(JobError::Other(format!(
+                        "message {id} is not for group commit: {other:?}"
+                    )));
+                }
             }
             let set = working
                 .set_for(&self.store, &mut *conn, &self.engine, msg)

@@ -17,27 +17,88 @@
 //! counted (`msgx_ingest_late_row_check_failures_total`) but never fails the
 //! run: the rows it enqueued stand.
 
-use crate::config::CutoverWatermark;
+use crate::config::{Config, CutoverWatermark};
 use crate::domain::watermark::plan_round;
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport};
+use crate::jobs::{
+    Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
+};
 use crate::store::pg::inbox;
 use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
 
+/// The settings `ingest-sweep` uses.
+#[derive(Debug, Clone)]
+pub struct InboxPollerConfig {
+    /// `msgx.pipeline.claim-batch`: mailbox rows per round.
+    pub claim_batch: u32,
+    /// `msgx.pipeline.max-commit-delay`: how long a hole holds W.
+    pub max_commit_delay: chrono::Duration,
+    /// `msgx.pipeline.cutover-watermark` (§4.3), when set.
+    pub cutover: Option<CutoverWatermark>,
+    /// `msgx.airport.timezone`: mailbox times are airport local time.
+    pub timezone: chrono_tz::Tz,
+    /// `msgx.mailbox.raw-retention`: released holes re-checked this long.
+    pub raw_retention: chrono::Duration,
+    /// `msgx.pipeline.late-row-recheck`: each hole at most this often.
+    pub late_row_recheck: chrono::Duration,
+}
+
+impl JobSettings for InboxPollerConfig {
+    fn from_config(config: &Config) -> Self {
+        let p = &config.msgx.pipeline;
+        Self {
+            claim_batch: p.claim_batch,
+            max_commit_delay: p.max_commit_delay.chrono(),
+            cutover: p.cutover(),
+            timezone: config.msgx.airport.tz(),
+            raw_retention: config.msgx.mailbox.raw_retention.chrono(),
+            late_row_recheck: p.late_row_recheck.chrono(),
+        }
+    }
+}
+
+job_counts! {
+    /// What an `ingest-sweep` run did.
+    pub struct IngestCounts {
+        enqueued,
+        holes_released,
+        held_by_hole,
+        late_rows,
+        late_row_holes_checked,
+        late_row_check_failures,
+    }
+}
+
 /// The ingest job.
-pub struct InboxPoller;
+pub struct InboxPoller {
+    config: InboxPollerConfig,
+}
+
+impl InboxPoller {
+    pub fn new(config: InboxPollerConfig) -> Result<Self, JobConfigError> {
+        JobConfigError::at_least_one("msgx.pipeline.claim-batch", u64::from(config.claim_batch))?;
+        Ok(Self { config })
+    }
+}
 
 /// How many due released holes one run re-checks for late commits at most.
 const LATE_ROW_HOLES_CHECKED: i64 = 100;
 
 #[async_trait::async_trait]
 impl Job for InboxPoller {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+    type Details = IngestCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<IngestCounts>, JobError> {
+        let cfg = &self.config;
         let start = ctx.clock.now();
         let deadline = bounds.deadline(start);
-        let mut report = RunReport::default();
-        seed_if_configured(ctx).await?;
-        let claim = ctx.config.msgx.pipeline.claim_batch;
-        let delay = ctx.config.msgx.pipeline.max_commit_delay.chrono();
+        let mut report = RunReport::<IngestCounts>::default();
+        seed_if_configured(cfg, ctx).await?;
+        let claim = cfg.claim_batch;
+        let delay = cfg.max_commit_delay;
         loop {
             if report.items >= bounds.max_items || !ctx.may_continue(deadline)? {
                 report.more = true;
@@ -61,7 +122,7 @@ impl Job for InboxPoller {
             let taken = &rows[..plan.take];
             let received: Vec<Option<DateTime<Utc>>> = taken
                 .iter()
-                .map(|r| r.received_at.and_then(|t| to_utc(ctx, t)))
+                .map(|r| r.received_at.and_then(|t| to_utc(cfg, t)))
                 .collect();
             let taken_ids: Vec<i64> = taken.iter().map(|r| r.id).collect();
             let inserted = inbox::enqueue(&mut tx, &taken_ids, &received, now).await?;
@@ -73,12 +134,12 @@ impl Job for InboxPoller {
             }
             tx.commit().await?;
             report.items += inserted;
-            report.count("enqueued", inserted);
+            report.details.enqueued.add(inserted);
             // W, the open hole, released holes and late rows are database
             // state: `/metrics` reads them (crate::prometheus::refresh).
             metrics::counter!("msgx_ingest_enqueued_total").increment(inserted);
             if let Some(hole) = plan.released {
-                report.count("holes_released", 1);
+                report.details.holes_released.add(1);
                 tracing::warn!(
                     first_id = hole.first_id,
                     last_id = hole.last_id,
@@ -87,21 +148,21 @@ impl Job for InboxPoller {
                 );
             }
             if plan.holding && plan.take == 0 {
-                report.count("held_by_hole", 1);
+                report.details.held_by_hole.add(1);
             }
             let caught_up = plan.take == rows.len() && rows.len() < claim as usize;
             if caught_up || plan.holding || rows.is_empty() {
                 break;
             }
         }
-        match detect_late_rows(ctx).await {
+        match detect_late_rows(cfg, ctx).await {
             Ok(check) => {
-                report.count("late_rows", check.found);
-                report.count("late_row_holes_checked", check.holes);
+                report.details.late_rows.add(check.found);
+                report.details.late_row_holes_checked.add(check.holes);
             }
             Err(e) => {
                 metrics::counter!("msgx_ingest_late_row_check_failures_total").increment(1);
-                report.count("late_row_check_failures", 1);
+                report.details.late_row_check_failures.add(1);
                 tracing::warn!(
                     error = %crate::error_text::cut(&e.to_string()),
                     "Late-row check failed; the rows enqueued stand, the holes are checked again \
@@ -115,11 +176,8 @@ impl Job for InboxPoller {
 
 /// The mailbox stores naive local times; the mailbox owner writes airport
 /// local time (sis-format §1.6), so the airport zone converts them.
-fn to_utc(ctx: &JobContext, t: NaiveDateTime) -> Option<DateTime<Utc>> {
-    ctx.config
-        .msgx
-        .airport
-        .tz()
+fn to_utc(cfg: &InboxPollerConfig, t: NaiveDateTime) -> Option<DateTime<Utc>> {
+    cfg.timezone
         .from_local_datetime(&t)
         .earliest()
         .map(|d| d.with_timezone(&Utc))
@@ -128,8 +186,8 @@ fn to_utc(ctx: &JobContext, t: NaiveDateTime) -> Option<DateTime<Utc>> {
 /// Cutover seeding (§4.3): only with `msgx.pipeline.cutover-watermark` set,
 /// only on a fresh instance; refused (the run fails) on an instance that
 /// already has a watermark or processing records.
-async fn seed_if_configured(ctx: &JobContext) -> Result<(), JobError> {
-    let Some(choice) = ctx.config.msgx.pipeline.cutover() else {
+async fn seed_if_configured(cfg: &InboxPollerConfig, ctx: &JobContext) -> Result<(), JobError> {
+    let Some(choice) = cfg.cutover else {
         return Ok(());
     };
     let row = inbox::load(&ctx.pg).await?;
@@ -178,11 +236,13 @@ struct LateRowCheck {
 /// `msgx.pipeline.late-row-recheck`) for rows that committed late. Every hole
 /// attempted is marked checked, the failing one too, so a failing check is
 /// not repeated against the shared mailbox on every run.
-async fn detect_late_rows(ctx: &JobContext) -> Result<LateRowCheck, JobError> {
+async fn detect_late_rows(
+    cfg: &InboxPollerConfig,
+    ctx: &JobContext,
+) -> Result<LateRowCheck, JobError> {
     let now = ctx.clock.now();
-    let m = &ctx.config.msgx;
-    let since = now - m.mailbox.raw_retention.chrono();
-    let checked_before = now - m.pipeline.late_row_recheck.chrono();
+    let since = now - cfg.raw_retention;
+    let checked_before = now - cfg.late_row_recheck;
     let due =
         inbox::holes_due_for_check(&ctx.pg, since, checked_before, LATE_ROW_HOLES_CHECKED).await?;
     let mut check = LateRowCheck::default();
@@ -190,7 +250,7 @@ async fn detect_late_rows(ctx: &JobContext) -> Result<LateRowCheck, JobError> {
     let mut failure = None;
     for hole in &due {
         attempted.push(hole.id);
-        match check_hole(ctx, hole, now).await {
+        match check_hole(cfg, ctx, hole, now).await {
             Ok(found) => {
                 check.holes += 1;
                 check.found += found;
@@ -216,6 +276,7 @@ async fn detect_late_rows(ctx: &JobContext) -> Result<LateRowCheck, JobError> {
 /// Reads one hole's ID range in the mailbox; records and logs every row
 /// found there for the first time. Returns how many were new.
 async fn check_hole(
+    cfg: &InboxPollerConfig,
     ctx: &JobContext,
     hole: &inbox::HoleRow,
     now: DateTime<Utc>,
@@ -226,7 +287,7 @@ async fn check_hole(
         .rows_between(hole.first_id, hole.last_id)
         .await?
     {
-        let received = row.received_at.and_then(|t| to_utc(ctx, t));
+        let received = row.received_at.and_then(|t| to_utc(cfg, t));
         if inbox::record_late_row(&ctx.pg, row.id, hole.id, received, now).await? {
             found += 1;
             tracing::error!(

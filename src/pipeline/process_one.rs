@@ -11,9 +11,12 @@
 //!    request, G-RESP-GUARD; SCHS, which cannot be requested, always);
 //!    Unsupported → FAILED(UNSUPPORTED).
 //!
-//! The pump never backfills: terminal states carry the backfill intent.
+//! The steps are the one decision ladder of [`super::ladder`], which group
+//! commit climbs too. The pump never backfills: terminal states carry the
+//! backfill intent.
 
-use super::identity::{identity_of, ignore_rule};
+use super::identity::identity_of;
+use super::ladder::{self, Route, Step, Verdict};
 use super::processors::refdata::RefDataProcessor;
 use super::processors::resp::RespProcessor;
 use super::processors::season::SeasonProcessor;
@@ -21,11 +24,12 @@ use super::processors::{
     AdftProcessor, FdelProcessor, FlightTxnResult, FlopProcessor, ScheduleDeleteProcessor,
     ScheduleProcessor,
 };
-use crate::codec::{self, DecodeError, DecodedMessage, MsgKind, RefStyp, SchdStyp};
+use super::pump::PumpConfig;
+use crate::codec::{self, DecodeError, DecodedMessage};
 use crate::domain::{ErrorClass, FailureScheduler, FlightStateEngine, ProcState};
 use crate::jobs::{JobContext, JobError};
 use crate::store::pg::flight::FlightStore;
-use crate::store::pg::proc_state::{self, Head, IdentityBinding};
+use crate::store::pg::proc_state::{self, Head};
 
 /// The recorded outcome of one processOne.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,9 +63,14 @@ impl ProcessOutcome {
     }
 }
 
-/// Coordinates processing of head messages.
+/// The design's MessageProcessor (§5.2): processes head messages, one
+/// ([`MessageProcessor::process_one`], processOne) or a group
+/// ([`MessageProcessor::process_group`]) per transaction.
+#[doc(alias = "processOne")]
 pub struct MessageProcessor<'a> {
     pub ctx: &'a JobContext,
+    /// The pump's settings.
+    pub config: &'a PumpConfig,
     pub engine: FlightStateEngine,
     pub store: FlightStore,
     /// The raw texts read ahead of the head. Raw messages are immutable
@@ -157,7 +166,7 @@ impl MessageProcessor<'_> {
                 .filter(|r| id > r.last && id <= r.lengths_last)
                 .map(|r| (r.lengths, r.lengths_last))
         };
-        let p = &self.ctx.config.msgx.pipeline;
+        let p = self.config;
         let mailbox = &self.ctx.mailbox;
         let (mut lengths, lengths_last) = match known {
             Some(known) => known,
@@ -234,7 +243,9 @@ pub(super) async fn decode_off_thread(
 pub const DECODE_PANIC_MARKER: &str = "<!-- msgx test hook: panic in decode -->";
 
 impl MessageProcessor<'_> {
-    /// processOne for `head` (design §5.2).
+    /// processOne for `head` (design §5.2): the ladder's steps 1–2 here,
+    /// 3–5 in [`Self::process_decoded`].
+    #[doc(alias = "processOne")]
     pub async fn process_one(&self, head: &Head) -> Result<ProcessOutcome, JobError> {
         let id = head.msg_id;
         let stashed = {
@@ -247,34 +258,13 @@ impl MessageProcessor<'_> {
         if let Some(msg) = stashed {
             return self.process_reported(head, &msg).await;
         }
-        let raw = match self.raw(id, head.w).await {
-            Ok(Some(Raw::Text(raw))) => raw,
-            Ok(Some(Raw::TooLarge(bytes))) => {
-                return self
-                    .dead(id, ErrorClass::Malformed, &format!("too-large:{bytes}"))
-                    .await;
-            }
-            Ok(None) => return self.dead(id, ErrorClass::Malformed, "raw-missing").await,
-            Err(e) => {
-                return self
-                    .fail(
-                        head,
-                        ErrorClass::Infra,
-                        &format!("cannot read raw message: {e}"),
-                    )
-                    .await;
-            }
+        let raw = match ladder::read(self.raw(id, head.w).await) {
+            Ok(raw) => raw,
+            Err(verdict) => return self.record(head, verdict).await,
         };
-        let msg = match decode_off_thread(raw).await? {
-            Ok(m) => m,
-            Err(e @ DecodeError::Malformed { .. }) => {
-                return self.dead(id, ErrorClass::Malformed, &e.to_string()).await;
-            }
-            Err(e @ DecodeError::Codec { .. }) => {
-                return self
-                    .fail(head, ErrorClass::CodecError, &e.to_string())
-                    .await;
-            }
+        let msg = match ladder::decoded(decode_off_thread(raw).await?) {
+            Ok(msg) => msg,
+            Err(verdict) => return self.record(head, verdict).await,
         };
         self.process_reported(head, &msg).await
     }
@@ -294,97 +284,44 @@ impl MessageProcessor<'_> {
         Ok(outcome)
     }
 
-    /// processOne from step 3 on, for a decoded `msg` (design §5.2).
+    /// processOne from step 3 on, for a decoded `msg` (design §5.2): the
+    /// identity bound in one idempotent statement, then the ladder.
     async fn process_decoded(
         &self,
         head: &Head,
         msg: &DecodedMessage,
     ) -> Result<ProcessOutcome, JobError> {
         let id = head.msg_id;
-        let m = &self.ctx.config.msgx;
-        let identity = identity_of(&msg.meta, m.identity.include_day_boundary);
-        match proc_state::bind_identity(
+        let c = self.config;
+        let identity = identity_of(&msg.meta, c.include_day_boundary);
+        let binding = proc_state::bind_identity(
             &self.ctx.pg,
             id,
             &identity,
             &msg.meta.msg_type,
             &msg.meta.styp,
         )
-        .await?
-        {
-            IdentityBinding::Ours => {}
-            IdentityBinding::DuplicateOf(other) => {
-                return self.skip(id, &format!("duplicate-of:{other}")).await;
-            }
-        }
-        if let Some(rule) = ignore_rule(&m.ignore, &msg.meta) {
-            return self.skip(id, &format!("ignored:{rule}")).await;
-        }
-        let result: Result<FlightTxnResult, JobError> = match &msg.kind {
-            MsgKind::Schd(s) => match &s.styp {
-                SchdStyp::Dnld => {
-                    ScheduleProcessor::apply_schedule_records(
-                        self.ctx,
-                        &self.engine,
-                        &self.store,
-                        id,
-                        msg,
-                        s,
-                    )
+        .await?;
+        let route = match ladder::decide(&binding, &c.ignore, msg) {
+            Step::Ends(verdict) => return self.record(head, verdict).await,
+            Step::Dispatch(route) => route,
+        };
+        let (ctx, engine, store, settings) = (self.ctx, &self.engine, &self.store, &c.processors);
+        let result: Result<FlightTxnResult, JobError> = match route {
+            Route::Schedule(s) => {
+                ScheduleProcessor::apply_schedule_records(ctx, engine, store, settings, id, msg, s)
                     .await
-                }
-                SchdStyp::Resp => {
-                    RespProcessor::apply(self.ctx, &self.engine, &self.store, id, msg).await
-                }
-                SchdStyp::Adft => {
-                    AdftProcessor::apply(self.ctx, &self.engine, &self.store, id, msg, s).await
-                }
-                SchdStyp::Del => {
-                    ScheduleDeleteProcessor::apply(self.ctx, &self.engine, &self.store, id, msg, s)
-                        .await
-                }
-                SchdStyp::Other(o) => {
-                    return self
-                        .fail(
-                            head,
-                            ErrorClass::Unsupported,
-                            &format!("SCHD subtype {o} is not supported"),
-                        )
-                        .await;
-                }
-            },
-            MsgKind::Flop(_) => {
-                FlopProcessor::apply(self.ctx, &self.engine, &self.store, id, msg).await
             }
-            MsgKind::Fdel(_) => {
-                FdelProcessor::apply(self.ctx, &self.engine, &self.store, id, msg).await
+            Route::Resp => RespProcessor::apply(ctx, engine, store, settings, id, msg).await,
+            Route::Adft(s) => AdftProcessor::apply(ctx, engine, store, settings, id, msg, s).await,
+            Route::ScheduleDelete(s) => {
+                ScheduleDeleteProcessor::apply(ctx, engine, store, settings, id, msg, s).await
             }
-            MsgKind::RefData(r) => match &r.styp {
-                RefStyp::Resp => {
-                    RespProcessor::apply(self.ctx, &self.engine, &self.store, id, msg).await
-                }
-                RefStyp::Other(o) => {
-                    return self
-                        .fail(
-                            head,
-                            ErrorClass::Unsupported,
-                            &format!("{} subtype {o} is not supported", r.rtype),
-                        )
-                        .await;
-                }
-                _ => RefDataProcessor::apply(self.ctx, id, r).await,
-            },
+            Route::Flop => FlopProcessor::apply(ctx, engine, store, settings, id, msg).await,
+            Route::Fdel => FdelProcessor::apply(ctx, engine, store, settings, id, msg).await,
+            Route::RefData(r) => RefDataProcessor::apply(ctx, id, r).await,
             // DNLD and RESP alike (SCHS cannot be requested; processors/season.rs).
-            MsgKind::Schs(s) => SeasonProcessor::apply(self.ctx, self.engine.config(), id, s).await,
-            MsgKind::Unsupported(u) => {
-                return self
-                    .fail(
-                        head,
-                        ErrorClass::Unsupported,
-                        &format!("unsupported: {}", u.reason),
-                    )
-                    .await;
-            }
+            Route::Season(s) => SeasonProcessor::apply(ctx, engine.config(), settings, id, s).await,
         };
         // A database error inside the business transaction rolled it back
         // whole (§9.2 "事务执行中"); record the attempt as FAILED(INFRA) so a
@@ -408,6 +345,15 @@ impl MessageProcessor<'_> {
             FlightTxnResult::NoMatch(reason) => self.skip(id, &reason).await,
             FlightTxnResult::Rejected(reason) => self.dead(id, ErrorClass::Protocol, &reason).await,
             FlightTxnResult::AlreadyTerminal(_) => Ok(ProcessOutcome::AlreadyTerminal),
+        }
+    }
+
+    /// Records where the ladder ended, in one statement.
+    async fn record(&self, head: &Head, verdict: Verdict) -> Result<ProcessOutcome, JobError> {
+        match verdict {
+            Verdict::Dead(class, reason) => self.dead(head.msg_id, class, &reason).await,
+            Verdict::Failed(class, reason) => self.fail(head, class, &reason).await,
+            Verdict::Skipped(reason) => self.skip(head.msg_id, &reason).await,
         }
     }
 
@@ -450,8 +396,7 @@ impl MessageProcessor<'_> {
     ) -> Result<ProcessOutcome, JobError> {
         let now = self.ctx.clock.now();
         let attempts = FailureScheduler::attempts_after(head.attempts, head.error_class, class);
-        let next = crate::jobs::failure_scheduler(&self.ctx.config.msgx.pipeline.retry)
-            .next_attempt_at(class, attempts, now);
+        let next = self.config.retry.next_attempt_at(class, attempts, now);
         let recorded = proc_state::Failure {
             class,
             reason,

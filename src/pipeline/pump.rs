@@ -11,15 +11,17 @@
 
 use super::group::GroupResult;
 use super::process_one::{MessageProcessor, ProcessOutcome};
+use super::processors::ProcessorSettings;
 use crate::clock::seconds_between;
-use crate::domain::{ErrorClass, FlightStateEngine, ProcState};
-use crate::jobs::{Job, JobContext, JobError, RunBounds, RunReport, domain_config};
+use crate::config::Config;
+use crate::domain::{DomainConfig, ErrorClass, FailureScheduler, FlightStateEngine, ProcState};
+use crate::jobs::{
+    Count, Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport,
+    domain_config, job_counts,
+};
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::proc_state;
 use std::sync::atomic::{AtomicI64, Ordering};
-
-/// The W value last warned about (one WARN per W, §5.1 step 2).
-static WARNED_BEYOND_W: AtomicI64 = AtomicI64::new(-1);
 
 /// Counts one processed message (docs/metrics.md).
 fn count_processed(outcome: &'static str, error_class: &'static str) {
@@ -27,41 +29,136 @@ fn count_processed(outcome: &'static str, error_class: &'static str) {
         .increment(1);
 }
 
+/// The settings `pump-drain` (and the MessageProcessor it drives) uses.
+#[derive(Debug, Clone)]
+pub struct PumpConfig {
+    /// The engine's view of the config (§11.2).
+    pub domain: DomainConfig,
+    /// `msgx.pipeline.retry`: the FailureScheduler over the schedule per
+    /// FAILED class (§9.1).
+    pub retry: FailureScheduler,
+    /// `msgx.identity.include-day-boundary` (§2).
+    pub include_day_boundary: bool,
+    /// `msgx.pipeline.group-commit`: the group size (1 = off).
+    pub group_commit: u32,
+    /// `msgx.ignore`: the ignore rules (§2).
+    pub ignore: Vec<String>,
+    /// `msgx.pipeline.read-ahead-bytes`.
+    pub read_ahead_bytes: u64,
+    /// `msgx.pipeline.max-message-bytes`.
+    pub max_message_bytes: u64,
+    /// What the processors use.
+    pub processors: ProcessorSettings,
+}
+
+impl JobSettings for PumpConfig {
+    fn from_config(config: &Config) -> Self {
+        let m = &config.msgx;
+        Self {
+            domain: domain_config(config),
+            retry: crate::jobs::failure_scheduler(&m.pipeline.retry),
+            include_day_boundary: m.identity.include_day_boundary,
+            group_commit: m.pipeline.group_commit,
+            ignore: m.ignore.clone(),
+            read_ahead_bytes: m.pipeline.read_ahead_bytes,
+            max_message_bytes: m.pipeline.max_message_bytes,
+            processors: ProcessorSettings::from_config(config),
+        }
+    }
+}
+
+job_counts! {
+    /// What a `pump-drain` run did: the head conditions of §5.1, and per
+    /// processed message its outcome ([`ProcessOutcome::label`]).
+    pub struct PumpCounts {
+        waiting_for_watermark,
+        exhausted,
+        waiting_for_retry,
+        grouped,
+        group_rolled_back,
+        succeeded,
+        skipped,
+        dead,
+        failed,
+        already_terminal,
+    }
+}
+
+impl PumpCounts {
+    /// The count of `outcome` (named by its label).
+    pub fn of(&mut self, outcome: &ProcessOutcome) -> &mut Count {
+        match outcome {
+            ProcessOutcome::Succeeded => &mut self.succeeded,
+            ProcessOutcome::Skipped(_) => &mut self.skipped,
+            ProcessOutcome::Dead(..) => &mut self.dead,
+            ProcessOutcome::Failed(..) => &mut self.failed,
+            ProcessOutcome::AlreadyTerminal => &mut self.already_terminal,
+        }
+    }
+}
+
 /// The pump job.
-pub struct Pump;
+pub struct Pump {
+    config: PumpConfig,
+    /// The W value last warned about (one WARN per W, §5.1 step 2): job
+    /// state, kept across the runs of one runner (jobs/registry.rs).
+    warned_beyond_w: AtomicI64,
+}
+
+impl Pump {
+    pub fn new(config: PumpConfig) -> Result<Self, JobConfigError> {
+        JobConfigError::at_least_one("msgx.pipeline.group-commit", u64::from(config.group_commit))?;
+        Ok(Self {
+            config,
+            warned_beyond_w: AtomicI64::new(-1),
+        })
+    }
+}
 
 #[async_trait::async_trait]
 impl Job for Pump {
-    async fn run_once(&self, ctx: &JobContext, bounds: &RunBounds) -> Result<RunReport, JobError> {
+    type Details = PumpCounts;
+
+    async fn run_once(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<PumpCounts>, JobError> {
         let deadline = bounds.deadline(ctx.clock.now());
-        let dc = domain_config(&ctx.config);
+        let c = &self.config;
+        let dc = c.domain.clone();
         let processor = MessageProcessor {
             ctx,
+            config: c,
             store: FlightStore::new(&dc),
             engine: FlightStateEngine::new(dc),
             read_ahead: std::sync::Mutex::new(None),
             decoded: std::sync::Mutex::new(None),
             unknown: Default::default(),
         };
-        let retry = crate::jobs::failure_scheduler(&ctx.config.msgx.pipeline.retry);
-        let mut report = RunReport::default();
+        let retry = &c.retry;
+        let mut report = RunReport::<PumpCounts>::default();
         // After a rolled-back group, its messages go one per transaction, so
         // the one that fails is recorded on its own (and the rest not retried
         // as a group over and over).
         let mut single_until = i64::MIN;
         // §2: identities are bound only with the algorithm this database
         // recorded at its first start (a mismatch fails the run, naming it).
-        let include_day = ctx.config.msgx.identity.include_day_boundary;
-        super::identity::ensure_recorded(&ctx.pg, include_day, ctx.clock.now(), "pump-drain")
-            .await
-            .map_err(|e| JobError::Other(e.to_string()))?;
+        super::identity::ensure_recorded(
+            &ctx.pg,
+            c.include_day_boundary,
+            ctx.clock.now(),
+            "pump-drain",
+        )
+        .await
+        .map_err(|e| JobError::Other(e.to_string()))?;
         loop {
             if report.items >= bounds.max_items || !ctx.may_continue(deadline)? {
                 report.more = true;
                 break;
             }
             // The head and, for group commit, the rows behind it (one statement).
-            let group = ctx.config.msgx.pipeline.group_commit;
+            let group = c.group_commit;
             let room = bounds.max_items.saturating_sub(report.items).max(1);
             let fetch = i64::try_from(room.min(u64::from(group.max(1)))).unwrap_or(1);
             let heads = proc_state::unfinished(&ctx.pg, fetch).await?;
@@ -70,14 +167,14 @@ impl Job for Pump {
             };
             let w = head.w;
             if head.msg_id > w {
-                if WARNED_BEYOND_W.swap(w, Ordering::Relaxed) != w {
+                if self.warned_beyond_w.swap(w, Ordering::Relaxed) != w {
                     tracing::warn!(
                         head = head.msg_id,
                         w,
                         "Head is beyond the watermark; waiting for ingest to catch up"
                     );
                 }
-                report.count("waiting_for_watermark", 1);
+                report.details.waiting_for_watermark.add(1);
                 break;
             }
             let now = ctx.clock.now();
@@ -90,12 +187,12 @@ impl Job for Pump {
                         "Message DEAD(EXHAUSTED)"
                     );
                     report.items += 1;
-                    report.count("exhausted", 1);
+                    report.details.exhausted.add(1);
                 }
                 continue;
             }
             if head.state == ProcState::Failed && head.next_attempt_at.is_some_and(|t| t > now) {
-                report.count("waiting_for_retry", 1);
+                report.details.waiting_for_retry.add(1);
                 report.more = true;
                 break;
             }
@@ -109,11 +206,11 @@ impl Job for Pump {
                 match processor.process_group(&members).await? {
                     GroupResult::Done(outcomes) => {
                         report.items += outcomes.len() as u64;
-                        report.count("grouped", outcomes.len() as u64);
+                        report.details.grouped.add(outcomes.len() as u64);
                         let per_message = seconds_between(started, ctx.clock.now())
                             / outcomes.len().max(1) as f64;
                         for o in &outcomes {
-                            report.count(o.label(), 1);
+                            report.details.of(o).add(1);
                             count_processed(o.label(), o.error_class_label());
                             metrics::histogram!("msgx_pipeline_processing_duration_seconds")
                                 .record(per_message);
@@ -121,7 +218,7 @@ impl Job for Pump {
                         continue;
                     }
                     GroupResult::RolledBack { last } => {
-                        report.count("group_rolled_back", 1);
+                        report.details.group_rolled_back.add(1);
                         single_until = last;
                     }
                     GroupResult::NotFormed => {}
@@ -132,7 +229,7 @@ impl Job for Pump {
             metrics::histogram!("msgx_pipeline_processing_duration_seconds")
                 .record(seconds_between(started, ctx.clock.now()));
             report.items += 1;
-            report.count(outcome.label(), 1);
+            report.details.of(&outcome).add(1);
             count_processed(outcome.label(), outcome.error_class_label());
             if let ProcessOutcome::Failed(..) = outcome {
                 // The head now waits for its backoff; later messages wait too.
@@ -140,5 +237,26 @@ impl Job for Pump {
             }
         }
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_outcome_is_counted_under_its_label() {
+        for outcome in [
+            ProcessOutcome::Succeeded,
+            ProcessOutcome::Skipped("x".into()),
+            ProcessOutcome::Dead(ErrorClass::Malformed, "x".into()),
+            ProcessOutcome::Failed(ErrorClass::Infra, "x".into()),
+            ProcessOutcome::AlreadyTerminal,
+        ] {
+            let mut report = RunReport::<PumpCounts>::default();
+            report.details.of(&outcome).add(1);
+            let keys: Vec<String> = report.rendered().keys().cloned().collect();
+            assert_eq!(keys, vec![outcome.label().to_string()]);
+        }
     }
 }

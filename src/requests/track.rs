@@ -228,45 +228,55 @@ impl Tracker<'_> {
     /// The SENT time of a confirmed row is its registration time, the last
     /// instant msgx knows preceded the write.
     pub async fn compensate(&self, now: DateTime<Utc>) -> Result<Compensation, RequestError> {
-        let mut done = Compensation::default();
         let expiry = self.config.msgx.request.expiry.chrono();
-        for row in req_track::pending(self.pg, COMPENSATION_BATCH).await? {
-            let found = self
-                .mailbox
-                .find_requests(&row.seqn, &row.routing_id)
-                .await?
-                .into_iter()
-                .find(|(_, xml)| *xml == row.request_xml);
-            match found {
-                Some((coutmsgs_id, _)) => {
-                    if req_track::mark_sent(self.pg, row.id, coutmsgs_id, row.created_at).await? {
-                        tracing::warn!(
-                            request = row.id,
-                            coutmsgs_id,
-                            seqn = %row.seqn,
-                            "Request was written to COUTMSGS but not confirmed; confirmed now (not sent again)"
-                        );
-                        done.confirmed += 1;
-                    }
-                }
-                None if row.created_at + expiry <= now => {
-                    if req_track::expire_pending(
-                        self.pg,
-                        row.id,
-                        now,
-                        "never sent: no COUTMSGS row with its SEQN and ROUTINGID",
-                    )
-                    .await?
-                    {
-                        tracing::warn!(request = row.id, seqn = %row.seqn, "Request was never written to COUTMSGS; expired");
-                        done.expired += 1;
-                    }
-                }
-                None => done.left += 1,
-            }
-        }
-        Ok(done)
+        compensate_pending(self.pg, self.mailbox, expiry, now).await
     }
+}
+
+/// [`Tracker::compensate`] with the expiry given (the `request-expiry` job
+/// holds it in its config).
+pub async fn compensate_pending(
+    pg: &PgPool,
+    mailbox: &Mailbox,
+    expiry: Duration,
+    now: DateTime<Utc>,
+) -> Result<Compensation, RequestError> {
+    let mut done = Compensation::default();
+    for row in req_track::pending(pg, COMPENSATION_BATCH).await? {
+        let found = mailbox
+            .find_requests(&row.seqn, &row.routing_id)
+            .await?
+            .into_iter()
+            .find(|(_, xml)| *xml == row.request_xml);
+        match found {
+            Some((coutmsgs_id, _)) => {
+                if req_track::mark_sent(pg, row.id, coutmsgs_id, row.created_at).await? {
+                    tracing::warn!(
+                        request = row.id,
+                        coutmsgs_id,
+                        seqn = %row.seqn,
+                        "Request was written to COUTMSGS but not confirmed; confirmed now (not sent again)"
+                    );
+                    done.confirmed += 1;
+                }
+            }
+            None if row.created_at + expiry <= now => {
+                if req_track::expire_pending(
+                    pg,
+                    row.id,
+                    now,
+                    "never sent: no COUTMSGS row with its SEQN and ROUTINGID",
+                )
+                .await?
+                {
+                    tracing::warn!(request = row.id, seqn = %row.seqn, "Request was never written to COUTMSGS; expired");
+                    done.expired += 1;
+                }
+            }
+            None => done.left += 1,
+        }
+    }
+    Ok(done)
 }
 
 /// STDB/STDE of an RQFD for operation day `day`: from the day cutover to the

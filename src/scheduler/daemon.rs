@@ -303,6 +303,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             trigger: Trigger::Daemon,
             shutdown: stop_rx.clone(),
             kafka: Default::default(),
+            jobs: Default::default(),
         },
         guard: lock.guard(),
         running,

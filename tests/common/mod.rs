@@ -398,6 +398,7 @@ pub fn runner(
         trigger: msgx::jobs::runner::Trigger::Cli,
         shutdown: rx,
         kafka: Default::default(),
+        jobs: Default::default(),
     };
     (runner, tx)
 }

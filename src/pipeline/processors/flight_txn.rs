@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use super::ProcessorSettings;
 use crate::codec::{DecodedMessage, MsgKind, SchdStyp};
 use crate::domain::slices::{self, StoredLink};
 use crate::domain::{ApplyContext, Decision, FlightSet, FlightStateEngine};
@@ -45,11 +46,12 @@ pub async fn apply(
     ctx: &JobContext,
     engine: &FlightStateEngine,
     store: &FlightStore,
+    settings: &ProcessorSettings,
     msg_id: i64,
     msg: &DecodedMessage,
 ) -> Result<FlightTxnResult, JobError> {
     let mut tx = ctx.pg.begin().await?;
-    let result = apply_in(ctx, engine, store, &mut tx, msg_id, msg).await?;
+    let result = apply_in(ctx, engine, store, settings, &mut tx, msg_id, msg).await?;
     match result {
         FlightTxnResult::Succeeded { .. } => tx.commit().await?,
         _ => tx.rollback().await?,
@@ -65,6 +67,7 @@ pub async fn apply_in(
     ctx: &JobContext,
     engine: &FlightStateEngine,
     store: &FlightStore,
+    settings: &ProcessorSettings,
     conn: &mut sqlx::PgConnection,
     msg_id: i64,
     msg: &DecodedMessage,
@@ -80,7 +83,7 @@ pub async fn apply_in(
         }
     }
 
-    if let Some(max) = sliced(ctx, msg) {
+    if let Some(max) = sliced(settings.apply_slice, msg) {
         return apply_in_slices(ctx, engine, store, conn, msg_id, msg, max).await;
     }
     let set = load(engine, store, &mut *conn, msg).await?;
@@ -184,8 +187,7 @@ async fn succeeded(
 
 /// `Some(msgx.schd.apply-slice)` when `msg` is a SCHD DNLD/RESP with more
 /// FLTRs than that: it is decided in slices ([`apply_in_slices`]).
-fn sliced(ctx: &JobContext, msg: &DecodedMessage) -> Option<usize> {
-    let max = usize::try_from(ctx.config.msgx.schd.apply_slice).unwrap_or(usize::MAX);
+fn sliced(max: usize, msg: &DecodedMessage) -> Option<usize> {
     match &msg.kind {
         MsgKind::Schd(s)
             if matches!(s.styp, SchdStyp::Dnld | SchdStyp::Resp) && s.flights.len() > max =>

@@ -13,6 +13,28 @@ use crate::store::pg::flight::FlightStore;
 use crate::store::pg::snap_log::{self, SnapEntry};
 pub use flight_txn::FlightTxnResult;
 
+/// The pump's settings the processors use (part of `PumpConfig`).
+#[derive(Debug, Clone, Copy)]
+pub struct ProcessorSettings {
+    /// `msgx.schd.apply-slice`: a larger SCHD DNLD/RESP is decided in slices.
+    pub apply_slice: usize,
+    /// `msgx.season.keep`: seasons kept per SNAM.
+    pub season_keep: usize,
+    /// `msgx.request.clock-skew`: the RESP match's tolerance (C-23).
+    pub clock_skew: chrono::Duration,
+}
+
+impl ProcessorSettings {
+    pub fn from_config(config: &crate::config::Config) -> Self {
+        let m = &config.msgx;
+        Self {
+            apply_slice: usize::try_from(m.schd.apply_slice).unwrap_or(usize::MAX),
+            season_keep: usize::try_from(m.season.keep).unwrap_or(usize::MAX),
+            clock_skew: m.request.clock_skew.chrono(),
+        }
+    }
+}
+
 /// SCHD DNLD/RESP: the schedule snapshot (`applyScheduleRecords`, §7.1, §12.1).
 /// Whole-package validation and the operation-day check are the engine's; the
 /// snap-log entry is appended after the commit (§7.1 step 4), also for an
@@ -24,11 +46,12 @@ impl ScheduleProcessor {
         ctx: &JobContext,
         engine: &FlightStateEngine,
         store: &FlightStore,
+        settings: &ProcessorSettings,
         msg_id: i64,
         msg: &DecodedMessage,
         schd: &Schd,
     ) -> Result<FlightTxnResult, JobError> {
-        let result = flight_txn::apply(ctx, engine, store, msg_id, msg).await?;
+        let result = flight_txn::apply(ctx, engine, store, settings, msg_id, msg).await?;
         trace(ctx, engine, msg_id, &msg.meta.styp, schd, &result).await;
         Ok(result)
     }
@@ -42,11 +65,12 @@ impl AdftProcessor {
         ctx: &JobContext,
         engine: &FlightStateEngine,
         store: &FlightStore,
+        settings: &ProcessorSettings,
         msg_id: i64,
         msg: &DecodedMessage,
         schd: &Schd,
     ) -> Result<FlightTxnResult, JobError> {
-        let result = flight_txn::apply(ctx, engine, store, msg_id, msg).await?;
+        let result = flight_txn::apply(ctx, engine, store, settings, msg_id, msg).await?;
         trace(ctx, engine, msg_id, "ADFT", schd, &result).await;
         Ok(result)
     }
@@ -62,11 +86,12 @@ impl ScheduleDeleteProcessor {
         ctx: &JobContext,
         engine: &FlightStateEngine,
         store: &FlightStore,
+        settings: &ProcessorSettings,
         msg_id: i64,
         msg: &DecodedMessage,
         schd: &Schd,
     ) -> Result<FlightTxnResult, JobError> {
-        let result = flight_txn::apply(ctx, engine, store, msg_id, msg).await?;
+        let result = flight_txn::apply(ctx, engine, store, settings, msg_id, msg).await?;
         trace(ctx, engine, msg_id, "DEL", schd, &result).await;
         Ok(result)
     }
@@ -80,10 +105,11 @@ impl FlopProcessor {
         ctx: &JobContext,
         engine: &FlightStateEngine,
         store: &FlightStore,
+        settings: &ProcessorSettings,
         msg_id: i64,
         msg: &DecodedMessage,
     ) -> Result<FlightTxnResult, JobError> {
-        flight_txn::apply(ctx, engine, store, msg_id, msg).await
+        flight_txn::apply(ctx, engine, store, settings, msg_id, msg).await
     }
 }
 
@@ -95,10 +121,11 @@ impl FdelProcessor {
         ctx: &JobContext,
         engine: &FlightStateEngine,
         store: &FlightStore,
+        settings: &ProcessorSettings,
         msg_id: i64,
         msg: &DecodedMessage,
     ) -> Result<FlightTxnResult, JobError> {
-        flight_txn::apply(ctx, engine, store, msg_id, msg).await
+        flight_txn::apply(ctx, engine, store, settings, msg_id, msg).await
     }
 }
 

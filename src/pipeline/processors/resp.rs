@@ -12,7 +12,7 @@
 use chrono::Utc;
 
 use super::refdata::RefDataProcessor;
-use super::{FlightTxnResult, flight_txn, trace};
+use super::{FlightTxnResult, ProcessorSettings, flight_txn, trace};
 use crate::codec::{DecodedMessage, MsgKind};
 use crate::domain::FlightStateEngine;
 use crate::jobs::{JobContext, JobError};
@@ -33,11 +33,12 @@ impl RespProcessor {
         ctx: &JobContext,
         engine: &FlightStateEngine,
         store: &FlightStore,
+        settings: &ProcessorSettings,
         msg_id: i64,
         msg: &DecodedMessage,
     ) -> Result<FlightTxnResult, JobError> {
         let facts = facts(engine, msg)?;
-        let skew = ctx.config.msgx.request.clock_skew.chrono();
+        let skew = settings.clock_skew;
         let mut tx = ctx.pg.begin().await?;
         let rows = req_track::for_match(
             &mut tx,
@@ -67,10 +68,13 @@ impl RespProcessor {
                     MsgKind::RefData(r) => {
                         RefDataProcessor::apply_in(ctx, &mut tx, msg_id, r).await?
                     }
-                    _ => flight_txn::apply_in(ctx, engine, store, &mut tx, msg_id, msg).await?,
+                    _ => {
+                        flight_txn::apply_in(ctx, engine, store, settings, &mut tx, msg_id, msg)
+                            .await?
+                    }
                 };
                 if let FlightTxnResult::Succeeded { .. } = result {
-                    close(ctx, &mut tx, msg_id, &facts, &matched).await?;
+                    close(ctx, &mut tx, msg_id, &facts, &matched, skew).await?;
                     tx.commit().await?;
                     for m in &matched {
                         tracing::info!(
@@ -100,6 +104,7 @@ async fn close(
     msg_id: i64,
     facts: &RespFacts,
     matched: &[Matched],
+    skew: chrono::Duration,
 ) -> Result<(), JobError> {
     let now = ctx.clock.now();
     for m in matched {
@@ -138,7 +143,7 @@ async fn close(
                         "req_type": facts.req_type,
                         "days": facts.days,
                         "resp_dttm": facts.dttm,
-                        "clock_skew_seconds": ctx.config.msgx.request.clock_skew.chrono().num_seconds(),
+                        "clock_skew_seconds": skew.num_seconds(),
                     }),
                 },
             )

@@ -12,7 +12,7 @@
 
 use chrono::SubsecRound;
 
-use super::FlightTxnResult;
+use super::{FlightTxnResult, ProcessorSettings};
 use crate::codec::Schs;
 use crate::domain::DomainConfig;
 use crate::domain::season::{self, Season};
@@ -27,6 +27,7 @@ impl SeasonProcessor {
     pub async fn apply(
         ctx: &JobContext,
         cfg: &DomainConfig,
+        settings: &ProcessorSettings,
         msg_id: i64,
         schs: &Schs,
     ) -> Result<FlightTxnResult, JobError> {
@@ -35,7 +36,7 @@ impl SeasonProcessor {
             Err(e) => return Ok(FlightTxnResult::Rejected(e.to_string())),
         };
         let mut tx = ctx.pg.begin().await?;
-        let result = Self::apply_in(ctx, &mut tx, msg_id, &new).await?;
+        let result = Self::apply_in(ctx, &mut tx, msg_id, &new, settings.season_keep).await?;
         match result {
             FlightTxnResult::Succeeded { .. } => tx.commit().await?,
             _ => tx.rollback().await?,
@@ -48,6 +49,7 @@ impl SeasonProcessor {
         conn: &mut sqlx::PgConnection,
         msg_id: i64,
         new: &Season,
+        keep: usize,
     ) -> Result<FlightTxnResult, JobError> {
         match ctx.open_processing(&mut *conn, msg_id).await? {
             Some(s) if s.is_unfinished() => {}
@@ -61,7 +63,6 @@ impl SeasonProcessor {
         // Microseconds, the precision of timestamptz: the record's
         // `updated_at` is what the store reads back.
         let now = ctx.clock.now().trunc_subsecs(6);
-        let keep = usize::try_from(ctx.config.msgx.season.keep).unwrap_or(usize::MAX);
         let stored = store::stored_keys(&mut *conn).await?;
         let plan = season::plan_replacement(&stored, new, keep);
         let revision = store::next_revision(&mut *conn).await?;
