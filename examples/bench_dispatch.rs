@@ -12,7 +12,7 @@
 
 use msgx::clock::{SharedClock, SystemClock};
 use msgx::config::Config;
-use msgx::jobs::runner::{RunOptions, Runner, Trigger};
+use msgx::scheduler::runner::{JobRunner, RunOptions, Trigger};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::mocking::MockCluster;
 use sqlx::{Connection, PgConnection};
@@ -102,7 +102,7 @@ async fn bench(args: &Args, url: &str) -> anyhow::Result<()> {
     msgx::store::pg::migrate(&pool).await?;
 
     let (_stop, shutdown) = tokio::sync::watch::channel(false);
-    let runner = Runner {
+    let runner = JobRunner {
         pg: pool.clone(),
         mailbox: msgx::store::mailbox::Mailbox::new(&config.msgx.mailbox)?,
         config: Arc::new(config),

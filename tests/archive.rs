@@ -9,10 +9,10 @@ use common::jobs::{drain, run, run_dry};
 use common::queries::states_with_identity;
 use common::sis::flop;
 use common::*;
-use msgx::jobs::runner::{RunSummary, Runner};
+use msgx::scheduler::runner::{JobRunner, RunSummary};
 
 /// Three messages (unknown flights → SKIPPED), marked by backfill.
-async fn three_marked(db: &TestDb, mb: &TestMailbox, r: &Runner) {
+async fn three_marked(db: &TestDb, mb: &TestMailbox, r: &JobRunner) {
     for i in 1..=3 {
         mb.insert(&flop(i, 4000 + i64::from(i), "REMC", "<REMC>x</REMC>"))
             .await;

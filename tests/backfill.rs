@@ -12,7 +12,7 @@ use common::*;
 use msgx::backfill::replay::{self, ReplayError, ReplayRequest, ReplayService, Selection};
 use msgx::backfill::{gate, ops};
 use msgx::clock::{ManualClock, SharedClock};
-use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
+use msgx::scheduler::runner::{JobRunner, RunOptions, RunSummary};
 use mysql_async::prelude::Queryable;
 
 /// A message the default ignore rules skip: SKIPPED(ignored:LDM).
@@ -26,7 +26,7 @@ fn ldm(seqn: u32) -> String {
 const MALFORMED: &str = "<MSG><META>";
 const UNREACHABLE: &str = "mysql://msgx:msgx@127.0.0.1:1/x";
 
-async fn scan(r: &Runner) -> RunSummary {
+async fn scan(r: &JobRunner) -> RunSummary {
     run_ok(r, "backfill-scan").await
 }
 

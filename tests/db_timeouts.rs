@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use msgx::jobs::runner::RunOptions;
+use msgx::scheduler::runner::RunOptions;
 use msgx::store::mailbox::{Mailbox, MailboxError};
 use msgx::store::pg;
 use mysql_async::prelude::Queryable;

@@ -13,7 +13,7 @@ use msgx::commands::tail::TailRecord;
 use msgx::config::Config;
 use msgx::domain::events::{DomainEvent, events_for};
 use msgx::domain::{FlightState, FlightStatus};
-use msgx::jobs::runner::{RunOptions, Runner};
+use msgx::scheduler::runner::{JobRunner, RunOptions};
 use msgx::store::pg::msg_event;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{DefaultProducerContext, Producer};
@@ -29,7 +29,7 @@ fn kafka_runner(
     cluster: &MockCluster<'static, DefaultProducerContext>,
     clock: msgx::clock::SharedClock,
     tweak: impl FnOnce(&mut Config),
-) -> (Runner, tokio::sync::watch::Sender<bool>) {
+) -> (JobRunner, tokio::sync::watch::Sender<bool>) {
     let bootstrap = cluster.bootstrap_servers();
     runner(db, None, clock, |c| {
         fast_kafka(c, &bootstrap);
@@ -1002,7 +1002,7 @@ struct OrderBench {
     kafka: MockCluster<'static, DefaultProducerContext>,
     clock: ManualClock,
     /// max-attempts 1 and 2.
-    runners: Vec<Runner>,
+    runners: Vec<JobRunner>,
     _stops: Vec<tokio::sync::watch::Sender<bool>>,
     cases: std::sync::atomic::AtomicI64,
 }
@@ -1136,7 +1136,7 @@ fn per_flid_order_holds_under_random_faults_rounds_and_runs() {
         let db = TestDb::migrated().await;
         let kafka = mock_kafka(1);
         let (clock, shared) = manual_clock();
-        let (mut runners, mut stops): (Vec<Runner>, _) = (Vec::new(), Vec::new());
+        let (mut runners, mut stops): (Vec<JobRunner>, _) = (Vec::new(), Vec::new());
         for max_attempts in [1, 2] {
             let (mut runner, stop) = kafka_runner(&db, &kafka, shared.clone(), |c| {
                 c.msgx.dispatch.batch = 3;

@@ -8,11 +8,11 @@ use common::jobs::{drain, run, run_dry};
 use common::queries::flights;
 use common::sis::{flop, fltr, schd_dnld};
 use common::*;
-use msgx::jobs::runner::Runner;
+use msgx::scheduler::runner::JobRunner;
 use msgx::store::pg::job_run::Outcome;
 
 /// 9001 plain (then FDEL'd), 9003 a master, 9002 its share; all on 1 Dec 2026.
-async fn setup(db: &TestDb, mb: &TestMailbox, r: &Runner) {
+async fn setup(db: &TestDb, mb: &TestMailbox, r: &JobRunner) {
     mb.insert(&schd_dnld(
         1,
         &[

@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use msgx::instance_lock::{self, LockKey};
-use msgx::jobs::runner::RunOptions;
+use msgx::scheduler::runner::RunOptions;
 use std::time::Duration;
 
 const FLOP: &str = "<MSG><META><SNDR>AODB</SNDR><SEQN>7</SEQN><DTTM>20261201080000</DTTM>\

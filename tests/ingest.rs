@@ -6,14 +6,14 @@ mod common;
 use chrono::Duration;
 use common::jobs::detail;
 use common::*;
-use msgx::jobs::runner::{RunOptions, Runner};
+use msgx::scheduler::runner::{JobRunner, RunOptions};
 use msgx::store::pg::job_run::Outcome;
 use mysql_async::prelude::Queryable;
 
 const XML: &str =
     "<MSG><META><SNDR>AODB</SNDR><SEQN>1</SEQN><TYPE>LDM</TYPE><STYP>UPD</STYP></META></MSG>";
 
-async fn ingest(r: &Runner) -> msgx::jobs::runner::RunSummary {
+async fn ingest(r: &JobRunner) -> msgx::scheduler::runner::RunSummary {
     r.run("ingest-sweep", &RunOptions::default(), None)
         .await
         .expect("ingest runs")
@@ -277,7 +277,7 @@ async fn a_row_committed_inside_a_released_hole_is_recorded_as_late() {
 
 /// Rows 1 and 3 in the mailbox, 2 missing: two ingest runs max-commit-delay
 /// apart release 2 as a permanent hole.
-async fn release_hole_at_2(db: &TestDb, r: &Runner, clock: &msgx::clock::ManualClock) {
+async fn release_hole_at_2(db: &TestDb, r: &JobRunner, clock: &msgx::clock::ManualClock) {
     ingest(r).await;
     clock.advance(Duration::seconds(31));
     ingest(r).await;

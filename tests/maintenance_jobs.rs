@@ -1,13 +1,13 @@
 //! The small maintenance jobs implemented with the skeleton (event-cleanup,
 //! snaplog-purge, request-expiry, retention), run in-process through the one
-//! Runner path with a manual clock against a real PostgreSQL.
+//! JobRunner path with a manual clock against a real PostgreSQL.
 
 mod common;
 
 use chrono::Duration;
 use common::queries::count;
 use common::*;
-use msgx::jobs::runner::RunOptions;
+use msgx::scheduler::runner::RunOptions;
 use msgx::store::pg::job_run::Outcome;
 
 #[tokio::test]

@@ -13,8 +13,8 @@ use common::*;
 use msgx::clock::SharedClock;
 use msgx::http::ops::{Heartbeat, JobsSlot, LockSlot, OpsState, router};
 use msgx::instance_lock::{AdvisoryLock, LockKey};
-use msgx::jobs::runner::{RunOptions, Runner};
 use msgx::jobs::supervision::JobWatch;
+use msgx::scheduler::runner::{JobRunner, RunOptions};
 use sqlx::Connection;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -113,7 +113,7 @@ async fn load_own(mb: &TestMailbox) -> Vec<(i64, PathBuf)> {
 }
 
 /// Runs `job` under an instance lock the test already holds.
-async fn run_under(r: &Runner, job: &str, lock: Option<&AdvisoryLock>) {
+async fn run_under(r: &JobRunner, job: &str, lock: Option<&AdvisoryLock>) {
     let opts = RunOptions {
         until_empty: true,
         ..Default::default()

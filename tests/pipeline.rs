@@ -10,7 +10,7 @@ use common::queries::outcomes;
 use common::sis::{OWN, flop, fltr, own_files, schd};
 use common::*;
 use msgx::clock::Clock;
-use msgx::jobs::runner::{RunOptions, RunSummary, Runner};
+use msgx::scheduler::runner::{JobRunner, RunOptions, RunSummary};
 use msgx::store::pg::job_run::Outcome;
 use std::path::{Path, PathBuf};
 
@@ -1112,7 +1112,7 @@ async fn failure_of(db: &TestDb, id: i64) -> (String, Option<String>, i32, Optio
 /// DEAD(EXHAUSTED), and the ignored message 2 behind it SKIPPED.
 async fn gives_up_and_the_queue_moves_on(
     db: &TestDb,
-    r: &Runner,
+    r: &JobRunner,
     clock: &msgx::clock::ManualClock,
 ) {
     for tier in [10, 30] {

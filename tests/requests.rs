@@ -10,8 +10,8 @@ use common::queries::flight_count;
 use common::sis::schd_at;
 use common::*;
 use msgx::config::Config;
-use msgx::jobs::runner::Runner;
 use msgx::requests::track::{RequestKind, SentRequest, Tracker};
+use msgx::scheduler::runner::JobRunner;
 use msgx::store::mailbox::Mailbox;
 use msgx::store::pg::req_track::ReqRow;
 use mysql_async::prelude::Queryable;
@@ -117,7 +117,7 @@ impl Env {
         self.shared.now()
     }
 
-    fn runner(&self) -> (Runner, tokio::sync::watch::Sender<bool>) {
+    fn runner(&self) -> (JobRunner, tokio::sync::watch::Sender<bool>) {
         runner(&self.db, Some(&self.mb), self.shared.clone(), |_| {})
     }
 }
@@ -417,7 +417,7 @@ impl Env {
     /// Inserts a one-flight SCHD RESP with DTTM `dttm`, drains the pump and
     /// asserts it was SKIPPED for `reason` with the request rows and the
     /// flights untouched (design §7.2: an unmatched RESP changes nothing).
-    async fn resp_is_skipped(&self, r: &Runner, seqn: u32, dttm: &str, reason: &str) {
+    async fn resp_is_skipped(&self, r: &JobRunner, seqn: u32, dttm: &str, reason: &str) {
         let before = requests(&self.db).await;
         let id = self
             .mb

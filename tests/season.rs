@@ -13,7 +13,7 @@ use common::queries::outcomes_in_order;
 use common::sis::{Series, schs};
 use common::*;
 use msgx::commands::tail::TailRecord;
-use msgx::jobs::runner::Runner;
+use msgx::scheduler::runner::JobRunner;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -23,7 +23,7 @@ const SEASON: &str = "season";
 type RoutePoint = (String, Option<String>, Option<String>, Option<String>);
 
 /// [`drain`], then the season flush.
-async fn drain_flush(r: &Runner) {
+async fn drain_flush(r: &JobRunner) {
     drain(r).await;
     run(r, "season-flush").await;
 }

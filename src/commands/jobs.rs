@@ -8,10 +8,10 @@ use super::target::{Needs, Target};
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::jobs::manifest;
-use crate::jobs::registry;
-use crate::jobs::runner::{Progress, RunError, RunOptions, Runner, Trigger};
 use crate::scheduler::daemon;
 use crate::scheduler::profile::Profile;
+use crate::scheduler::registry;
+use crate::scheduler::runner::{JobRunner, Progress, RunError, RunOptions, Trigger};
 use crate::store::pg::job_run::Outcome;
 use std::sync::Arc;
 
@@ -115,7 +115,7 @@ async fn run_job(
         Ok(m) => m,
         Err(code) => return code,
     };
-    let runner = Runner {
+    let runner = JobRunner {
         pg: pool,
         mailbox,
         config,

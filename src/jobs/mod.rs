@@ -2,15 +2,14 @@
 //! shape (issue 19 item 5): each job holds a config struct of the settings it
 //! uses, built once from the global config by a constructor that validates,
 //! and its bounded `run_once` returns a typed report ([`report`]). There is
-//! one path: the [`runner::Runner`] takes the job's lock, records JOB_RUN and
+//! one path: the [`runner::JobRunner`] takes the job's lock, records JOB_RUN and
 //! calls `run_once`, for the daemon and the CLI alike.
 
 pub mod batch;
 pub mod manifest;
+pub mod passes;
 pub mod profile;
-pub mod registry;
 pub mod report;
-pub mod runner;
 pub mod supervision;
 
 use crate::clock::SharedClock;

@@ -11,11 +11,21 @@
 //! still prove it on the database.
 
 use super::identity::ignore_rule;
-use super::process_one::Raw;
 use crate::codec::{DecodeError, DecodedMessage, MsgKind, RefData, RefStyp, Schd, SchdStyp, Schs};
 use crate::domain::ErrorClass;
 use crate::store::pg::proc_state::IdentityBinding;
 use std::sync::Arc;
+
+/// A raw message as the pump sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Raw {
+    /// The text (shared with the read-ahead, never copied: an `Arc<[u8]>`
+    /// made from the row's `Vec` would copy a 16 MB SCHD once more).
+    Text(std::sync::Arc<Vec<u8>>),
+    /// Longer than `msgx.pipeline.max-message-bytes`: this many bytes, never
+    /// read (issue 17 item 5).
+    TooLarge(u64),
+}
 
 /// An outcome the ladder decides without a processor: recorded in one
 /// statement (§5.3 non-business terminal states), or a FAILED attempt.

@@ -16,7 +16,9 @@
 //! backfill intent.
 
 use super::identity::identity_of;
+pub use super::ladder::Raw;
 use super::ladder::{self, Route, Step, Verdict};
+use super::processors::ProcessorSettings;
 use super::processors::refdata::RefDataProcessor;
 use super::processors::resp::RespProcessor;
 use super::processors::season::SeasonProcessor;
@@ -24,10 +26,12 @@ use super::processors::{
     AdftProcessor, FdelProcessor, FlightTxnResult, FlopProcessor, ScheduleDeleteProcessor,
     ScheduleProcessor,
 };
-use super::pump::PumpConfig;
 use crate::codec::{self, DecodeError, DecodedMessage};
+use crate::config::Config;
+use crate::domain::DomainConfig;
 use crate::domain::{ErrorClass, FailureScheduler, FlightStateEngine, ProcState};
 use crate::jobs::{JobContext, JobError};
+use crate::jobs::{JobSettings, domain_config};
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::proc_state::{self, Head};
 
@@ -99,15 +103,42 @@ pub struct ReadAhead {
     pub lengths_last: i64,
 }
 
-/// A raw message as the pump sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Raw {
-    /// The text (shared with the read-ahead, never copied: an `Arc<[u8]>`
-    /// made from the row's `Vec` would copy a 16 MB SCHD once more).
-    Text(std::sync::Arc<Vec<u8>>),
-    /// Longer than `msgx.pipeline.max-message-bytes`: this many bytes, never
-    /// read (issue 17 item 5).
-    TooLarge(u64),
+/// The settings `pump-drain` (and the MessageProcessor it drives) uses.
+#[derive(Debug, Clone)]
+pub struct PumpConfig {
+    /// The engine's view of the config (§11.2).
+    pub domain: DomainConfig,
+    /// `msgx.pipeline.retry`: the FailureScheduler over the schedule per
+    /// FAILED class (§9.1).
+    pub retry: FailureScheduler,
+    /// `msgx.identity.include-day-boundary` (§2).
+    pub include_day_boundary: bool,
+    /// `msgx.pipeline.group-commit`: the group size (1 = off).
+    pub group_commit: u32,
+    /// `msgx.ignore`: the ignore rules (§2).
+    pub ignore: Vec<String>,
+    /// `msgx.pipeline.read-ahead-bytes`.
+    pub read_ahead_bytes: u64,
+    /// `msgx.pipeline.max-message-bytes`.
+    pub max_message_bytes: u64,
+    /// What the processors use.
+    pub processors: ProcessorSettings,
+}
+
+impl JobSettings for PumpConfig {
+    fn from_config(config: &Config) -> Self {
+        let m = &config.msgx;
+        Self {
+            domain: domain_config(config),
+            retry: crate::jobs::failure_scheduler(&m.pipeline.retry),
+            include_day_boundary: m.identity.include_day_boundary,
+            group_commit: m.pipeline.group_commit,
+            ignore: m.ignore.clone(),
+            read_ahead_bytes: m.pipeline.read_ahead_bytes,
+            max_message_bytes: m.pipeline.max_message_bytes,
+            processors: ProcessorSettings::from_config(config),
+        }
+    }
 }
 
 /// How many mailbox rows one read-ahead covers at most (the byte bound is
@@ -226,7 +257,7 @@ pub(super) async fn decode_off_thread(
         Ok(decoded) => Ok(decoded),
         Err(e) if e.is_panic() => {
             let panic = e.into_panic();
-            let text = crate::jobs::runner::panic_message(panic.as_ref());
+            let text = crate::jobs::passes::panic_message(panic.as_ref());
             Ok(Err(DecodeError::codec(
                 "MSG",
                 format!("the decoder panicked: {text}"),

@@ -11,13 +11,10 @@
 
 use super::group::GroupResult;
 use super::process_one::{MessageProcessor, ProcessOutcome};
-use super::processors::ProcessorSettings;
 use crate::clock::seconds_between;
-use crate::config::Config;
-use crate::domain::{DomainConfig, ErrorClass, FailureScheduler, FlightStateEngine, ProcState};
+use crate::domain::{ErrorClass, FlightStateEngine, ProcState};
 use crate::jobs::{
-    Count, Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport,
-    domain_config, job_counts,
+    Count, Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts,
 };
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::proc_state;
@@ -29,43 +26,7 @@ fn count_processed(outcome: &'static str, error_class: &'static str) {
         .increment(1);
 }
 
-/// The settings `pump-drain` (and the MessageProcessor it drives) uses.
-#[derive(Debug, Clone)]
-pub struct PumpConfig {
-    /// The engine's view of the config (§11.2).
-    pub domain: DomainConfig,
-    /// `msgx.pipeline.retry`: the FailureScheduler over the schedule per
-    /// FAILED class (§9.1).
-    pub retry: FailureScheduler,
-    /// `msgx.identity.include-day-boundary` (§2).
-    pub include_day_boundary: bool,
-    /// `msgx.pipeline.group-commit`: the group size (1 = off).
-    pub group_commit: u32,
-    /// `msgx.ignore`: the ignore rules (§2).
-    pub ignore: Vec<String>,
-    /// `msgx.pipeline.read-ahead-bytes`.
-    pub read_ahead_bytes: u64,
-    /// `msgx.pipeline.max-message-bytes`.
-    pub max_message_bytes: u64,
-    /// What the processors use.
-    pub processors: ProcessorSettings,
-}
-
-impl JobSettings for PumpConfig {
-    fn from_config(config: &Config) -> Self {
-        let m = &config.msgx;
-        Self {
-            domain: domain_config(config),
-            retry: crate::jobs::failure_scheduler(&m.pipeline.retry),
-            include_day_boundary: m.identity.include_day_boundary,
-            group_commit: m.pipeline.group_commit,
-            ignore: m.ignore.clone(),
-            read_ahead_bytes: m.pipeline.read_ahead_bytes,
-            max_message_bytes: m.pipeline.max_message_bytes,
-            processors: ProcessorSettings::from_config(config),
-        }
-    }
-}
+pub use super::process_one::PumpConfig;
 
 job_counts! {
     /// What a `pump-drain` run did: the head conditions of §5.1, and per

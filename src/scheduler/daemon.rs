@@ -1,6 +1,6 @@
 //! The scheduler daemon (issue 2, item 7): takes the instance lock (or waits
 //! for it as a hot standby), loads a schedule profile and runs each job at its
-//! cron times through the one [`Runner`] path, and a run that handled items
+//! cron times through the one [`JobRunner`] path, and a run that handled items
 //! starts the profile's `[then]` jobs at once. Never overlaps two runs of the
 //! same job. On SIGINT/SIGTERM it lets the running bounded batch finish within
 //! `msgx.daemon.shutdown-timeout`; on lock loss it stops at once.
@@ -11,10 +11,10 @@ use crate::config::Config;
 use crate::http::ops::{self, Heartbeat, JobsSlot, LockSlot, OpsState};
 use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
 use crate::jobs::manifest;
-use crate::jobs::registry;
-use crate::jobs::runner::{RunError, RunOptions, Runner, Trigger};
 use crate::jobs::supervision::JobWatch;
 use crate::pipeline::identity;
+use crate::scheduler::registry;
+use crate::scheduler::runner::{JobRunner, RunError, RunOptions, Trigger};
 use crate::store::mailbox::{Mailbox, MailboxError};
 use crate::store::pg;
 use crate::store::pg::job_run::Outcome;
@@ -46,7 +46,7 @@ type BoxFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
 
 /// Shared state of the running daemon.
 struct Inner {
-    runner: Runner,
+    runner: JobRunner,
     guard: LockGuard,
     running: BTreeMap<String, AtomicBool>,
     /// A chained start (`[then]`) arrived while the job was running: run it
@@ -134,7 +134,7 @@ impl Inner {
                     (0, Some(e.to_string()))
                 }
                 Err(payload) => {
-                    let message = crate::jobs::runner::panic_message(payload.as_ref());
+                    let message = crate::jobs::passes::panic_message(payload.as_ref());
                     metrics::counter!("msgx_job_panics_total", "job" => job.clone()).increment(1);
                     tracing::error!(job, panic = %message, "Job run panicked outside its passes; the next tick runs again");
                     (0, Some(format!("panicked: {message}")))
@@ -294,7 +294,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     ));
     let _ = jobs_slot.set(watch.clone());
     let inner = Arc::new(Inner {
-        runner: Runner {
+        runner: JobRunner {
             pg: pool.clone(),
             mailbox,
             config: config.clone(),

@@ -382,20 +382,23 @@ pub fn runner(
     mailbox: Option<&TestMailbox>,
     clock: SharedClock,
     tweak: impl FnOnce(&mut Config),
-) -> (msgx::jobs::runner::Runner, tokio::sync::watch::Sender<bool>) {
+) -> (
+    msgx::scheduler::runner::JobRunner,
+    tokio::sync::watch::Sender<bool>,
+) {
     let mut config = db.config();
     if let Some(m) = mailbox {
         config.msgx.mailbox.url = m.url.clone();
     }
     tweak(&mut config);
     let (tx, rx) = tokio::sync::watch::channel(false);
-    let runner = msgx::jobs::runner::Runner {
+    let runner = msgx::scheduler::runner::JobRunner {
         pg: db.pool.clone(),
         mailbox: msgx::store::mailbox::Mailbox::new(&config.msgx.mailbox).expect("mailbox url"),
         config: Arc::new(config),
         clock,
         instance: "test".into(),
-        trigger: msgx::jobs::runner::Trigger::Cli,
+        trigger: msgx::scheduler::runner::Trigger::Cli,
         shutdown: rx,
         kafka: Default::default(),
         jobs: Default::default(),

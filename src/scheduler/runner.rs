@@ -2,11 +2,13 @@
 //! job's lock (issue 2, item 6), record JOB_RUN, call `run_once` within the
 //! bounds, record the outcome, release.
 
-use super::manifest::{self, LockKind, Manifest};
-use super::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, registry};
+use super::registry;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::instance_lock::{self, AdvisoryLock, LockError, LockGuard, LockKey};
+use crate::jobs::manifest::{self, LockKind, Manifest};
+pub use crate::jobs::passes::{AnyJob, Passes, Progress, RunOptions};
+use crate::jobs::{JobConfigError, JobContext, JobError, RunBounds};
 use crate::store::mailbox::Mailbox;
 use crate::store::pg::job_run::{self, Outcome};
 use serde::Serialize;
@@ -28,30 +30,6 @@ impl Trigger {
             Trigger::Cli => "cli",
         }
     }
-}
-
-/// A callback told the running total after each bounded pass (the CLI's
-/// progress bar for `--until-empty`).
-#[derive(Clone)]
-pub struct Progress(pub Arc<dyn Fn(u64) + Send + Sync>);
-
-impl std::fmt::Debug for Progress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Progress")
-    }
-}
-
-/// Per-run options from the CLI (the daemon uses the defaults).
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    /// Told the running item count after each pass.
-    pub progress: Option<Progress>,
-    /// Overrides the manifest's `max-items`.
-    pub max_items: Option<u64>,
-    /// Repeat `run_once` while it reports more work.
-    pub until_empty: bool,
-    /// Report only.
-    pub dry_run: bool,
 }
 
 /// The result of one run, as `msgx run --json` prints it.
@@ -92,75 +70,6 @@ impl std::fmt::Display for RunSummary {
     }
 }
 
-/// The passes of one run, its report rendered ([`RunReport::rendered`]).
-pub struct Passes {
-    pub items: u64,
-    pub more: bool,
-    pub details: serde_json::Map<String, serde_json::Value>,
-    /// The error that ended the run, if one did.
-    pub failure: Option<JobError>,
-}
-
-/// A job behind the runner's one path, whatever its report type: the
-/// registry hands these out (`Job` has a typed report, so it is not
-/// object-safe itself).
-#[async_trait::async_trait]
-pub trait AnyJob: Send + Sync {
-    /// `run_once` repeated as `opts` asks (`--until-empty`), the passes'
-    /// reports added up, each pass contained ([`contained`]).
-    async fn run_passes(
-        &self,
-        name: &str,
-        ctx: &JobContext,
-        bounds: &RunBounds,
-        opts: &RunOptions,
-    ) -> Passes;
-}
-
-#[async_trait::async_trait]
-impl<J: Job> AnyJob for J {
-    async fn run_passes(
-        &self,
-        name: &str,
-        ctx: &JobContext,
-        bounds: &RunBounds,
-        opts: &RunOptions,
-    ) -> Passes {
-        let mut total = RunReport::<J::Details>::default();
-        let mut failure = None;
-        loop {
-            match contained(name, self.run_once(ctx, bounds)).await {
-                Ok(report) => {
-                    let (items, more) = (report.items, report.more);
-                    total.absorb(report);
-                    if let Some(Progress(tell)) = &opts.progress {
-                        tell(total.items);
-                    }
-                    let stop = !opts.until_empty
-                        || !more
-                        || items == 0
-                        || opts.dry_run
-                        || !ctx.guard.is_active()
-                        || *ctx.shutdown.borrow();
-                    if stop {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
-        }
-        Passes {
-            items: total.items,
-            more: total.more,
-            details: total.rendered(),
-            failure,
-        }
-    }
-}
-
 /// Why a run did not happen or failed outside the job.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -182,47 +91,9 @@ pub enum RunError {
     Db(#[from] sqlx::Error),
 }
 
-/// Awaits one bounded pass, turning a panic inside it into
-/// [`JobError::Panicked`] (issue 17, item 1): the run is then recorded FAILED
-/// with the panic message like any failure, and the next tick runs again.
-/// Counted in `msgx_job_panics_total` and logged at error.
-///
-/// Unwind safety: a pass's writes are transactions that roll back when
-/// dropped, and its in-memory state dies with the pass; what outlives it (the
-/// pools, the shared producer, the lock guard) is only touched through
-/// poison-tolerant locks.
-async fn contained<F, D>(job: &str, pass: F) -> Result<RunReport<D>, JobError>
-where
-    F: std::future::Future<Output = Result<RunReport<D>, JobError>>,
-{
-    use futures_util::FutureExt;
-    let pass = async {
-        crate::fault::hit("job", job);
-        pass.await
-    };
-    match std::panic::AssertUnwindSafe(pass).catch_unwind().await {
-        Ok(result) => result,
-        Err(payload) => {
-            let message = panic_message(payload.as_ref());
-            metrics::counter!("msgx_job_panics_total", "job" => job.to_string()).increment(1);
-            tracing::error!(job, panic = %message, "Job run panicked; recorded FAILED, the next tick runs again");
-            Err(JobError::Panicked(message))
-        }
-    }
-}
-
-/// The text of a panic payload (`panic!` gives a `&str` or a `String`).
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic with a non-text payload".to_string())
-}
-
 /// Runs jobs for one process.
 #[derive(Clone)]
-pub struct Runner {
+pub struct JobRunner {
     pub pg: PgPool,
     pub mailbox: Mailbox,
     pub config: Arc<Config>,
@@ -237,7 +108,7 @@ pub struct Runner {
     pub jobs: registry::Jobs,
 }
 
-impl Runner {
+impl JobRunner {
     /// Runs `name` once (or until empty), under the right lock.
     ///
     /// `instance_guard` is the daemon's instance-lock guard; `None` means this

@@ -3,9 +3,9 @@
 //! exists but whose code does not yet is listed as not implemented, and
 //! `msgx run` says so (exit 3).
 
-use super::runner::AnyJob;
-use super::{JobConfigError, JobSettings};
 use crate::config::Config;
+use crate::jobs::passes::AnyJob;
+use crate::jobs::{JobConfigError, JobSettings};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn registry_names_are_manifest_names() {
-        let names: Vec<String> = super::super::manifest::all()
+        let names: Vec<String> = crate::jobs::manifest::all()
             .unwrap()
             .into_iter()
             .map(|m| m.name)
