@@ -1,5 +1,5 @@
 //! What a failed send is, as plain data (design §3 "投递", §8.1, §9.1): the
-//! class the producer decides (delivery/producer.rs `classify`) and the new
+//! class the producer decides (kafka/producer.rs `classify`) and the new
 //! values of the outbox row that delivery/retry.rs computes and the store
 //! writes. Here, below both, so the store needs nothing from delivery/
 //! (issue 19 item 1).

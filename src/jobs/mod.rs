@@ -118,7 +118,7 @@ impl RunBounds {
 }
 
 /// A job's config struct: the settings it uses, read from the global config
-/// once (jobs/registry.rs builds each job with it).
+/// once (scheduler/registry.rs builds each job with it).
 pub trait JobSettings: Sized {
     /// The settings as `config` has them.
     fn from_config(config: &Config) -> Self;

@@ -2,7 +2,7 @@
 //! declares its counts as struct fields ([`job_counts!`]), and the one
 //! rendering of a report, [`RunReport::rendered`], gives the JSON object
 //! that `msgx run --json` prints, JOB_RUN.DETAILS stores and the text output
-//! lists (`RunSummary`'s `Display`, jobs/runner.rs).
+//! lists (`RunSummary`'s `Display`, scheduler/runner.rs).
 
 use serde::Serialize;
 

@@ -62,7 +62,7 @@ impl PumpCounts {
 pub struct Pump {
     config: PumpConfig,
     /// The W value last warned about (one WARN per W, §5.1 step 2): job
-    /// state, kept across the runs of one runner (jobs/registry.rs).
+    /// state, kept across the runs of one runner (scheduler/registry.rs).
     warned_beyond_w: AtomicI64,
 }
 

@@ -1,5 +1,5 @@
 //! One sweep statement family: the LIMITed count and change that every purge
-//! and retention job repeats in bounded batches (maintenance/batch.rs runs the
+//! and retention job repeats in bounded batches (jobs/batch.rs runs the
 //! loop; the statements live here with their tables, issue 19 item 3).
 
 use chrono::{DateTime, Utc};
