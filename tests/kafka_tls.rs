@@ -13,7 +13,7 @@ mod common;
 use common::{code, msgx, text, write_config};
 use msgx::commands::tail::{TailError, TailOptions, TailRecord, tail};
 use msgx::config::Config;
-use msgx::delivery::producer::{DeliveryProducer, Outgoing, SendError, Topic};
+use msgx::kafka::producer::{DeliveryProducer, Outgoing, SendError, Topic};
 use msgx::kafka::{self, KafkaClientError, TopicPartitions};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,

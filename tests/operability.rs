@@ -756,7 +756,7 @@ fn the_systemd_units_verify() {
 #[test]
 fn the_crontab_and_its_daemon_schedule_fit_together() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
-    let profile = msgx::scheduler::profile::Profile::resolve(
+    let profile = msgx::jobs::profile::Profile::resolve(
         &root.join("schedule-pipeline.toml").display().to_string(),
     )
     .expect("profile loads");

@@ -1,7 +1,7 @@
 //! The startup self-check (issue 2, item 2; design §9.1 and §9.3 "时间常数排序").
 //! Each issue names the TOML key and the rule it breaks.
 
-use super::COMPAT_TOKEN_ENV as TOKEN_ENV;
+use super::COMPAT_TOKEN_ENV;
 use super::{Config, CutoverWatermark, Dur};
 use std::fmt;
 
@@ -276,7 +276,7 @@ impl Config {
             }
         }
         // Issue 16: the compat entry writes the shared mailbox.
-        let env_token = std::env::var_os(TOKEN_ENV).is_some_and(|v| !v.is_empty());
+        let env_token = std::env::var_os(COMPAT_TOKEN_ENV).is_some_and(|v| !v.is_empty());
         for issue in compat_issues(&m.http, env_token) {
             issues.push(issue);
         }
@@ -528,7 +528,7 @@ pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue
                 "msgx.http.compat-listen",
                 format!(
                     "{addr:?} is not a loopback address and the entry has no authentication: \
-                     set msgx.http.compat-token-file (or {TOKEN_ENV}) or \
+                     set msgx.http.compat-token-file (or {COMPAT_TOKEN_ENV}) or \
                      msgx.http.compat-tls-client-ca (docs/production/http.md)"
                 ),
             ),

@@ -22,8 +22,8 @@
 //! docs/delivery.md.
 
 use super::outbox::{DeliveryConfig, DeliveryCounts, OutboxJob, RoundEnd, WaveSender};
-use super::producer::Topic;
 use crate::jobs::{JobConfigError, JobContext, JobError};
+use crate::kafka::producer::Topic;
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 use std::collections::{HashMap, VecDeque};

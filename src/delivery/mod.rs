@@ -4,9 +4,6 @@ pub mod dead_letters;
 pub mod dispatcher;
 pub mod event_cleanup;
 mod outbox;
-/// The producer is the Kafka adapter's (`kafka::producer`); re-exported for
-/// the delivery code that uses it.
-pub use crate::kafka::producer;
 pub mod retry;
 pub mod schd_flush;
 pub mod season_flush;

@@ -21,10 +21,10 @@
 //! A3 while A2 waited, untouched, behind a DEAD A1.) A new run starts at 0.
 //! The cost is re-reading at most the rows after a round's first unsent one.
 
-use super::producer::{DeliveryProducer, Outgoing, SendError, Topic, classify};
 use super::retry::RetryPolicy;
 use crate::domain::delivery::FailureClass;
 use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
+use crate::kafka::producer::{DeliveryProducer, Outgoing, SendError, Topic, classify};
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 use rdkafka::error::RDKafkaErrorCode;

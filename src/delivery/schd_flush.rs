@@ -14,8 +14,8 @@
 //! (counted as `superseded`). Failures follow [`super::retry`].
 
 use super::outbox::{DeliveryConfig, DeliveryCounts, OutboxJob, RoundEnd, WaveSender};
-use super::producer::Topic;
 use crate::jobs::{JobConfigError, JobContext, JobError};
+use crate::kafka::producer::Topic;
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 

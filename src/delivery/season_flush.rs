@@ -10,10 +10,10 @@
 //! Failures follow [`super::retry`].
 
 use super::outbox::{DeliveryConfig, DeliveryCounts, OutboxJob, RoundEnd, WaveSender};
-use super::producer::Topic;
 use super::schd_flush::deliver_latest;
 use crate::domain::EventTarget;
 use crate::jobs::{JobConfigError, JobContext, JobError};
+use crate::kafka::producer::Topic;
 use crate::store::pg::msg_event::{self, PendingEvent};
 use chrono::{DateTime, Utc};
 

@@ -29,8 +29,6 @@ use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext}
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use crate::config::RESERVED_KAFKA_PROPERTIES as RESERVED_PROPERTIES;
-
 /// The Kafka clients msgx creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -115,7 +113,7 @@ fn role_settings(cfg: &config::Kafka, role: Role) -> Result<ClientConfig, KafkaC
     let mut cc = ClientConfig::new();
     cc.set("client.id", role.client_id());
     for (k, v) in &cfg.properties {
-        if RESERVED_PROPERTIES.contains(&k.as_str()) {
+        if crate::config::RESERVED_KAFKA_PROPERTIES.contains(&k.as_str()) {
             return Err(KafkaClientError::ReservedProperty(k.clone()));
         }
         cc.set(k, v);

@@ -24,8 +24,6 @@ use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use crate::kafka::RESERVED_PROPERTIES;
-
 /// Why a producer could not be created.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]

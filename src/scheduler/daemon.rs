@@ -5,12 +5,12 @@
 //! same job. On SIGINT/SIGTERM it lets the running bounded batch finish within
 //! `msgx.daemon.shutdown-timeout`; on lock loss it stops at once.
 
-use super::profile::Profile;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::http::ops::{self, Heartbeat, JobsSlot, LockSlot, OpsState};
 use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
 use crate::jobs::manifest;
+use crate::jobs::profile::Profile;
 use crate::jobs::supervision::JobWatch;
 use crate::pipeline::identity;
 use crate::scheduler::registry;

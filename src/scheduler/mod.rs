@@ -1,8 +1,6 @@
-//! The scheduler daemon and its schedule profiles.
+//! The composition root (docs/architecture.md): the daemon, the JobRunner and
+//! the registry that builds every job.
 
 pub mod daemon;
 pub mod registry;
 pub mod runner;
-/// The schedule profiles live in the job kernel (`jobs::profile`); re-exported
-/// where the daemon reads them.
-pub use crate::jobs::profile;

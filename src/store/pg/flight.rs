@@ -270,12 +270,6 @@ static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
             )
         })
         .collect();
-    upsert_with_deletes(&deletes, "jsonb_populate_recordset(NULL::flight_schd, $1)")
-});
-
-/// `WITH <deletes> INSERT INTO flight_schd SELECT * FROM <source> ON CONFLICT
-/// (flid) DO UPDATE` of every stored column.
-fn upsert_with_deletes(deletes: &[String], source: &str) -> String {
     let columns: Vec<String> = LIFECYCLE_COLUMNS
         .iter()
         .map(|c| c.to_string())
@@ -284,13 +278,13 @@ fn upsert_with_deletes(deletes: &[String], source: &str) -> String {
         .collect();
     let excluded: Vec<String> = columns.iter().map(|c| format!("EXCLUDED.{c}")).collect();
     format!(
-        "WITH {} INSERT INTO flight_schd SELECT * FROM {source} \
+        "WITH {} INSERT INTO flight_schd SELECT * FROM jsonb_populate_recordset(NULL::flight_schd, $1) \
          ON CONFLICT (flid) DO UPDATE SET ({}) = ROW({})",
         deletes.join(", "),
         columns.join(", "),
         excluded.join(", ")
     )
-}
+});
 
 /// Statement 2 of a write: inserts the detail rows of the JSON object `$1`,
 /// one array of complete table rows (with `flid`, and `route_kind` for
