@@ -26,6 +26,7 @@ use crate::store::pg::backfill::AbandonReason;
 use chrono::{DateTime, Utc};
 use metrics_exporter_prometheus::{BuildError, PrometheusBuilder, PrometheusHandle};
 use sqlx::PgPool;
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 /// The metric types msgx uses.
@@ -249,6 +250,18 @@ pub const CATALOG: &[MetricSpec] = &[
         "Job runs of this process by job and outcome.",
     ),
     m(
+        "msgx_job_idle_runs_total",
+        Counter,
+        &["job"],
+        "Daemon runs of a pipeline job that succeeded and found nothing: counted here, not written to JOB_RUN (issue 20).",
+    ),
+    m(
+        "msgx_scheduler_poll_wait_seconds",
+        Gauge,
+        &["job"],
+        "The current wait of a polled job before its next run (msgx.pipeline.poll-interval: busy after rows, growing to idle).",
+    ),
+    m(
         "msgx_job_panics_total",
         Counter,
         &["job"],
@@ -270,7 +283,7 @@ pub const CATALOG: &[MetricSpec] = &[
         "msgx_job_last_success_timestamp_seconds",
         Gauge,
         &["job"],
-        "When the job last succeeded (JOB_RUN, any process), Unix time.",
+        "When the job last succeeded (JOB_RUN of any process, or an unrecorded idle run of this daemon), Unix time.",
     ),
     // instance
     m(
@@ -423,14 +436,23 @@ pub enum RefreshError {
 /// Reads the database state behind the gauges and sets them (the mailbox
 /// only for the watermark lag: one `MAX(ID)` on its primary key). On an
 /// error the gauges read so far are set and `msgx_collector_success` is 0.
+///
+/// `completed` is this daemon's last completion per job (idle runs are not
+/// written to JOB_RUN, issue 20): the last-success gauge is the later of it
+/// and JOB_RUN's.
 pub async fn refresh(
     pool: &PgPool,
     mailbox: &Mailbox,
     now: DateTime<Utc>,
     config: &Config,
+    completed: &BTreeMap<String, DateTime<Utc>>,
 ) -> Result<(), RefreshError> {
     let result = async {
-        let facts = status::pg_facts(pool, now, config).await?;
+        let mut facts = status::pg_facts(pool, now, config).await?;
+        for (job, at) in completed {
+            let last = facts.last_success.entry(job.clone()).or_insert(*at);
+            *last = (*last).max(*at);
+        }
         set_pg_gauges(&facts, now);
         let blocked = crate::store::pg::proc_state::head_failure(pool).await?;
         metrics::gauge!("msgx_pipeline_head_blocked_seconds")

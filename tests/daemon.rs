@@ -364,3 +364,100 @@ async fn log_files_are_private_and_old_ones_are_pruned() {
         assert_eq!(mode & 0o777, 0o640, "{n}");
     }
 }
+
+/// The value of the `msgx_job_idle_runs_total` series of `job` on a
+/// `/metrics` page (0 when absent).
+fn idle_runs(page: &str, job: &str) -> f64 {
+    let prefix = format!("msgx_job_idle_runs_total{{job=\"{job}\"}} ");
+    page.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Issue 20, item 1: a `"poll"` job runs on the adaptive poll loop. Its
+/// idle runs are counted in `msgx_job_idle_runs_total`, not written to
+/// JOB_RUN; a run that read a row is written once, finished, and starts the
+/// chain (pump-drain's own cron never fires during the test).
+#[tokio::test]
+async fn a_polled_ingest_counts_idle_runs_and_records_only_runs_that_did_something() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (cfg, _profile) = profile_config(
+        &db,
+        "[jobs]\ningest-sweep = \"poll\"\npump-drain = \"0 0 0 1 1 *\"\n\
+         [then]\ningest-sweep = [\"pump-drain\"]\n",
+        |c| {
+            c.msgx.mailbox.url = mb.url.clone();
+            c.msgx.http.metrics_listen = Some("127.0.0.1:0".into());
+        },
+    );
+    let mut d = Daemon::spawn(cfg.path(), &[]);
+    wait_until("the ops endpoints", Duration::from_secs(20), || async {
+        d.ops_address().is_some()
+    })
+    .await;
+    let addr = d
+        .ops_address()
+        .unwrap_or_else(|| panic!("ops endpoints logged: {}", d.output()));
+    wait_until("idle polls counted", Duration::from_secs(20), || async {
+        let (_, page) = http(addr, "GET", "/metrics", "").await;
+        idle_runs(&page, "ingest-sweep") >= 3.0
+    })
+    .await;
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM job_run WHERE job = 'ingest-sweep'")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(rows, 0, "idle polls are not written to job_run");
+
+    let id = mb.insert("<MSG><META><SNDR>AODB</SNDR>").await;
+    wait_until(
+        "the polled row processed through the chain",
+        Duration::from_secs(20),
+        || async {
+            let state: Option<String> =
+                sqlx::query_scalar("SELECT state FROM proc_state WHERE msg_id = $1")
+                    .bind(id)
+                    .fetch_optional(&db.pool)
+                    .await
+                    .unwrap();
+            state.as_deref() == Some("DEAD")
+        },
+    )
+    .await;
+    wait_until("the pump run recorded", Duration::from_secs(20), || async {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM job_run WHERE job = 'pump-drain'")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+        n == 1
+    })
+    .await;
+    let runs: Vec<(String, i64, Option<chrono::DateTime<chrono::Utc>>)> = sqlx::query_as(
+        "SELECT outcome, items, finished_at FROM job_run WHERE job = 'ingest-sweep' ORDER BY id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(runs.len(), 1, "one ingest run did something: {runs:?}");
+    assert_eq!(runs[0].0, "SUCCEEDED");
+    assert_eq!(runs[0].1, 1);
+    assert!(runs[0].2.is_some(), "written finished");
+    let (_, page) = http(addr, "GET", "/metrics", "").await;
+    assert!(
+        page.lines().any(|l| l.starts_with("msgx_job_last_success_timestamp_seconds{job=\"ingest-sweep\"}")),
+        "{page}"
+    );
+    assert!(
+        page.lines()
+            .any(|l| l.starts_with("msgx_scheduler_poll_wait_seconds{job=\"ingest-sweep\"}")),
+        "{page}"
+    );
+    d.terminate();
+    assert_eq!(
+        d.wait_exit(Duration::from_secs(15)).await,
+        0,
+        "{}",
+        d.output()
+    );
+}

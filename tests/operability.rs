@@ -408,6 +408,7 @@ async fn readyz_names_a_job_that_has_not_completed_a_run_within_its_schedule() {
     let watch = Arc::new(JobWatch::new(
         shared.now(),
         Duration::seconds(60),
+        Duration::milliseconds(250),
         [
             ("pump-drain", "*/1 * * * * *", Duration::seconds(20)),
             ("retention", "0 30 19 * * *", Duration::seconds(120)),
@@ -761,6 +762,13 @@ fn the_crontab_and_its_daemon_schedule_fit_together() {
     )
     .expect("profile loads");
     assert_eq!(profile.problems(), Vec::<String>::new());
+    // The pipeline runs as in the full daemon schedule: polled, and chained
+    // (before issue 20 this file had no [then] table, so each hop waited a tick).
+    let daemon = msgx::jobs::profile::Profile::resolve("daemon").expect("daemon profile");
+    assert_eq!(profile.then, daemon.then);
+    for job in ["ingest-sweep", "pump-drain", "dispatch-msg"] {
+        assert_eq!(profile.jobs.get(job), daemon.jobs.get(job), "{job}");
+    }
     let cron = std::fs::read_to_string(root.join("msgx.cron")).unwrap();
     let jobs: Vec<&str> = cron
         .lines()

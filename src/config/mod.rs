@@ -10,10 +10,12 @@
 
 mod duration;
 mod mailbox_tls;
+mod poll_interval;
 mod validate;
 
 pub use duration::Dur;
 pub use mailbox_tls::{mailbox_tls_issues, url_params};
+pub use poll_interval::PollInterval;
 pub use validate::ConfigIssue;
 
 /// librdkafka properties msgx sets from its own keys; `msgx.kafka.properties`
@@ -343,12 +345,10 @@ pub struct Pipeline {
     pub claim_batch: u32,
     /// A hole older than this is permanent (§4.1).
     pub max_commit_delay: Dur,
-    /// Deprecated, does nothing (issue 17, item 6): the pump's cadence is
-    /// its cron line in the schedule profile plus the `[then]` chain. Still
-    /// accepted for one release; `msgx config check` warns. A later issue
-    /// gives it its design meaning (§5.1 "按轮询间隔休眠").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub poll_interval: Option<Dur>,
+    /// The cadence of the jobs a schedule profile runs at `"poll"` (issue
+    /// 20, item 1; §5.1 "按轮询间隔休眠"): busy after a run that handled
+    /// items, doubling up to idle while runs find nothing.
+    pub poll_interval: PollInterval,
     /// `[msgx.pipeline.retry.<class>]`: one retry schedule per FAILED class
     /// (issue 17 item 4, §9.1).
     pub retry: RetrySchedules,
@@ -398,7 +398,7 @@ impl Default for Pipeline {
         Self {
             claim_batch: 500,
             max_commit_delay: Dur::secs(30),
-            poll_interval: None,
+            poll_interval: PollInterval::default(),
             retry: RetrySchedules::default(),
             removed_max_attempts: None,
             removed_retry_backoff: None,

@@ -35,6 +35,9 @@ impl Config {
         for (key, rule) in retry_issues(&m.pipeline) {
             fail(&key, rule);
         }
+        for (key, rule) in m.pipeline.poll_interval.problems() {
+            fail(key, rule);
+        }
         // §9.1 for delivery too: one tier per counted retry of an outbox row.
         let tiers = m.dispatch.retry_backoff.len();
         let attempts = m.dispatch.max_attempts as usize;
@@ -316,15 +319,6 @@ impl Config {
     pub fn deprecations(&self) -> Vec<ConfigIssue> {
         let m = &self.msgx;
         let mut out = Vec::new();
-        if m.pipeline.poll_interval.is_some() {
-            out.push(ConfigIssue {
-                key: "msgx.pipeline.poll-interval".into(),
-                rule: "deprecated and ignored: the pump runs at its cron line in the schedule \
-                       profile (schedules/daemon.toml, pump-drain) and after each ingest run \
-                       ([then]); remove the key"
-                    .into(),
-            });
-        }
         if m.schd.flush_interval.is_some() {
             out.push(ConfigIssue {
                 key: "msgx.schd.flush-interval".into(),
@@ -800,18 +794,26 @@ mod tests {
 
     #[test]
     fn dead_keys_are_accepted_with_a_deprecation() {
-        let c = Config::from_toml(
-            "[msgx.pipeline]\npoll-interval = \"1s\"\n[msgx.schd]\nflush-interval = \"2s\"\n",
-            "t",
-        )
-        .expect("still parses");
+        let c =
+            Config::from_toml("[msgx.schd]\nflush-interval = \"2s\"\n", "t").expect("still parses");
         assert!(c.validate().is_ok());
         let keys: Vec<String> = c.deprecations().into_iter().map(|i| i.key).collect();
-        assert_eq!(
-            keys,
-            vec!["msgx.pipeline.poll-interval", "msgx.schd.flush-interval"]
-        );
+        assert_eq!(keys, vec!["msgx.schd.flush-interval"]);
         assert!(Config::default().deprecations().is_empty());
+    }
+
+    /// Issue 20: `poll-interval` has its meaning again (a fixed interval
+    /// when written as one duration), so it is no longer deprecated.
+    #[test]
+    fn poll_interval_is_a_live_key() {
+        let c =
+            Config::from_toml("[msgx.pipeline]\npoll-interval = \"1s\"\n", "t").expect("parses");
+        assert!(c.validate().is_ok() && c.deprecations().is_empty());
+        assert_eq!(c.msgx.pipeline.poll_interval.idle, Dur::secs(1));
+        assert_eq!(
+            issue_keys("[msgx.pipeline.poll-interval]\nbusy = \"1ms\"\n"),
+            vec!["msgx.pipeline.poll-interval.busy"]
+        );
     }
 
     #[test]

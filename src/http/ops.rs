@@ -105,7 +105,12 @@ async fn bounded<T, E: std::fmt::Display>(
 async fn metrics_page(State(s): State<OpsState>) -> Response {
     let now = s.clock.now();
     let limit = s.config.msgx.http.probe_timeout;
-    let refresh = crate::prometheus::refresh(&s.pg, &s.mailbox, now, &s.config);
+    let completed = s
+        .jobs
+        .get()
+        .map(|watch| watch.last_completions())
+        .unwrap_or_default();
+    let refresh = crate::prometheus::refresh(&s.pg, &s.mailbox, now, &s.config, &completed);
     if let Err(e) = bounded(limit, refresh).await {
         crate::prometheus::record_collect(false);
         tracing::warn!(error = %e, "Metrics: database gauges not refreshed (stale values shown)");

@@ -20,7 +20,8 @@ pub struct Profile {
     /// Profile name or file path it came from.
     pub origin: String,
     pub description: String,
-    /// Job name → 6-field cron expression (seconds first, UTC).
+    /// Job name → 6-field cron expression (seconds first, UTC), or
+    /// [`POLL`]: the adaptive cadence of `msgx.pipeline.poll-interval`.
     pub jobs: BTreeMap<String, String>,
     /// Job name → jobs started at once when a run of it handled items (the
     /// `[then]` table). A pipeline hop then costs its run time instead of up
@@ -82,8 +83,8 @@ impl Profile {
             if !known.contains(job) {
                 out.push(format!("unknown job {job:?} (see `msgx jobs`)"));
             }
-            if let Err(e) = parse_cron(cron) {
-                out.push(format!("job {job}: cron {cron:?} does not parse: {e}"));
+            if let Err(e) = JobSchedule::parse(cron) {
+                out.push(format!("job {job}: {e}"));
             }
         }
         // A chained job must be scheduled itself: the daemon only runs (and
@@ -120,6 +121,34 @@ pub fn config_issues(config: &crate::config::Config) -> Vec<crate::config::Confi
     }
 }
 
+/// The schedule value that runs a job at the adaptive poll cadence
+/// (`msgx.pipeline.poll-interval`, issue 20) instead of at cron times.
+pub const POLL: &str = "poll";
+
+/// One `[jobs]` value, parsed.
+#[derive(Debug, Clone)]
+pub enum JobSchedule {
+    /// At cron times (tokio-cron-scheduler; its ticker wakes every 500 ms,
+    /// so a cron job starts up to half a second after its time).
+    Cron(Box<croner::Cron>),
+    /// At the adaptive poll cadence (the daemon's poll loop).
+    Poll,
+}
+
+impl JobSchedule {
+    /// `"poll"` or a cron expression.
+    pub fn parse(value: &str) -> Result<JobSchedule, String> {
+        if value.trim() == POLL {
+            return Ok(JobSchedule::Poll);
+        }
+        parse_cron(value)
+            .map(|c| JobSchedule::Cron(Box::new(c)))
+            .map_err(|e| {
+                format!("{value:?} is neither \"{POLL}\" nor a cron expression that parses: {e}")
+            })
+    }
+}
+
 /// Parses a cron expression exactly as tokio-cron-scheduler does (6 fields,
 /// seconds required, day-of-month and day-of-week both honoured).
 pub fn parse_cron(expr: &str) -> Result<croner::Cron, String> {
@@ -145,6 +174,11 @@ mod tests {
         let daemon = Profile::resolve("daemon").unwrap();
         assert_eq!(daemon.jobs.len(), 12, "the daemon profile runs every job");
         assert_eq!(
+            daemon.jobs.get("ingest-sweep").map(String::as_str),
+            Some(POLL),
+            "issue 20: the mailbox is polled at the adaptive cadence"
+        );
+        assert_eq!(
             daemon.then.get("ingest-sweep"),
             Some(&vec!["pump-drain".to_string()])
         );
@@ -163,6 +197,9 @@ mod tests {
         };
         let problems = p.problems();
         assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(matches!(JobSchedule::parse("poll"), Ok(JobSchedule::Poll)));
+        assert!(JobSchedule::parse("0 * * * * *").is_ok());
+        assert!(JobSchedule::parse("polls").is_err());
         assert!(problems[2].contains("pump-drain"), "{problems:?}");
     }
 }

@@ -11,16 +11,35 @@
 //! That catches a job whose runs keep failing or panicking, a run that hangs
 //! past its budget, and a job whose ticks never start. The rule uses the
 //! cron expression itself, so irregular schedules (nightly, weekdays) need no
-//! separate cadence setting. Pure apart from the lock; times are passed in.
+//! separate cadence setting. A job polled at the adaptive cadence (`"poll"`,
+//! issue 20) is due one idle interval after its last completion. Pure apart
+//! from the lock; times are passed in.
 
 use chrono::{DateTime, Duration, Utc};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
+/// When a job is next due after a completion.
+#[derive(Debug)]
+enum Due {
+    Cron(Box<croner::Cron>),
+    /// A polled job: every (at most) this long.
+    Every(Duration),
+}
+
+impl Due {
+    fn next_after(&self, since: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        match self {
+            Due::Cron(cron) => cron.find_next_occurrence(&since, false).ok(),
+            Due::Every(every) => Some(since + *every),
+        }
+    }
+}
+
 /// What is watched of one job.
 #[derive(Debug)]
 struct Watched {
-    cron: croner::Cron,
+    due: Due,
     budget: Duration,
     state: Mutex<RunState>,
 }
@@ -52,22 +71,28 @@ pub struct Overdue {
 }
 
 impl JobWatch {
-    /// Watches `jobs` (name, cron expression, time budget) from `activated`.
-    /// A cron expression that does not parse is left out (the profile check
-    /// refused it before the daemon got here).
+    /// Watches `jobs` (name, schedule value, time budget) from `activated`;
+    /// a `"poll"` job is due every `poll_idle`. A schedule that does not
+    /// parse is left out (the profile check refused it before the daemon
+    /// got here).
     pub fn new<'a>(
         activated: DateTime<Utc>,
         margin: Duration,
+        poll_idle: Duration,
         jobs: impl IntoIterator<Item = (&'a str, &'a str, Duration)>,
     ) -> Self {
+        use super::profile::JobSchedule;
         let jobs = jobs
             .into_iter()
-            .filter_map(|(name, cron, budget)| {
-                let cron = super::profile::parse_cron(cron).ok()?;
+            .filter_map(|(name, schedule, budget)| {
+                let due = match JobSchedule::parse(schedule).ok()? {
+                    JobSchedule::Cron(cron) => Due::Cron(cron),
+                    JobSchedule::Poll => Due::Every(poll_idle),
+                };
                 Some((
                     name.to_string(),
                     Watched {
-                        cron,
+                        due,
                         budget,
                         state: Mutex::new(RunState::default()),
                     },
@@ -106,13 +131,26 @@ impl JobWatch {
         });
     }
 
+    /// When each job last completed a run in this daemon: the daemon does
+    /// not write its idle runs to JOB_RUN (issue 20), so the last-success
+    /// metric takes the later of this and JOB_RUN's.
+    pub fn last_completions(&self) -> BTreeMap<String, DateTime<Utc>> {
+        self.jobs
+            .iter()
+            .filter_map(|(name, w)| {
+                let s = w.state.lock().unwrap_or_else(|e| e.into_inner());
+                Some((name.clone(), s.last_completed?))
+            })
+            .collect()
+    }
+
     /// The jobs overdue at `now`, by name.
     pub fn overdue(&self, now: DateTime<Utc>) -> Vec<Overdue> {
         let mut out = Vec::new();
         for (name, w) in &self.jobs {
             let s = w.state.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let since = s.last_completed.unwrap_or(self.activated);
-            let Ok(next) = w.cron.find_next_occurrence(&since, false) else {
+            let Some(next) = w.due.next_after(since) else {
                 continue;
             };
             let deadline = next + w.budget + self.margin;
@@ -173,6 +211,7 @@ mod tests {
         JobWatch::new(
             t0(),
             Duration::seconds(60),
+            Duration::milliseconds(250),
             [
                 ("pump-drain", "*/1 * * * * *", Duration::seconds(20)),
                 (
@@ -245,5 +284,22 @@ mod tests {
             None,
         );
         assert!(busy(after + Duration::hours(23)).is_ok());
+    }
+
+    #[test]
+    fn a_polled_job_is_due_one_idle_interval_after_its_last_completion() {
+        let w = JobWatch::new(
+            t0(),
+            Duration::seconds(60),
+            Duration::milliseconds(250),
+            [("ingest-sweep", "poll", Duration::seconds(20))],
+        );
+        // 08:00 + 250 ms + 20 s + 60 s.
+        let edge = t0() + Duration::milliseconds(80_250);
+        assert!(w.check(edge).is_ok());
+        let err = w.check(edge + Duration::milliseconds(1)).unwrap_err();
+        assert!(err.contains("ingest-sweep"), "{err}");
+        w.finished("ingest-sweep", edge, None);
+        assert!(w.check(edge + Duration::seconds(80)).is_ok());
     }
 }

@@ -1,6 +1,7 @@
 //! The scheduler daemon (issue 2, item 7): takes the instance lock (or waits
 //! for it as a hot standby), loads a schedule profile and runs each job at its
-//! cron times through the one [`JobRunner`] path, and a run that handled items
+//! cron times — or, for a `"poll"` job, at the adaptive poll cadence (issue
+//! 20) — through the one [`JobRunner`] path, and a run that handled items
 //! starts the profile's `[then]` jobs at once. Never overlaps two runs of the
 //! same job. On SIGINT/SIGTERM it lets the running bounded batch finish within
 //! `msgx.daemon.shutdown-timeout`; on lock loss it stops at once.
@@ -10,9 +11,10 @@ use crate::config::Config;
 use crate::http::ops::{self, Heartbeat, JobsSlot, LockSlot, OpsState};
 use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
 use crate::jobs::manifest;
-use crate::jobs::profile::Profile;
+use crate::jobs::profile::{JobSchedule, Profile};
 use crate::jobs::supervision::JobWatch;
 use crate::pipeline::identity;
+use crate::scheduler::cadence::{PollCadence, Polled};
 use crate::scheduler::registry;
 use crate::scheduler::runner::{JobRunner, RunError, RunOptions, Trigger};
 use crate::store::mailbox::{Mailbox, MailboxError};
@@ -82,17 +84,21 @@ impl Inner {
     /// handled items starts its `[then]` jobs.
     /// (A boxed `dyn Future + Send`: it spawns itself for chained jobs.)
     fn tick(self: Arc<Self>, job: String, chained: bool) -> BoxFuture {
-        Box::pin(async move { self.tick_inner(job, chained).await })
+        Box::pin(async move {
+            self.tick_inner(job, chained).await;
+        })
     }
 
-    async fn tick_inner(self: Arc<Self>, job: String, chained: bool) {
+    /// [`Inner::tick`], telling what the last run came to (the poll loop's
+    /// cadence adapts to it); `None` when stopping.
+    async fn tick_inner(self: Arc<Self>, job: String, chained: bool) -> Option<Polled> {
         let (Some(flag), Some(again)) = (self.running.get(&job), self.again.get(&job)) else {
-            return;
+            return None;
         };
         let mut chained = chained;
         loop {
             if self.stopping.load(Ordering::SeqCst) || !self.guard.is_active() {
-                return;
+                return None;
             }
             if flag.swap(true, Ordering::SeqCst) {
                 if chained {
@@ -104,7 +110,7 @@ impl Inner {
                     }
                 }
                 tracing::debug!(job, "Previous run still going; tick skipped");
-                return;
+                return Some(Polled::Busy);
             }
             let running = RunningFlag(flag);
             self.watch.started(&job, self.runner.clock.now());
@@ -140,6 +146,11 @@ impl Inner {
                     (0, Some(format!("panicked: {message}")))
                 }
             };
+            let polled = if error.is_some() {
+                Polled::Failed
+            } else {
+                Polled::Ran { items }
+            };
             self.watch.finished(&job, self.runner.clock.now(), error);
             drop(running);
             if items > 0 {
@@ -150,9 +161,31 @@ impl Inner {
             // Checked after clearing the flag: a chained start that saw the
             // flag set has stored `again` by now; a later one runs itself.
             if !again.swap(false, Ordering::SeqCst) {
-                return;
+                return Some(polled);
             }
             chained = true;
+        }
+    }
+
+    /// Runs a `"poll"` job for the daemon's life (issue 20, item 1): one
+    /// start through [`Inner::tick`] (so the no-overlap rule, the chaining
+    /// and the lock checks are the cron path's), then the wait
+    /// [`PollCadence`] gives for what the run found. A task of its own
+    /// rather than a tokio-cron-scheduler job: that scheduler's ticker wakes
+    /// every 500 ms, the old latency floor.
+    async fn poll(self: Arc<Self>, job: String, mut stop: watch::Receiver<bool>) {
+        let mut cadence = PollCadence::new(self.runner.config.msgx.pipeline.poll_interval);
+        loop {
+            let Some(last) = self.clone().tick_inner(job.clone(), false).await else {
+                return;
+            };
+            let wait = cadence.after(last);
+            metrics::gauge!("msgx_scheduler_poll_wait_seconds", "job" => job.clone())
+                .set(wait.as_secs_f64());
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop.changed() => return,
+            }
         }
     }
 
@@ -286,6 +319,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     let watch = Arc::new(JobWatch::new(
         clock.now(),
         config.msgx.daemon.job_overdue_margin.chrono(),
+        config.msgx.pipeline.poll_interval.idle.chrono(),
         running.keys().filter_map(|job| {
             let cron = profile.jobs.get(job)?;
             let budget = manifest::find(job)?.bounds.time_budget.chrono();
@@ -340,7 +374,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             }
         }
     }
-    let mut sched = match build_scheduler(&profile, &inner).await {
+    let mut sched = match build_scheduler(&profile, &inner, &stop_rx).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("msgx daemon: cannot start the scheduler: {e}");
@@ -467,9 +501,12 @@ async fn acquire_instance(
     }
 }
 
+/// Cron jobs on tokio-cron-scheduler (and the heartbeat); `"poll"` jobs on
+/// their own poll loops until `stop`.
 async fn build_scheduler(
     profile: &Profile,
     inner: &Arc<Inner>,
+    stop: &watch::Receiver<bool>,
 ) -> Result<JobScheduler, tokio_cron_scheduler::JobSchedulerError> {
     let sched = JobScheduler::new().await?;
     let beat = inner.clone();
@@ -483,6 +520,10 @@ async fn build_scheduler(
         .await?;
     for (job, cron) in &profile.jobs {
         if !inner.running.contains_key(job) {
+            continue;
+        }
+        if let Ok(JobSchedule::Poll) = JobSchedule::parse(cron) {
+            tokio::spawn(inner.clone().poll(job.clone(), stop.clone()));
             continue;
         }
         let inner = inner.clone();

@@ -1,6 +1,7 @@
 //! The composition root (docs/architecture.md): the daemon, the JobRunner and
 //! the registry that builds every job.
 
+pub mod cadence;
 pub mod daemon;
 pub mod registry;
 pub mod runner;

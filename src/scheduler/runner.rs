@@ -6,7 +6,7 @@ use super::registry;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::instance_lock::{self, AdvisoryLock, LockError, LockGuard, LockKey};
-use crate::jobs::manifest::{self, LockKind, Manifest};
+use crate::jobs::manifest::{self, JobClass, LockKind, Manifest};
 pub use crate::jobs::passes::{AnyJob, Passes, Progress, RunOptions};
 use crate::jobs::{JobConfigError, JobContext, JobError, RunBounds};
 use crate::store::mailbox::Mailbox;
@@ -226,14 +226,27 @@ impl JobRunner {
             kafka: self.kafka.clone(),
         };
         let started = self.clock.now();
-        let run_id = job_run::insert_started(
-            &self.pg,
-            &manifest.name,
-            self.trigger.as_str(),
-            &self.instance,
-            started,
-        )
-        .await?;
+        // Issue 20: the daemon polls its pipeline jobs several times a second;
+        // a JOB_RUN row per idle poll would be most of PostgreSQL's load and
+        // bury the history. Such runs are written once, at their end, and
+        // only when they handled items or did not succeed; an idle one is
+        // counted in `msgx_job_idle_runs_total`. A CLI run and every
+        // maintenance run are written at start (RUNNING) as before.
+        let quiet = self.trigger == Trigger::Daemon && manifest.class == JobClass::Pipeline;
+        let run_id = if quiet {
+            None
+        } else {
+            Some(
+                job_run::insert_started(
+                    &self.pg,
+                    &manifest.name,
+                    self.trigger.as_str(),
+                    &self.instance,
+                    started,
+                )
+                .await?,
+            )
+        };
         let total = job.run_passes(&manifest.name, &ctx, &bounds, opts).await;
         let failure = total.failure;
         let (outcome, error) = match &failure {
@@ -246,17 +259,30 @@ impl JobRunner {
             ),
         };
         let details = serde_json::Value::Object(total.details.clone());
-        if let Err(e) = job_run::finish(
-            &self.pg,
-            run_id,
-            self.clock.now(),
+        let end = job_run::RunEnd {
+            at: self.clock.now(),
             outcome,
-            total.items,
-            error.as_deref(),
-            &details,
-        )
-        .await
-        {
+            items: total.items,
+            error: error.as_deref(),
+            details: &details,
+        };
+        let recorded = match run_id {
+            Some(id) => job_run::finish(&self.pg, id, &end).await,
+            None if outcome == Outcome::Succeeded && total.items == 0 => {
+                metrics::counter!("msgx_job_idle_runs_total", "job" => manifest.name.clone())
+                    .increment(1);
+                Ok(())
+            }
+            None => {
+                let who = (
+                    manifest.name.as_str(),
+                    self.trigger.as_str(),
+                    self.instance.as_str(),
+                );
+                job_run::insert_finished(&self.pg, who, started, &end).await
+            }
+        };
+        if let Err(e) = recorded {
             tracing::error!(job = %manifest.name, error = %e, "Cannot record the end of a job run");
         }
         metrics::counter!("msgx_job_runs_total", "job" => manifest.name.clone(), "outcome" => outcome.as_str())

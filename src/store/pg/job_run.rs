@@ -1,5 +1,8 @@
 //! JOB_RUN: one row per job run, written at start (RUNNING) and finished with
-//! its outcome, so an operator sees runs that never ended too.
+//! its outcome, so an operator sees runs that never ended too. A daemon run
+//! of a pipeline job is the exception (issue 20): polled several times a
+//! second, it is written once at its end, and only when it handled items or
+//! did not succeed.
 
 use super::sweep::SweepSql;
 use chrono::{DateTime, Utc};
@@ -52,27 +55,54 @@ pub async fn insert_started(
     .await
 }
 
-/// Finishes a run.
-#[allow(clippy::too_many_arguments)]
-pub async fn finish(
-    pool: &PgPool,
-    id: i64,
-    at: DateTime<Utc>,
-    outcome: Outcome,
-    items: u64,
-    error: Option<&str>,
-    details: &serde_json::Value,
-) -> Result<(), sqlx::Error> {
+/// How a run ended.
+#[derive(Debug, Clone, Copy)]
+pub struct RunEnd<'a> {
+    pub at: DateTime<Utc>,
+    pub outcome: Outcome,
+    pub items: u64,
+    pub error: Option<&'a str>,
+    pub details: &'a serde_json::Value,
+}
+
+/// Finishes a run written at its start.
+pub async fn finish(pool: &PgPool, id: i64, end: &RunEnd<'_>) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE job_run SET finished_at = $2, outcome = $3, items = $4, error = $5, details = $6 \
          WHERE id = $1",
     )
     .bind(id)
-    .bind(at)
-    .bind(outcome.as_str())
-    .bind(i64::try_from(items).unwrap_or(i64::MAX))
-    .bind(error)
-    .bind(details)
+    .bind(end.at)
+    .bind(end.outcome.as_str())
+    .bind(i64::try_from(end.items).unwrap_or(i64::MAX))
+    .bind(end.error)
+    .bind(end.details)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Writes a whole run at its end, in one statement: a daemon run of a
+/// pipeline job (issue 20; `who` = job, trigger, instance).
+pub async fn insert_finished(
+    pool: &PgPool,
+    (job, trigger, instance): (&str, &str, &str),
+    started: DateTime<Utc>,
+    end: &RunEnd<'_>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO job_run (job, trigger, instance, started_at, finished_at, outcome, items, error, details) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(job)
+    .bind(trigger)
+    .bind(instance)
+    .bind(started)
+    .bind(end.at)
+    .bind(end.outcome.as_str())
+    .bind(i64::try_from(end.items).unwrap_or(i64::MAX))
+    .bind(end.error)
+    .bind(end.details)
     .execute(pool)
     .await?;
     Ok(())

@@ -1,0 +1,163 @@
+//! `msgx.pipeline.poll-interval` (issue 20, item 1): the adaptive cadence of
+//! the jobs a schedule profile runs at `"poll"` (the mailbox poll,
+//! `ingest-sweep`).
+//!
+//! Written as a table, or as one duration for a fixed interval:
+//!
+//! ```toml
+//! [msgx.pipeline.poll-interval]
+//! busy = "50ms"   # after a run that handled items
+//! idle = "250ms"  # the ceiling while runs find nothing
+//!
+//! # or: poll-interval = "1s"  (busy = idle = 1 s)
+//! ```
+
+use super::Dur;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::time::Duration;
+
+/// The busy and idle intervals of a polled job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct PollInterval {
+    /// The wait after a run that handled items: the feed is flowing, so the
+    /// next row is likely already there (default 50 ms).
+    pub busy: Dur,
+    /// The ceiling the wait doubles up to while runs find nothing: the
+    /// latency of the first row after a quiet spell (default 250 ms).
+    pub idle: Dur,
+}
+
+impl Default for PollInterval {
+    fn default() -> Self {
+        Self {
+            busy: Dur(Duration::from_millis(50)),
+            idle: Dur(Duration::from_millis(250)),
+        }
+    }
+}
+
+/// The two spellings of the key.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Spelling {
+    Fixed(Dur),
+    Table(Table),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    busy: Option<Dur>,
+    idle: Option<Dur>,
+}
+
+impl<'de> Deserialize<'de> for PollInterval {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let default = PollInterval::default();
+        match Spelling::deserialize(d).map_err(|_| {
+            serde::de::Error::custom(
+                "expected a duration (\"250ms\": a fixed interval) or a table \
+                 { busy = \"50ms\", idle = \"250ms\" }",
+            )
+        })? {
+            Spelling::Fixed(every) => Ok(PollInterval {
+                busy: every,
+                idle: every,
+            }),
+            Spelling::Table(t) => Ok(PollInterval {
+                busy: t.busy.unwrap_or(default.busy),
+                idle: t.idle.unwrap_or(default.idle),
+            }),
+        }
+    }
+}
+
+/// The shortest busy interval accepted: below it a busy feed would spin on
+/// the shared mailbox.
+pub const MIN_BUSY: Duration = Duration::from_millis(10);
+/// The longest idle interval accepted: the poll is the feed's latency floor,
+/// and `/readyz` counts a polled job overdue after one idle interval.
+pub const MAX_IDLE: Duration = Duration::from_secs(60);
+
+impl PollInterval {
+    /// The load-time rules: `MIN_BUSY ≤ busy ≤ idle ≤ MAX_IDLE`.
+    pub fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if self.busy.std() < MIN_BUSY {
+            out.push((
+                "msgx.pipeline.poll-interval.busy",
+                format!(
+                    "must be at least {}: a shorter wait spins on the shared mailbox",
+                    Dur(MIN_BUSY)
+                ),
+            ));
+        }
+        if self.idle < self.busy {
+            out.push((
+                "msgx.pipeline.poll-interval.idle",
+                format!("must not be shorter than busy ({})", self.busy),
+            ));
+        }
+        if self.idle.std() > MAX_IDLE {
+            out.push((
+                "msgx.pipeline.poll-interval.idle",
+                format!(
+                    "must be at most {}: it is the feed's latency after a quiet spell",
+                    Dur(MAX_IDLE)
+                ),
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Holder {
+        p: PollInterval,
+    }
+
+    fn parse(s: &str) -> Result<PollInterval, String> {
+        toml::from_str::<Holder>(s)
+            .map(|h| h.p)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn both_spellings_parse() {
+        let fixed = parse("p = \"1s\"").expect("fixed");
+        assert_eq!((fixed.busy, fixed.idle), (Dur::secs(1), Dur::secs(1)));
+        let table = parse("p = { idle = \"500ms\" }").expect("table");
+        assert_eq!(table.busy, PollInterval::default().busy);
+        assert_eq!(table.idle, Dur(Duration::from_millis(500)));
+        assert!(parse("p = { every = \"1s\" }").is_err(), "unknown key");
+        assert!(parse("p = 5").is_err());
+    }
+
+    #[test]
+    fn the_rules_hold() {
+        assert!(PollInterval::default().problems().is_empty());
+        let ms = |n| Dur(Duration::from_millis(n));
+        let p = PollInterval {
+            busy: ms(5),
+            idle: ms(1),
+        };
+        let keys: Vec<_> = p.problems().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(
+            keys,
+            [
+                "msgx.pipeline.poll-interval.busy",
+                "msgx.pipeline.poll-interval.idle"
+            ]
+        );
+        let slow = PollInterval {
+            busy: ms(50),
+            idle: Dur::mins(2),
+        };
+        assert_eq!(slow.problems().len(), 1);
+    }
+}
