@@ -90,6 +90,9 @@ async fn bench(args: &Args, url: &str) -> anyhow::Result<()> {
 
     let mut config = Config::default();
     config.msgx.postgres.url = url.to_string();
+    // Never connected (dispatch does not read the mailbox), but there is
+    // no built-in URL to build the handle from.
+    config.msgx.mailbox.url = "mysql://msgx:msgx@127.0.0.1:3306/msgx_mailbox".into();
     config.msgx.kafka.brokers = cluster.bootstrap_servers();
     config.msgx.dispatch.batch = args.batch;
     config.msgx.log.dir = String::new();

@@ -17,6 +17,7 @@
 //! restarts and includes the runs of other processes (a cron `msgx run`).
 
 use crate::config::Config;
+use crate::delivery::latency::{self, END_TO_END, MAILBOX_TO_KAFKA};
 use crate::domain::delivery::EventStatus;
 use crate::domain::{ErrorClass, ProcState};
 use crate::jobs::manifest;
@@ -24,7 +25,7 @@ use crate::status::{self, PgFacts};
 use crate::store::mailbox::Mailbox;
 use crate::store::pg::backfill::AbandonReason;
 use chrono::{DateTime, Utc};
-use metrics_exporter_prometheus::{BuildError, PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder, PrometheusHandle};
 use sqlx::PgPool;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -154,6 +155,25 @@ pub const CATALOG: &[MetricSpec] = &[
         Histogram,
         &[],
         "Time to process one message (a group commit counts its mean per message).",
+    ),
+    // end-to-end latency (issue 20 item 3; crate::delivery::latency)
+    m(
+        "msgx_pipeline_end_to_end_seconds",
+        Histogram,
+        &[],
+        "ENQUEUED_AT to SENT_AT of each KAFKA:msg event, on msgx's clock (once per event).",
+    ),
+    m(
+        "msgx_pipeline_mailbox_to_kafka_seconds",
+        Histogram,
+        &["clock"],
+        "Mailbox RECEIVED_AT (the AODB's clock, clock=\"external\") to SENT_AT of each KAFKA:msg event.",
+    ),
+    m(
+        "msgx_pipeline_latency_clock_skew_total",
+        Counter,
+        &["clock"],
+        "Latency observations recorded as 0 because their start was after SENT_AT (skewed clocks).",
     ),
     // codec (issue 18 item 4: unknown elements are reported, not dropped)
     m(
@@ -334,6 +354,13 @@ const BUCKETS: [f64; 15] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0, 120.0, 600.0,
 ];
 
+/// Buckets of the end-to-end latencies (issue 20 item 3): edges at the
+/// targets (p99 ≤ 250 ms at 20 msg/s, ≤ 750 ms at 200 msg/s, 1 s for the
+/// alert), then seconds to minutes for a catch-up.
+const END_TO_END_BUCKETS: [f64; 15] = [
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
 static HANDLE: Mutex<Option<PrometheusHandle>> = Mutex::new(None);
 
 /// Installs the process-wide Prometheus recorder (once; later calls return
@@ -344,9 +371,12 @@ pub fn install() -> Result<PrometheusHandle, BuildError> {
     if let Some(h) = slot.as_ref() {
         return Ok(h.clone());
     }
-    let handle = PrometheusBuilder::new()
-        .set_buckets(&BUCKETS)?
-        .install_recorder()?;
+    let mut builder = PrometheusBuilder::new().set_buckets(&BUCKETS)?;
+    for name in [END_TO_END, MAILBOX_TO_KAFKA] {
+        builder =
+            builder.set_buckets_for_metric(Matcher::Full(name.into()), &END_TO_END_BUCKETS)?;
+    }
+    let handle = builder.install_recorder()?;
     describe();
     register_known_series();
     *slot = Some(handle.clone());
@@ -394,6 +424,11 @@ fn register_known_series() {
     let _ = metrics::histogram!("msgx_pipeline_processing_duration_seconds");
     for target in TARGETS {
         let _ = metrics::histogram!("msgx_outbox_delivery_latency_seconds", "target" => target);
+    }
+    let _ = metrics::histogram!(END_TO_END);
+    let _ = metrics::histogram!(MAILBOX_TO_KAFKA, "clock" => latency::CLOCKS[1]);
+    for clock in latency::CLOCKS {
+        metrics::counter!(latency::CLOCK_SKEW, "clock" => clock).increment(0);
     }
     for reason in [AbandonReason::MissingRow, AbandonReason::TransientDeadline] {
         metrics::counter!("msgx_backfill_abandoned_total", "reason" => reason.as_str())

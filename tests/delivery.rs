@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::jobs::{detail, pass_ok};
+use common::jobs::{detail, pass_ok, run_ok};
 use common::*;
 use msgx::clock::Clock;
 use msgx::clock::ManualClock;
@@ -677,6 +677,144 @@ async fn dry_run_reports_due_events_and_sends_nothing() {
         .expect("runs");
     assert_eq!((s.items, detail(&s, "due")), (3, 3), "{s:?}");
     assert_eq!(statuses(&db).await, BTreeMap::from([("PENDING".into(), 3)]));
+}
+
+/// The recorder is process-wide: tests that read metric values take turns
+/// (only matters when tests share a process, as under `cargo test`).
+static METRICS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The end-to-end latency histograms and the skew counter, as a scrape shows them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Latency {
+    end_to_end: (f64, f64),
+    mailbox: (f64, f64),
+    skew_msgx: f64,
+    skew_external: f64,
+}
+
+impl Latency {
+    fn scrape() -> Latency {
+        let page = msgx::prometheus::install().expect("recorder").render();
+        let v =
+            |name: &str, labels: &[(&str, &str)]| metric_value(&page, name, labels).unwrap_or(0.0);
+        let ext = [("clock", "external")];
+        Latency {
+            end_to_end: (
+                v("msgx_pipeline_end_to_end_seconds_count", &[]),
+                v("msgx_pipeline_end_to_end_seconds_sum", &[]),
+            ),
+            mailbox: (
+                v("msgx_pipeline_mailbox_to_kafka_seconds_count", &ext),
+                v("msgx_pipeline_mailbox_to_kafka_seconds_sum", &ext),
+            ),
+            skew_msgx: v(
+                "msgx_pipeline_latency_clock_skew_total",
+                &[("clock", "msgx")],
+            ),
+            skew_external: v("msgx_pipeline_latency_clock_skew_total", &ext),
+        }
+    }
+
+    /// What happened since `before`.
+    fn since(self, before: Latency) -> Latency {
+        let d = |a: (f64, f64), b: (f64, f64)| (a.0 - b.0, a.1 - b.1);
+        Latency {
+            end_to_end: d(self.end_to_end, before.end_to_end),
+            mailbox: d(self.mailbox, before.mailbox),
+            skew_msgx: self.skew_msgx - before.skew_msgx,
+            skew_external: self.skew_external - before.skew_external,
+        }
+    }
+}
+
+/// Issue 20, item 3: per KAFKA:msg event, once, when it is marked SENT:
+/// ENQUEUED_AT → SENT_AT on the injected clock (not the event's commit, not
+/// a failed attempt), and the mailbox's RECEIVED_AT (airport local time)
+/// → SENT_AT with a clock ahead of msgx's counted as skew and recorded as 0.
+#[tokio::test]
+async fn end_to_end_latency_is_one_observation_per_sent_event_from_enqueue_and_from_the_mailbox() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let kafka = mock_kafka(1);
+    let (clock, shared) = manual_clock();
+    let bootstrap = kafka.bootstrap_servers();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| fast_kafka(c, &bootstrap));
+    let t0 = clock.now();
+    // Message A (two flights, two events) received 10 s before the enqueue;
+    // message B (one event) stamped an hour ahead: the AODB's clock is fast.
+    let a = mb
+        .insert(&common::sis::schd(
+            1,
+            "DNLD",
+            &[(9001, "01DEC260835"), (9002, "01DEC260900")],
+        ))
+        .await;
+    let b = mb
+        .insert(&common::sis::flop(
+            2,
+            9001,
+            "APPT",
+            "<APPT>01DEC260830</APPT>",
+        ))
+        .await;
+    let tz = r.config.msgx.airport.tz();
+    for (id, at) in [
+        (a, t0 - chrono::Duration::seconds(10)),
+        (b, t0 + chrono::Duration::hours(1)),
+    ] {
+        let local = at.with_timezone(&tz).format("%Y-%m-%d %H:%M:%S");
+        mb.exec(&format!(
+            "UPDATE {} SET CMINMSGS_DATE_RECEIVED = '{local}' WHERE CMINMSGS_ID = {id}",
+            mb.inbox
+        ))
+        .await;
+    }
+    let _turn = METRICS.lock().await;
+    let start = Latency::scrape();
+
+    pass_ok(&r, "ingest-sweep").await; // ENQUEUED_AT = t0
+    clock.advance(chrono::Duration::seconds(2));
+    pass_ok(&r, "pump-drain").await; // the events' commit: t0 + 2 s
+    let events: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM msg_event WHERE target = 'KAFKA:msg'")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(events, 3, "two SCHD flights and one FLOP");
+
+    // A failed attempt is no observation.
+    kafka.broker_down(-1).expect("broker down");
+    clock.advance(chrono::Duration::seconds(1));
+    let s = pass_ok(&r, "dispatch-msg").await;
+    assert_eq!((s.items, detail(&s, "failed_in_doubt")), (0, 2), "{s:?}");
+    assert_eq!(Latency::scrape().since(start).end_to_end, (0.0, 0.0));
+
+    // The retry that succeeds measures from the enqueue: 123 s per event.
+    kafka.broker_up(-1).expect("broker up");
+    clock.advance(chrono::Duration::minutes(2));
+    let s = run_ok(&r, "dispatch-msg").await;
+    assert_eq!(s.items, 3, "{s:?}");
+    let sent_at: Vec<chrono::DateTime<chrono::Utc>> =
+        sqlx::query_scalar("SELECT DISTINCT sent_at FROM msg_event WHERE target = 'KAFKA:msg'")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(sent_at, vec![t0 + chrono::Duration::seconds(123)]);
+    let got = Latency::scrape().since(start);
+    assert_eq!(
+        got,
+        Latency {
+            end_to_end: (3.0, 3.0 * 123.0),
+            // A: 133 s for each of its two events; B: skewed, recorded as 0.
+            mailbox: (3.0, 2.0 * 133.0),
+            skew_msgx: 0.0,
+            skew_external: 1.0,
+        }
+    );
+
+    // Nothing is counted twice: later runs find nothing to mark.
+    clock.advance(chrono::Duration::minutes(1));
+    assert_eq!(pass_ok(&r, "dispatch-msg").await.items, 0);
+    assert_eq!(Latency::scrape().since(start), got);
 }
 
 /// Issue 17, item 2: head A1 turns DEAD in round 1 with A2 in the same

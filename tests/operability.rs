@@ -8,6 +8,7 @@ mod common;
 
 use chrono::Duration;
 use common::jobs::{drain_past_backoff, run};
+use common::metric_value as value;
 use common::sis::{OWN, own_files};
 use common::*;
 use msgx::clock::SharedClock;
@@ -70,25 +71,6 @@ async fn get_json(addr: SocketAddr, path: &str) -> (u16, serde_json::Value) {
     let (status, body) = get(addr, path).await;
     let v = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"));
     (status, v)
-}
-
-/// The value of the series `name` whose labels include `labels`.
-fn value(page: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    page.lines().find_map(|line| {
-        let (series, v) = line.rsplit_once(' ')?;
-        let (n, rest) = match series.split_once('{') {
-            Some((n, rest)) => (n, rest),
-            None => (series, ""),
-        };
-        if n != name
-            || !labels
-                .iter()
-                .all(|(k, val)| rest.contains(&format!("{k}=\"{val}\"")))
-        {
-            return None;
-        }
-        v.parse().ok()
-    })
 }
 
 /// `(name, type)` of every metric docs/metrics.md documents.

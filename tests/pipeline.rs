@@ -1422,3 +1422,73 @@ async fn a_schedule_decided_in_slices_gives_the_same_final_state() {
         );
     }
 }
+
+/// Issue 20, item 2 (idle PostgreSQL load ≤ 10 statements/s in total): an
+/// idle run of each job the daemon polls costs at most one PostgreSQL
+/// statement once the job object exists (the daemon keeps its jobs for its
+/// lifetime; the pump checks the identity algorithm on its first run only),
+/// and an idle backfill-scan never touches the mailbox (here unreachable).
+/// Counted inside the job's passes, on a database with delivered history.
+#[tokio::test]
+async fn idle_runs_of_the_polled_jobs_cost_one_statement_each() {
+    use msgx::jobs::{JobContext, RunBounds};
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let kafka = mock_kafka(1);
+    let bootstrap = kafka.bootstrap_servers();
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |c| {
+        fast_kafka(c, &bootstrap)
+    });
+    mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835")])).await;
+    drain(&r).await;
+    for job in ["dispatch-msg", "schd-flush", "backfill-scan"] {
+        assert!(run(&r, job).await.items > 0, "{job} had work");
+    }
+    clock.advance(Duration::minutes(1));
+
+    let mut config = (*r.config).clone();
+    config.msgx.mailbox.url = "mysql://msgx:msgx@127.0.0.1:1/unreachable".into();
+    let (_stop_tx, shutdown) = tokio::sync::watch::channel(false);
+    let ctx = JobContext {
+        pg: db.pool.clone(),
+        mailbox: msgx::store::mailbox::Mailbox::new(&config.msgx.mailbox).expect("mailbox url"),
+        clock: shared,
+        guard: msgx::instance_lock::LockGuard::unlocked(),
+        shutdown,
+        dry_run: false,
+        kafka: Default::default(),
+    };
+    let bounds = RunBounds {
+        max_items: 1000,
+        time_budget: std::time::Duration::from_secs(30),
+        batch: 500,
+    };
+    let jobs = msgx::scheduler::registry::Jobs::default();
+    let (statements, _guard) = record_statements();
+    for name in [
+        "pump-drain",
+        "dispatch-msg",
+        "schd-flush",
+        "season-flush",
+        "backfill-scan",
+    ] {
+        let job = jobs
+            .get(name, &config)
+            .expect("builds")
+            .expect("implemented");
+        let mut per_run = Vec::new();
+        for _ in 0..3 {
+            let passes = job
+                .run_passes(name, &ctx, &bounds, &RunOptions::default())
+                .await;
+            assert!(passes.failure.is_none(), "{name}: {:?}", passes.failure);
+            assert_eq!(passes.items, 0, "{name} is idle");
+            per_run.push(statements.take());
+        }
+        let first = if name == "pump-drain" { 2 } else { 1 };
+        assert!(per_run[0].len() <= first, "{name}, first run: {per_run:?}");
+        for later in &per_run[1..] {
+            assert_eq!(later.len(), 1, "{name}, an idle run: {per_run:?}");
+        }
+    }
+}

@@ -3,6 +3,7 @@
 pub mod dead_letters;
 pub mod dispatcher;
 pub mod event_cleanup;
+pub mod latency;
 mod outbox;
 pub mod retry;
 pub mod schd_flush;

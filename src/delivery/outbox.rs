@@ -304,11 +304,14 @@ impl WaveSender<'_> {
         let mut tx = self.ctx.pg.begin().await?;
         self.ctx.fence(&mut tx).await?;
         let sent = rows.iter().zip(&confirmed).filter(|(_, ok)| **ok);
+        // The KAFKA:msg rows this wave moved to SENT, for the end-to-end
+        // latency once the mark is committed (issue 20, item 3).
+        let mut sent_msgs = Vec::new();
         match topic {
             Topic::Msg => {
                 let ids: Vec<i64> = sent.map(|(r, _)| r.event_id).collect();
-                let marked = msg_event::mark_msg_sent(&mut tx, &ids, now).await?;
-                report.sent.add(marked);
+                sent_msgs = msg_event::mark_msg_sent(&mut tx, &ids, now).await?;
+                report.sent.add(sent_msgs.len() as u64);
             }
             Topic::Schd | Topic::Season => {
                 let pairs: Vec<(i64, i64)> =
@@ -349,6 +352,7 @@ impl WaveSender<'_> {
             }
         }
         tx.commit().await?;
+        super::latency::record(&sent_msgs, now);
         if let Some((row, err, class)) = failures.first() {
             tracing::warn!(failed = failures.len(), of = rows.len(), first_event_id = row.event_id, first_class = ?class, first_error = %err, "Outbox events not delivered; their FLIDs back off");
         }

@@ -18,7 +18,7 @@ use crate::jobs::{
 };
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::proc_state;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 /// Counts one processed message (docs/metrics.md).
 fn count_processed(outcome: &'static str, error_class: &'static str) {
@@ -64,6 +64,11 @@ pub struct Pump {
     /// The W value last warned about (one WARN per W, §5.1 step 2): job
     /// state, kept across the runs of one runner (scheduler/registry.rs).
     warned_beyond_w: AtomicI64,
+    /// The identity algorithm was found recorded as configured (§2): checked
+    /// once per job object, i.e. once per daemon or `msgx run` process, so an
+    /// idle run is the head query alone (issue 20 item 2). The record is
+    /// written once and never changed by msgx, so it cannot go stale.
+    identity_checked: AtomicBool,
 }
 
 impl Pump {
@@ -72,6 +77,7 @@ impl Pump {
         Ok(Self {
             config,
             warned_beyond_w: AtomicI64::new(-1),
+            identity_checked: AtomicBool::new(false),
         })
     }
 }
@@ -104,15 +110,19 @@ impl Job for Pump {
         // as a group over and over).
         let mut single_until = i64::MIN;
         // §2: identities are bound only with the algorithm this database
-        // recorded at its first start (a mismatch fails the run, naming it).
-        super::identity::ensure_recorded(
-            &ctx.pg,
-            c.include_day_boundary,
-            ctx.clock.now(),
-            "pump-drain",
-        )
-        .await
-        .map_err(|e| JobError::Other(e.to_string()))?;
+        // recorded at its first start (a mismatch fails the run, naming it,
+        // and is checked again on the next run).
+        if !self.identity_checked.load(Ordering::Acquire) {
+            super::identity::ensure_recorded(
+                &ctx.pg,
+                c.include_day_boundary,
+                ctx.clock.now(),
+                "pump-drain",
+            )
+            .await
+            .map_err(|e| JobError::Other(e.to_string()))?;
+            self.identity_checked.store(true, Ordering::Release);
+        }
         loop {
             if report.items >= bounds.max_items || !ctx.may_continue(deadline)? {
                 report.more = true;

@@ -468,6 +468,26 @@ where
     }
 }
 
+/// The value of the series `name` in a Prometheus text `page` whose labels
+/// include `labels`.
+pub fn metric_value(page: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    page.lines().find_map(|line| {
+        let (series, v) = line.rsplit_once(' ')?;
+        let (n, rest) = match series.split_once('{') {
+            Some((n, rest)) => (n, rest),
+            None => (series, ""),
+        };
+        if n != name
+            || !labels
+                .iter()
+                .all(|(k, val)| rest.contains(&format!("{k}=\"{val}\"")))
+        {
+            return None;
+        }
+        v.parse().ok()
+    })
+}
+
 /// Exit code of a finished process.
 pub fn code(out: &Output) -> i32 {
     out.status.code().unwrap_or(-1)
@@ -695,4 +715,53 @@ pub fn capture_logs() -> (Logs, tracing::subscriber::DefaultGuard) {
         .with_writer(move || writer.clone())
         .finish();
     (logs, tracing::subscriber::set_default(subscriber))
+}
+
+/// The SQL statements sqlx executed on this thread while the guard of
+/// [`record_statements`] lives, each by its first words.
+#[derive(Clone, Default)]
+pub struct Statements(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Statements {
+    /// The statements recorded so far; starts a new record.
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Statements {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Summary(String);
+        impl tracing::field::Visit for Summary {
+            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                if field.name() == "summary" {
+                    self.0 = value.to_string();
+                }
+            }
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "summary" {
+                    self.0 = format!("{value:?}");
+                }
+            }
+        }
+        if event.metadata().target() == "sqlx::query" {
+            let mut summary = Summary(String::new());
+            event.record(&mut summary);
+            self.0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(summary.0);
+        }
+    }
+}
+
+/// Records every statement sqlx executes on this thread while the guard
+/// lives: sqlx logs each one as an event of target `sqlx::query` (at DEBUG,
+/// or WARN when slow), and a `#[tokio::test]` runs its tasks on its own
+/// thread. Pings and connection set-up are not statements and not recorded.
+pub fn record_statements() -> (Statements, tracing::subscriber::DefaultGuard) {
+    use tracing_subscriber::layer::SubscriberExt;
+    let statements = Statements::default();
+    let subscriber = tracing_subscriber::registry().with(statements.clone());
+    (statements, tracing::subscriber::set_default(subscriber))
 }

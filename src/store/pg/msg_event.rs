@@ -99,30 +99,50 @@ pub async fn fetch_due_latest(
     .await
 }
 
+/// A KAFKA:msg row that [`mark_msg_sent`] moved to SENT, with the start
+/// times of its message's end-to-end latency (issue 20, item 3), read in the
+/// same statement. Both are `None` for an event without a message or whose
+/// PROC_STATE row is gone or archived (a shadow row keeps neither).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SentMsg {
+    pub event_id: i64,
+    /// PROC_STATE.ENQUEUED_AT: msgx's own clock.
+    pub enqueued_at: Option<DateTime<Utc>>,
+    /// PROC_STATE.RECEIVED_AT of a mailbox row (`source = 'poller'`): the
+    /// AODB's clock. `None` for the compat entry, whose RECEIVED_AT is msgx's.
+    pub received_at: Option<DateTime<Utc>>,
+}
+
 /// Marks confirmed KAFKA:msg rows SENT with SENT_AT in the same statement
-/// (§1.2). Returns the rows changed.
+/// (§1.2). Returns the rows changed — only PENDING rows move, so an event is
+/// returned once however often it was sent — each with its message's
+/// ENQUEUED_AT and RECEIVED_AT, joined on PROC_STATE's primary key.
 pub async fn mark_msg_sent(
     conn: &mut PgConnection,
     event_ids: &[i64],
     now: DateTime<Utc>,
-) -> Result<u64, sqlx::Error> {
+) -> Result<Vec<SentMsg>, sqlx::Error> {
     // The BETWEEN bounds let any plan use an index range, also without table
     // statistics (an ANY() filter alone may scan every PENDING row).
     let (Some(lo), Some(hi)) = (event_ids.iter().min(), event_ids.iter().max()) else {
-        return Ok(0);
+        return Ok(Vec::new());
     };
-    Ok(sqlx::query(
-        "UPDATE msg_event SET status = 'SENT', sent_at = $2, next_attempt_at = NULL \
-         WHERE event_id = ANY($1) AND event_id BETWEEN $3 AND $4 \
-           AND status = 'PENDING' AND target = 'KAFKA:msg'",
+    sqlx::query_as(
+        "WITH sent AS ( \
+           UPDATE msg_event SET status = 'SENT', sent_at = $2, next_attempt_at = NULL \
+           WHERE event_id = ANY($1) AND event_id BETWEEN $3 AND $4 \
+             AND status = 'PENDING' AND target = 'KAFKA:msg' \
+           RETURNING event_id, msg_id) \
+         SELECT s.event_id, p.enqueued_at, \
+                CASE WHEN p.source = 'poller' THEN p.received_at END AS received_at \
+         FROM sent s LEFT JOIN proc_state p ON p.msg_id = s.msg_id",
     )
     .bind(event_ids)
     .bind(now)
     .bind(lo)
     .bind(hi)
-    .execute(conn)
-    .await?
-    .rows_affected())
+    .fetch_all(conn)
+    .await
 }
 
 /// Marks confirmed KAFKA:schd rows SENT only where both the generation
