@@ -276,12 +276,6 @@ pub const CATALOG: &[MetricSpec] = &[
         "Daemon runs of a pipeline job that succeeded and found nothing: counted here, not written to JOB_RUN (issue 20).",
     ),
     m(
-        "msgx_scheduler_poll_wait_seconds",
-        Gauge,
-        &["job"],
-        "The current wait of a polled job before its next run (msgx.pipeline.poll-interval: busy after rows, growing to idle).",
-    ),
-    m(
         "msgx_job_panics_total",
         Counter,
         &["job"],
@@ -446,6 +440,7 @@ fn register_known_series() {
         }
         metrics::counter!("msgx_job_items_total", "job" => job).increment(0);
         metrics::counter!("msgx_job_panics_total", "job" => job).increment(0);
+        metrics::counter!("msgx_job_idle_runs_total", "job" => job).increment(0);
         let _ = metrics::histogram!("msgx_job_duration_seconds", "job" => job);
     }
     metrics::gauge!("msgx_instance_lock_held").set(0.0);

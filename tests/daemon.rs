@@ -448,11 +448,6 @@ async fn a_polled_ingest_counts_idle_runs_and_records_only_runs_that_did_somethi
         page.lines().any(|l| l.starts_with("msgx_job_last_success_timestamp_seconds{job=\"ingest-sweep\"}")),
         "{page}"
     );
-    assert!(
-        page.lines()
-            .any(|l| l.starts_with("msgx_scheduler_poll_wait_seconds{job=\"ingest-sweep\"}")),
-        "{page}"
-    );
     d.terminate();
     assert_eq!(
         d.wait_exit(Duration::from_secs(15)).await,

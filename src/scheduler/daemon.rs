@@ -180,8 +180,6 @@ impl Inner {
                 return;
             };
             let wait = cadence.after(last);
-            metrics::gauge!("msgx_scheduler_poll_wait_seconds", "job" => job.clone())
-                .set(wait.as_secs_f64());
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = stop.changed() => return,
