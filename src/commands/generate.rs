@@ -272,7 +272,7 @@ pub async fn feed(
     spec: &Spec,
     schedules: bool,
     rate: f64,
-    clock: &crate::clock::SharedClock,
+    (clock, tz): (&crate::clock::SharedClock, chrono_tz::Tz),
     mut inserted: impl FnMut(f64, i64),
 ) -> (u64, u64, u64) {
     let period = std::time::Duration::from_secs_f64(1.0 / rate.max(0.001));
@@ -287,7 +287,9 @@ pub async fn feed(
         loop {
             let result = match &m {
                 Some(xml) => {
-                    let received = clock.now().naive_utc();
+                    // As the AODB writes it: airport local time (sis-format
+                    // §1.6), so the external-clock latency metric reads true.
+                    let received = clock.now().with_timezone(&tz).naive_local();
                     mailbox.insert_message(xml, received, None).await
                 }
                 None => mailbox.insert_rolled_back("<MSG/>").await.map(|()| 0),

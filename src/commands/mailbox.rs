@@ -26,11 +26,15 @@ pub async fn generate(
             eprintln!("msgx mailbox generate: --rate must be a positive number");
             return exit::CONFIG;
         }
-        let (rows, holes, failures) =
-            generate::feed(&mailbox, spec, schedules, rate, &clock, |t, id| {
-                println!("{t:.6} {id}")
-            })
-            .await;
+        let (rows, holes, failures) = generate::feed(
+            &mailbox,
+            spec,
+            schedules,
+            rate,
+            (&clock, config.msgx.airport.tz()),
+            |t, id| println!("{t:.6} {id}"),
+        )
+        .await;
         mailbox.close().await;
         eprintln!("{{\"rows\": {rows}, \"holes\": {holes}, \"failed_attempts\": {failures}}}");
         return exit::OK;
