@@ -1,30 +1,75 @@
 #!/usr/bin/env bash
-# End-to-end latency (issue 11, item 3; docs/BENCHMARKS.md): `msgx daemon`
-# with the default schedule, `msgx dev-kafka`; FLOPs are inserted into the
-# mailbox one at a time at a steady rate (`msgx mailbox generate --rate`) while
-# a consumer follows the msg topic (`msgx tail msg --follow`). Latency of a
-# message = first receipt of a msg record carrying its MSG_ID − the commit of
-# its mailbox insert (same clock). Reports p50 / p99 / max per rate.
+# End-to-end latency (issue 11 item 3, issue 20 item 4; docs/BENCHMARKS.md
+# "End-to-end latency"): `msgx daemon` with a schedule, `msgx dev-kafka`; FLOPs
+# are inserted into the mailbox one at a time (each insert its own commit,
+# `msgx mailbox generate --rate`) while a consumer follows the msg topic
+# (`msgx tail msg --follow`, set up for low latency). Latency of a message =
+# first receipt of a msg record carrying its MSG_ID − the commit of its
+# mailbox insert (same clock).
 #
-#   scripts/bench-latency.sh [--rate R]… [--duration 300] [--flights 2000]
-#                            [--schedule daemon|FILE] [--debug]
+# The sequence, on fresh databases, a fresh dev-kafka and a fresh daemon:
+#   1. each --rate R for --duration s: p50 / p99 / max (target p99 ≤ 0.25 s at
+#      20/s, ≤ 0.75 s at 200/s);
+#   2. a burst of --burst R/s for --burst-duration s: p50 / p99 / max and the
+#      catch-up, the time from the burst's last insert until every burst
+#      message is processed and its msg event SENT (polled every 0.1 s;
+#      target ≤ 10 s);
+#   (a rate above 100/s is split over --feeders concurrent inserters: one
+#   connection's commits are fsync-bound at ≈ 230/s on the 2-core VM)
+#   3. idle: the daemon restarted with statement logging on, --idle-settle s,
+#      then the daemon's mailbox and PostgreSQL statements per second over
+#      --idle s (targets ≤ 5/s, ≤ 10/s) and the top statements.
+# By default the sequence runs twice, with --schedule (default: the daemon
+# profile) and with the previous one-second schedule (--compare FILE, default
+# scripts/schedules/cron-1s.toml), and prints both tables and the ratios
+# old / new (--no-compare: once). --consumer-check runs a second consumer with
+# librdkafka's default fetch settings beside the measuring one in the rate
+# phases and reports what each adds (receipt − the msg event's SENT).
 #
-# Default: 20/s and 200/s, 300 s each. Target: p99 ≤ 2 s at 20/s.
-# Own databases (unique names, dropped at exit) on the local services.
+#   scripts/bench-latency.sh [--rate R]… [--duration 60] [--burst 1000 | --burst 0]
+#                            [--burst-duration 60] [--feeders 4] [--idle 60 | --idle 0]
+#                            [--idle-settle 10] [--flights 2000] [--schedule daemon|FILE]
+#                            [--compare FILE | --no-compare] [--consumer-check] [--debug]
+#
+# Default: --rate 20 --rate 200. Own databases (unique names, dropped at exit)
+# on the local services; MariaDB's general log is switched on for the idle
+# window only (global, into this run's directory) and restored at exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RATES=(); DURATION=300; FLIGHTS=2000; SCHEDULE=daemon; BUILD=""
+RATES=(); DURATION=60; FLIGHTS=2000; SCHEDULE=daemon; BUILD=""
+BURST=1000; BURST_DURATION=60; FEEDERS=4; IDLE=60; SETTLE=10
+COMPARE=scripts/schedules/cron-1s.toml CONSUMER_CHECK=0
+usage() {
+  echo "usage: $0 [--rate R]… [--duration S] [--burst R] [--burst-duration S] [--feeders K]" \
+       "[--idle S] [--idle-settle S] [--flights F] [--schedule daemon|FILE] [--compare FILE | --no-compare]" \
+       "[--consumer-check] [--debug]"
+  exit 2
+}
 while [ $# -gt 0 ]; do
   case $1 in
     --rate) RATES+=("$2"); shift 2 ;;
     --duration) DURATION=$2; shift 2 ;;
+    --burst) BURST=$2; shift 2 ;;
+    --burst-duration) BURST_DURATION=$2; shift 2 ;;
+    --feeders) FEEDERS=$2; shift 2 ;;
+    --idle) IDLE=$2; shift 2 ;;
+    --idle-settle) SETTLE=$2; shift 2 ;;
     --flights) FLIGHTS=$2; shift 2 ;;
     --schedule) SCHEDULE=$2; shift 2 ;;
+    --compare) COMPARE=$2; shift 2 ;;
+    --no-compare) COMPARE=""; shift ;;
+    --consumer-check) CONSUMER_CHECK=1; shift ;;
     --debug) BUILD=--debug; shift ;;
-    *) echo "usage: $0 [--rate R]… [--duration S] [--flights F] [--schedule daemon|FILE] [--debug]"; exit 2 ;;
+    *) usage ;;
   esac
 done
 [ ${#RATES[@]} -gt 0 ] || RATES=(20 200)
+[ "$FEEDERS" -ge 1 ] || usage
+[ -f "$SCHEDULE" ] && SCHEDULE=$(realpath "$SCHEDULE")
+if [ -n "$COMPARE" ]; then
+  [ -f "$COMPARE" ] || { echo "no schedule file $COMPARE"; exit 2; }
+  COMPARE=$(realpath "$COMPARE")
+fi
 
 # shellcheck source=scripts/harness-lib.sh
 . scripts/harness-lib.sh
@@ -34,52 +79,201 @@ harness_init latency
 trap harness_cleanup EXIT
 trap 'exit 143' INT TERM # so that the EXIT trap cleans up
 harness_build $BUILD
+# shellcheck disable=SC2119 # no extra sed expressions
 harness_config
+# The measuring consumer's own configuration: librdkafka's mock cluster holds
+# an empty fetch for the consumer's whole fetch.wait.max.ms (500 ms by
+# default) and does not answer early when a record arrives, which would add
+# up to 0.5 s to every figure; 10 ms adds at most that (docs/BENCHMARKS.md).
+TAIL_CONFIG=$WORK/tail.toml
+sed 's/^\[msgx\.kafka\.properties\]$/&\n"fetch.wait.max.ms" = "10"/' "$MSGX_CONFIG" >"$TAIL_CONFIG"
+grep -q '"fetch.wait.max.ms"' "$TAIL_CONFIG" || { echo "no [msgx.kafka.properties] in $MSGX_CONFIG"; exit 1; }
 export RUST_LOG=${RUST_LOG:-warn}
 PG=postgres://msgx:msgx@127.0.0.1:5432
-harness_pg_db "$PG/postgres" "$TAG"
-harness_mailbox_db 127.0.0.1 3306 "$TAG"
-export MSGX_DATABASE_URL=$PG/$TAG MSGX_MAILBOX_URL=mysql://msgx:msgx@127.0.0.1:3306/$TAG
-"$MSGX" migrate >/dev/null
-[ -f "$SCHEDULE" ] && SCHEDULE=$(realpath "$SCHEDULE")
+export PGOPTIONS='--client-min-messages=warning'
+MY_ADMIN=(mariadb -h 127.0.0.1 -P 3306 -umsgx -pmsgx -N -B)
 
-harness_dev_kafka "$WORK/kafka.log"
-echo "== $FLIGHTS flights (SCHD packages), then the daemon (schedule: $SCHEDULE)"
-"$MSGX" mailbox generate --messages $(( (FLIGHTS + 99) / 100 )) --flights "$FLIGHTS" --seed 5 >/dev/null
-harness_daemon "$WORK/daemon.log" --schedule "$SCHEDULE"
-harness_wait_drained "$MSGX_DATABASE_URL" "$MSGX_MAILBOX_URL" 300 >/dev/null
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
-results=()
-seqn=100000
-for rate in "${RATES[@]}"; do
-  n=$(echo "$rate * $DURATION / 1" | bc)
-  echo "== $rate msg/s for $DURATION s ($n FLOPs)"
-  : >"$WORK/recv-$rate.log"
-  python3 "$HARNESS_PY" latency --msgx "$MSGX" --out "$WORK/recv-$rate.log" &
-  consumer=$!
-  harness_track "$consumer"
-  sleep 3 # the consumer's partition assignment
-  "$MSGX" mailbox generate --no-schedules --messages "$n" --flights "$FLIGHTS" --seed "$rate" \
-    --first-seqn "$seqn" --rate "$rate" >"$WORK/feed-$rate.log" 2>"$WORK/feed-$rate.err"
-  seqn=$((seqn + n + 1))
-  harness_wait_drained "$MSGX_DATABASE_URL" "$MSGX_MAILBOX_URL" 300 >/dev/null
-  sleep 2
-  kill -TERM "$consumer" 2>/dev/null || true
-  wait "$consumer" 2>/dev/null || true
-  line=$(python3 "$HARNESS_PY" latency-report --feed-log "$WORK/feed-$rate.log" --recv-log "$WORK/recv-$rate.log")
+# pg_server_log: the file the PostgreSQL server writes its log to (the
+# logging collector's current file, else the postmaster's stderr, which is
+# where Debian's pg_ctlcluster sends it); $PG_LOG overrides.
+pg_server_log() {
+  local f dd pid
+  if [ -n "${PG_LOG:-}" ]; then echo "$PG_LOG"; return; fi
+  f=$(psql "$PG/postgres" -qtAX -c "SELECT pg_current_logfile()")
+  dd=$(psql "$PG/postgres" -qtAX -c "SHOW data_directory")
+  if [ -n "$f" ]; then
+    case $f in /*) ;; *) f=$dd/$f ;; esac
+  else
+    pid=$(head -n 1 "$dd/postmaster.pid")
+    f=$(readlink "/proc/$pid/fd/2")
+  fi
+  echo "$f"
+}
+
+# general_log_on FILE / general_log_off: MariaDB's general log (global and
+# dynamic: no restart) into FILE, for the idle window; the server's previous
+# settings are put back at once and again at exit.
+general_log_on() {
+  local on file output
+  read -r on file output < <("${MY_ADMIN[@]}" -e "SELECT @@general_log, @@general_log_file, @@log_output")
+  GENERAL_LOG_RESTORE="SET GLOBAL general_log = $on; SET GLOBAL general_log_file = '$file'; SET GLOBAL log_output = '$output'"
+  echo "mariadb -h 127.0.0.1 -P 3306 -umsgx -pmsgx -e \"$GENERAL_LOG_RESTORE\" 2>/dev/null || true" >>"$WORK/on-exit"
+  "${MY_ADMIN[@]}" -e "SET GLOBAL general_log = 0; SET GLOBAL log_output = 'FILE';
+                       SET GLOBAL general_log_file = '$1'; SET GLOBAL general_log = 1"
+}
+general_log_off() { "${MY_ADMIN[@]}" -e "$GENERAL_LOG_RESTORE"; }
+
+# record OUT META_JSON RESULT_JSON: one phase's line (META merged with RESULT).
+record() {
+  python3 -c 'import json, sys; d = json.loads(sys.argv[1]); d.update(json.loads(sys.argv[2])); print(json.dumps(d))' \
+    "$2" "$3" >>"$1"
+}
+
+# consumer_start LOG [CONFIG] / consumer_stop: the measuring consumer
+# (harness.py latency; by default with $TAIL_CONFIG), every started one stopped.
+CONSUMERS=()
+consumer_start() {
+  : >"$1"
+  python3 "$HARNESS_PY" latency --msgx "$MSGX" --config "${2:-$TAIL_CONFIG}" --out "$1" 2>>"$WORK/tail.err" &
+  CONSUMERS+=($!)
+  harness_track $!
+}
+consumer_stop() {
+  local pid
+  sleep 2 # the last records
+  for pid in "${CONSUMERS[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  CONSUMERS=()
+}
+
+# feed_phase LABEL KIND RATE SECONDS: RATE msg/s for SECONDS s (KIND rate
+# or burst). One connection commits ≈ 230 single-row inserts per second on
+# the 2-core VM (an fsync each; docs/BENCHMARKS.md), so above 100/s the rate
+# is split over $FEEDERS concurrent inserters (InnoDB's group commit), each
+# insert still its own commit. The catch-up poll follows the feed logs from
+# the start, so that it polls from the last insert on.
+feed_phase() {
+  local label=$1 kind=$2 rate=$3 seconds=$4 k=1 n per rate_k name recv load0 i pids=() args=()
+  local poller catch line target delay=null
+  [ "$(echo "$rate > 100" | bc)" = 1 ] && k=$FEEDERS
+  per=$(echo "($rate * $seconds + $k - 1) / $k" | bc) n=$((per * k))
+  rate_k=$(echo "scale=3; $rate / $k" | bc)
+  name=$kind-$rate recv=$WORK/$label-recv-$kind-$rate.log
+  echo "== [$label] $kind: $rate msg/s for $seconds s ($n FLOPs, $k inserter(s) at $rate_k/s)"
+  consumer_start "$recv"
+  if [ "$CONSUMER_CHECK" = 1 ]; then consumer_start "$WORK/$label-recv-$name-default-consumer.log" "$MSGX_CONFIG"; fi
+  sleep 3 # the consumers' partition assignment
+  load0=$(loadavg)
+  for i in $(seq 1 "$k"); do
+    args+=(--feed-log "$WORK/$label-feed-$name-$i.log")
+    : >"$WORK/$label-feed-$name-$i.log"
+  done
+  python3 "$HARNESS_PY" burst-catch-up --pg "$MSGX_DATABASE_URL" "${args[@]}" --expect "$n" \
+    --timeout 900 >"$WORK/$label-catch-up-$name.out" 2>&1 &
+  poller=$!
+  harness_track "$poller"
+  for i in $(seq 1 "$k"); do
+    "$MSGX" mailbox generate --no-schedules --messages "$per" --flights "$FLIGHTS" --seed $((rate * 10 + i)) \
+      --first-seqn $((SEQN + (i - 1) * per)) --rate "$rate_k" \
+      >>"$WORK/$label-feed-$name-$i.log" 2>"$WORK/$label-feed-$name-$i.err" &
+    pids+=($!)
+    harness_track $!
+  done
+  for i in "${pids[@]}"; do wait "$i"; done
+  SEQN=$((SEQN + n + 1))
+  wait "$poller" || true
+  catch=$(grep '^burst-catch-up: ' "$WORK/$label-catch-up-$name.out") \
+    || { cat "$WORK/$label-catch-up-$name.out"; return 1; }
+  echo "$catch"
+  harness_wait_drained "$MSGX_DATABASE_URL" "$MSGX_MAILBOX_URL" 900 >/dev/null
+  consumer_stop
+  line=$(python3 "$HARNESS_PY" latency-report "${args[@]}" --recv-log "$recv" --rate "$rate")
   echo "$line"
-  results+=("$rate ${line#latency: }")
-done
+  if [ "$CONSUMER_CHECK" = 1 ]; then
+    delay=$(python3 "$HARNESS_PY" consumer-delay --pg "$MSGX_DATABASE_URL" --recv-log "$recv" \
+      --recv-log "$WORK/$label-recv-$name-default-consumer.log")
+    echo "$delay"
+    delay=${delay#consumer-delay: }
+  fi
+  case $kind:$rate in rate:20) target=0.25 ;; rate:200) target=0.75 ;; *) target=null ;; esac
+  record "$WORK/$label.jsonl" "{\"phase\": \"$kind\", \"rate\": $rate, \"duration_s\": $seconds,
+    \"target_p99_s\": $target, \"target_catch_up_s\": $([ "$kind" = burst ] && echo 10 || echo null),
+    \"load_before\": \"$load0\", \"load_after\": \"$(loadavg)\", \"consumer_delay\": $delay,
+    \"catch_up\": ${catch#burst-catch-up: }}" "${line#latency: }"
+}
+
+# idle_phase LABEL SCHEDULE DB: the daemon restarted with statement logging
+# for its database (a running session keeps the settings it started with),
+# $SETTLE s, then the window of $IDLE s.
+idle_phase() {
+  local label=$1 schedule=$2 db=$3 pg_log my_log prefix pg0 pg1 my0 my1 q0 q1 load0 line
+  echo "== [$label] idle: daemon restarted with statement logging, $SETTLE s settle, $IDLE s window"
+  pg_log=$(pg_server_log)
+  [ -r "$pg_log" ] || { echo "cannot read the PostgreSQL log ($pg_log); set PG_LOG"; return 1; }
+  prefix=$(psql "$PG/postgres" -qtAX -c "SHOW log_line_prefix")
+  [ "$prefix" = '%m [%p] %q%u@%d ' ] \
+    || echo "warning: log_line_prefix is '$prefix', harness.py expects '%m [%p] %q%u@%d '"
+  harness_stop "$DAEMON_PID"
+  psql "$MSGX_DATABASE_URL" -qX -v ON_ERROR_STOP=1 -c "ALTER DATABASE $db SET log_statement = 'all'" \
+    -c "ALTER DATABASE $db SET log_parameter_max_length = 0" >/dev/null
+  my_log=$WORK/$label-mariadb-general.log
+  general_log_on "$my_log"
+  harness_daemon "$WORK/$label-daemon.log" --schedule "$schedule"
+  harness_wait_drained "$MSGX_DATABASE_URL" "$MSGX_MAILBOX_URL" 300 >/dev/null
+  sleep "$SETTLE"
+  [ -f "$my_log" ] || { echo "MariaDB did not write its general log to $my_log"; general_log_off; return 1; }
+  load0=$(loadavg)
+  q0=$("${MY_ADMIN[@]}" -e "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2)
+  pg0=$(stat -c %s "$pg_log") my0=$(stat -c %s "$my_log")
+  sleep "$IDLE"
+  pg1=$(stat -c %s "$pg_log") my1=$(stat -c %s "$my_log")
+  q1=$("${MY_ADMIN[@]}" -e "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2)
+  general_log_off
+  psql "$MSGX_DATABASE_URL" -qX -c "ALTER DATABASE $db RESET log_statement" \
+    -c "ALTER DATABASE $db RESET log_parameter_max_length" >/dev/null
+  line=$(python3 "$HARNESS_PY" idle-report --seconds "$IDLE" --pg-log "$pg_log" --pg-db "$db" \
+    --pg-range "$pg0:$pg1" --my-log "$my_log" --my-db "$db" --my-range "$my0:$my1")
+  # Server-wide, for comparison: every client of the shared server; minus 1
+  # for the second SHOW GLOBAL STATUS itself (the harness's only statement).
+  record "$WORK/$label.jsonl" "{\"phase\": \"idle\", \"settle_s\": $SETTLE, \"load_before\": \"$load0\",
+    \"load_after\": \"$(loadavg)\", \"server_questions_per_s\": $(echo "scale=2; ($q1 - $q0 - 1) / $IDLE" | bc),
+    \"target_mailbox_per_s\": 5, \"target_pg_per_s\": 10}" "${line#idle: }"
+  python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print("idle: mailbox", r["mailbox"]["per_s"], "/s,",
+    "PostgreSQL", r["pg"]["per_s"], "/s")' "${line#idle: }"
+}
+
+# run_sequence LABEL SCHEDULE: the whole sequence on its own databases,
+# dev-kafka and daemon; one JSON line per phase in $WORK/LABEL.jsonl.
+run_sequence() {
+  local label=$1 schedule=$2 db="${TAG}_$1" rate
+  : >"$WORK/$label.jsonl"
+  harness_pg_db "$PG/postgres" "$db"
+  harness_mailbox_db 127.0.0.1 3306 "$db"
+  export MSGX_DATABASE_URL=$PG/$db MSGX_MAILBOX_URL=mysql://msgx:msgx@127.0.0.1:3306/$db
+  "$MSGX" migrate >/dev/null
+  harness_dev_kafka "$WORK/$label-kafka.log"
+  echo "== [$label] schedule $schedule: $FLIGHTS flights (SCHD packages), then the daemon"
+  "$MSGX" mailbox generate --messages $(((FLIGHTS + 99) / 100)) --flights "$FLIGHTS" --seed 5 >/dev/null
+  harness_daemon "$WORK/$label-daemon.log" --schedule "$schedule"
+  harness_wait_drained "$MSGX_DATABASE_URL" "$MSGX_MAILBOX_URL" 300 >/dev/null
+  SEQN=100000
+  for rate in "${RATES[@]}"; do feed_phase "$label" rate "$rate" "$DURATION"; done
+  if [ "$BURST" -gt 0 ]; then feed_phase "$label" burst "$BURST" "$BURST_DURATION"; fi
+  if [ "$IDLE" -gt 0 ]; then idle_phase "$label" "$schedule" "$db"; fi
+  harness_stop "$DAEMON_PID"
+  harness_stop "$KAFKA_PID"
+}
+
+started="$(date -u '+%Y-%m-%d %H:%M UTC')"
+run_sequence new "$SCHEDULE"
+if [ -n "$COMPARE" ]; then run_sequence old "$COMPARE"; fi
 
 echo
-echo "== end-to-end latency ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(basename "$MSGX"), schedule $SCHEDULE)"
-printf '| rate | messages measured | p50 | p99 | max | p99 / target (2 s) |\n|---|---|---|---|---|---|\n'
-for r in "${results[@]}"; do
-  rate=${r%% *}
-  python3 - "$rate" "${r#* }" <<'EOF'
-import json, sys
-rate, r = sys.argv[1], json.loads(sys.argv[2])
-print(f"| {rate}/s | {r['measured']} of {r['inserted']} | {r['p50_s']:.2f} s | {r['p99_s']:.2f} s "
-      f"| {r['max_s']:.2f} s | {r['p99_s'] / 2:.2f} |")
-EOF
-done
+echo "== end-to-end latency ($started, $(nproc) cores, load now $(loadavg), $(basename "$MSGX") $(dirname "$MSGX" | xargs basename))"
+reports=(--run "new=$SCHEDULE=$WORK/new.jsonl")
+if [ -n "$COMPARE" ]; then reports+=(--run "old=$COMPARE=$WORK/old.jsonl"); fi
+python3 "$HARNESS_PY" latency-tables "${reports[@]}"

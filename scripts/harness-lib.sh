@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared pieces of the resilience harnesses (chaos.sh, soak.sh,
 # bench-latency.sh; docs/RESILIENCE.md). Sourced, not run.
 #
@@ -187,14 +188,14 @@ harness_cleanup() {
   . "$WORK/on-exit" || true
   # TERM first (harness.py stops its own `msgx tail`), KILL what is left.
   while read -r pid; do
-    [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true
+    if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; fi
   done <"$WORK/pids"
   sleep 0.5
   while read -r pid; do
-    [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+    if [ -n "$pid" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
   done <"$WORK/pids"
   while read -r pid; do
-    [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
+    if [ -n "$pid" ]; then wait "$pid" 2>/dev/null || true; fi
   done <"$WORK/pids"
   while read -r kind a b c; do
     case $kind in
