@@ -343,6 +343,10 @@ pub struct Pipeline {
     pub claim_batch: u32,
     /// A hole older than this is permanent (§4.1).
     pub max_commit_delay: Dur,
+    /// Release a hole at once when no transaction that could fill it is
+    /// open on the mailbox server (issue 20 item 5; needs the mailbox
+    /// user's PROCESS privilege, else the time rule alone applies).
+    pub hole_evidence: bool,
     /// Deprecated, does nothing (issue 17, item 6): the pump's cadence is
     /// its cron line in the schedule profile plus the `[then]` chain. Still
     /// accepted for one release; `msgx config check` warns. A later issue
@@ -398,6 +402,7 @@ impl Default for Pipeline {
         Self {
             claim_batch: 500,
             max_commit_delay: Dur::secs(30),
+            hole_evidence: true,
             poll_interval: None,
             retry: RetrySchedules::default(),
             removed_max_attempts: None,
