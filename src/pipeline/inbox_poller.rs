@@ -138,7 +138,9 @@ enum EvidenceAccess {
     Unknown,
     Granted,
     /// Refused (no PROCESS privilege) or failed; ask again at `retry_at`.
-    Unavailable { retry_at: DateTime<Utc> },
+    Unavailable {
+        retry_at: DateTime<Utc>,
+    },
 }
 
 /// The poller's memory between runs (issue 20 items 2 and 5).
@@ -161,11 +163,11 @@ struct PollState {
 }
 
 impl PollState {
-    /// Forgets what PostgreSQL said (after an error or another writer).
+    /// Forgets what PostgreSQL said (another lock session, another writer).
+    /// The sighting stays: it is a fact of the mailbox, tied to its W.
     fn forget(&mut self) {
         self.cursor = None;
         self.seed_checked = false;
-        self.sighting = None;
         self.late_rows_due = None;
     }
 
@@ -207,6 +209,7 @@ impl Job for InboxPoller {
         let result = self.sweep(&mut state, ctx, bounds).await;
         if result.is_err() {
             state.forget();
+            state.sighting = None;
         }
         result
     }
