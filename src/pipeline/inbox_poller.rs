@@ -137,8 +137,8 @@ enum EvidenceAccess {
     #[default]
     Unknown,
     Granted,
-    /// Refused (no PROCESS privilege) or failed; ask again at `retry_at`.
-    Unavailable {
+    /// Refused (no PROCESS privilege): ask again at `retry_at`.
+    Denied {
         retry_at: DateTime<Utc>,
     },
 }
@@ -157,6 +157,8 @@ struct PollState {
     sighting: Option<Sighting>,
     evidence: EvidenceAccess,
     last_evidence_read: Option<Instant>,
+    /// When a failed evidence read (not a refusal) was last logged.
+    evidence_failure_logged: Option<DateTime<Utc>>,
     /// When a released hole is next due for its late-row check (known
     /// holes); `None` = ask PostgreSQL now.
     late_rows_due: Option<DateTime<Utc>>,
@@ -175,7 +177,7 @@ impl PollState {
     /// within [`EVIDENCE_MIN_INTERVAL`]).
     fn evidence_ready(&self, cfg: &InboxPollerConfig, now: DateTime<Utc>) -> bool {
         cfg.hole_evidence
-            && !matches!(self.evidence, EvidenceAccess::Unavailable { retry_at } if now < retry_at)
+            && !matches!(self.evidence, EvidenceAccess::Denied { retry_at } if now < retry_at)
             && self
                 .last_evidence_read
                 .is_none_or(|t| t.elapsed() >= EVIDENCE_MIN_INTERVAL)
@@ -349,8 +351,10 @@ impl InboxPoller {
 
 /// Reads transaction evidence for the sighted hole at W+1 when it is
 /// enabled and due; `Some` when it clears the hole. Never fails the run: a
-/// refused or failed read leaves the time rule, logged once, and is tried
-/// again after [`EVIDENCE_RECHECK`].
+/// refused read (no PROCESS privilege) leaves the time rule, logged once
+/// and asked again after [`EVIDENCE_RECHECK`]; any other failure (the
+/// mailbox is down, and the fetch fails too) costs only this round, logged
+/// at most once per [`EVIDENCE_RECHECK`].
 async fn read_evidence(
     cfg: &InboxPollerConfig,
     state: &mut PollState,
@@ -367,7 +371,7 @@ async fn read_evidence(
     report.details.hole_evidence_reads.add(1);
     match ctx.mailbox.transaction_evidence().await {
         Ok(snapshot) => {
-            if matches!(state.evidence, EvidenceAccess::Unavailable { .. }) {
+            if matches!(state.evidence, EvidenceAccess::Denied { .. }) {
                 tracing::info!("Transaction evidence for holes is available again");
             }
             state.evidence = EvidenceAccess::Granted;
@@ -376,23 +380,32 @@ async fn read_evidence(
             }
             no_live_writer(&sighting, &snapshot).then(|| sighting.cleared())
         }
-        Err(e) => {
-            if !matches!(state.evidence, EvidenceAccess::Unavailable { .. }) {
-                let why = if e.is_access_denied() {
-                    "the mailbox user lacks the PROCESS privilege"
-                } else {
-                    "reading it failed"
-                };
+        Err(e) if e.is_access_denied() => {
+            if !matches!(state.evidence, EvidenceAccess::Denied { .. }) {
                 tracing::warn!(
                     error = %crate::error_text::cut(&e.to_string()),
-                    "No transaction evidence for holes ({why}): each hole waits \
-                     msgx.pipeline.max-commit-delay; asked again every 10 minutes \
-                     (docs/operations.md, mailbox grants)"
+                    "No transaction evidence for holes (the mailbox user lacks the PROCESS \
+                     privilege): each hole waits msgx.pipeline.max-commit-delay; asked again \
+                     every 10 minutes (docs/operations.md, mailbox grants)"
                 );
             }
-            state.evidence = EvidenceAccess::Unavailable {
+            state.evidence = EvidenceAccess::Denied {
                 retry_at: now + EVIDENCE_RECHECK,
             };
+            None
+        }
+        Err(e) => {
+            if state
+                .evidence_failure_logged
+                .is_none_or(|t| now - t >= EVIDENCE_RECHECK)
+            {
+                state.evidence_failure_logged = Some(now);
+                tracing::warn!(
+                    error = %crate::error_text::cut(&e.to_string()),
+                    "No transaction evidence for holes this round (reading it failed): the \
+                     time rule applies"
+                );
+            }
             None
         }
     }
