@@ -19,6 +19,7 @@
 use crate::config::Config;
 use crate::delivery::latency::{self, END_TO_END, MAILBOX_TO_KAFKA};
 use crate::domain::delivery::EventStatus;
+use crate::domain::watermark::ReleaseReason;
 use crate::domain::{ErrorClass, ProcState};
 use crate::jobs::manifest;
 use crate::status::{self, PgFacts};
@@ -104,8 +105,8 @@ pub const CATALOG: &[MetricSpec] = &[
     m(
         "msgx_ingest_holes_released_total",
         Counter,
-        &[],
-        "Permanent holes released after max-commit-delay (INBOX_HOLE rows).",
+        &["reason"],
+        "Permanent holes released (INBOX_HOLE rows), by the rule that released them.",
     ),
     m(
         "msgx_ingest_late_rows_total",
@@ -514,8 +515,12 @@ fn set_pg_gauges(f: &PgFacts, now: DateTime<Utc>) {
             .hole_since
             .map_or(0, |t| (now - t).num_seconds().max(0)) as f64,
     );
-    metrics::counter!("msgx_ingest_holes_released_total")
-        .absolute(u64::try_from(f.holes_released).unwrap_or(0));
+    // Both reasons are exported (0 when absent), so a rate over either works.
+    for reason in ReleaseReason::ALL.map(ReleaseReason::as_str) {
+        metrics::counter!("msgx_ingest_holes_released_total", "reason" => reason).absolute(
+            u64::try_from(f.holes_by_reason.get(reason).copied().unwrap_or(0)).unwrap_or(0),
+        );
+    }
     metrics::counter!("msgx_ingest_late_rows_total")
         .absolute(u64::try_from(f.late_rows).unwrap_or(0));
     metrics::gauge!("msgx_pipeline_backlog_oldest_unprocessed_seconds")

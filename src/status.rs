@@ -31,6 +31,8 @@ pub struct Status {
     pub watermark_lag: Option<i64>,
     pub cursor: Cursor,
     pub holes_released: i64,
+    /// Released holes by the rule that released them (issue 20 item 5).
+    pub holes_by_reason: BTreeMap<String, i64>,
     pub late_rows: i64,
     /// PROC_STATE counts by state (ARCHIVED shown apart from the backlog).
     pub proc_state: BTreeMap<String, i64>,
@@ -52,6 +54,8 @@ pub struct Status {
 pub struct PgFacts {
     pub cursor: Cursor,
     pub holes_released: i64,
+    /// `max-commit-delay` / `no-live-transaction` → count.
+    pub holes_by_reason: BTreeMap<String, i64>,
     pub late_rows: i64,
     pub proc_state: BTreeMap<String, i64>,
     pub oldest_unprocessed_seconds: Option<i64>,
@@ -70,7 +74,8 @@ pub async fn pg_facts(
     config: &Config,
 ) -> Result<PgFacts, sqlx::Error> {
     let cursor = facts::cursor(pool).await?;
-    let holes_released = facts::holes_count(pool).await?;
+    let holes_by_reason = facts::holes_by_reason(pool).await?;
+    let holes_released = holes_by_reason.values().sum();
     let late_rows = facts::late_rows_count(pool).await?;
     let proc_state = facts::states_count(pool).await?;
     // The backlog's age (§5.1).
@@ -92,6 +97,7 @@ pub async fn pg_facts(
     Ok(PgFacts {
         cursor,
         holes_released,
+        holes_by_reason,
         late_rows,
         proc_state,
         oldest_unprocessed_seconds: oldest.map(|t| (now - t).num_seconds().max(0)),
@@ -135,6 +141,7 @@ pub async fn collect(
         shadow_mode: shadow,
         cursor: facts.cursor,
         holes_released: facts.holes_released,
+        holes_by_reason: facts.holes_by_reason,
         late_rows: facts.late_rows,
         proc_state: facts.proc_state,
         oldest_unprocessed_seconds: facts.oldest_unprocessed_seconds,
@@ -205,10 +212,21 @@ pub fn render(s: &Status) -> String {
         }
         (None, None) => {}
     }
+    let by_reason: Vec<String> = s
+        .holes_by_reason
+        .iter()
+        .map(|(reason, n)| format!("{n} {reason}"))
+        .collect();
     let _ = writeln!(
         o,
-        "  holes released:  {}   late rows: {}",
-        s.holes_released, s.late_rows
+        "  holes released:  {}{}   late rows: {}",
+        s.holes_released,
+        if by_reason.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", by_reason.join(", "))
+        },
+        s.late_rows
     );
     let states: Vec<String> = s
         .proc_state

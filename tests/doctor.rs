@@ -49,6 +49,7 @@ async fn a_healthy_setup_passes_every_check() {
         "mailbox.tls",
         "mailbox.inbox",
         "mailbox.outbox",
+        "mailbox.hole-evidence",
         "kafka.client",
         "kafka.metadata",
         "kafka.topic.msg",
@@ -74,7 +75,7 @@ async fn a_healthy_setup_passes_every_check() {
     // The human form: one line per check.
     let out = msgx(cfg.path(), &["doctor"]);
     let lines = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(lines.lines().count(), 16, "{lines}");
+    assert_eq!(lines.lines().count(), 17, "{lines}");
     assert!(
         lines
             .lines()

@@ -26,6 +26,13 @@ async fn cursor(db: &TestDb) -> (i64, Option<chrono::DateTime<chrono::Utc>>) {
         .unwrap()
 }
 
+/// `msgx.pipeline.hole-evidence = false`: for the tests of the time rule.
+/// The system MariaDB is shared by parallel tests, whose open transactions
+/// would otherwise decide when a rolled-back ID is released.
+fn time_rule_only(c: &mut msgx::config::Config) {
+    c.msgx.pipeline.hole_evidence = false;
+}
+
 async fn enqueued(db: &TestDb) -> Vec<i64> {
     sqlx::query_scalar("SELECT msg_id FROM proc_state ORDER BY msg_id")
         .fetch_all(&db.pool)
@@ -113,7 +120,8 @@ async fn a_rolled_back_insert_holds_later_rows_until_max_commit_delay_then_is_re
     assert_eq!(lost, 2);
     let (clock, shared) = manual_clock();
     let t0 = shared.now();
-    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    // The time rule alone (tests/hole_evidence.rs has the evidence).
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), time_rule_only);
 
     let s = ingest(&r).await;
     assert_eq!(s.items, 1, "only the row before the hole");
@@ -149,11 +157,21 @@ async fn a_rolled_back_insert_holds_later_rows_until_max_commit_delay_then_is_re
         i64,
         chrono::DateTime<chrono::Utc>,
         chrono::DateTime<chrono::Utc>,
-    ) = sqlx::query_as("SELECT first_id, last_id, first_seen, released_at FROM inbox_hole")
+        String,
+    ) = sqlx::query_as("SELECT first_id, last_id, first_seen, released_at, reason FROM inbox_hole")
         .fetch_one(&db.pool)
         .await
         .unwrap();
-    assert_eq!(hole, (2, 2, t0, t0 + Duration::seconds(30)));
+    assert_eq!(
+        hole,
+        (
+            2,
+            2,
+            t0,
+            t0 + Duration::seconds(30),
+            "max-commit-delay".into()
+        )
+    );
     assert_eq!(
         s.details.get("holes_released").and_then(|v| v.as_u64()),
         Some(1)
@@ -207,12 +225,12 @@ async fn hole_since_survives_a_restart() {
     let (clock, shared) = manual_clock();
     let t0 = shared.now();
     {
-        let (first_process, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
+        let (first_process, _stop) = runner(&db, Some(&mb), shared.clone(), time_rule_only);
         assert_eq!(ingest(&first_process).await.items, 0);
     }
     // A new runner (a restarted process) reads the timer from INBOX_CURSOR.
     clock.advance(Duration::seconds(31));
-    let (restarted, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    let (restarted, _stop) = runner(&db, Some(&mb), shared, time_rule_only);
     assert_eq!(cursor(&db).await, (0, Some(t0)));
     assert_eq!(
         ingest(&restarted).await.items,
@@ -294,7 +312,7 @@ async fn a_failing_late_row_check_never_fails_the_ingest_run() {
     let lost = mb.insert_rolled_back(XML).await; // 2
     mb.insert(XML).await; // 3
     let (clock, shared) = manual_clock();
-    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    let (r, _stop) = runner(&db, Some(&mb), shared, time_rule_only);
     release_hole_at_2(&db, &r, &clock).await;
     // A late row inside the hole, and recording it fails.
     mb.exec(&format!(
@@ -478,4 +496,57 @@ async fn a_missing_mailbox_column_names_it_and_the_columns_found() {
         "lists what it has: {err}"
     );
     assert!(enqueued(&db).await.is_empty());
+}
+
+/// Issue 20 item 2: under the daemon's instance lock, an idle poll issues no
+/// PostgreSQL statement (W and HOLE_SINCE are kept in memory, a round that
+/// changes nothing opens no transaction, the late-row check waits until a
+/// hole is due). Another session holds the ingest tables ACCESS EXCLUSIVE
+/// meanwhile: any read of them would fail at msgx.postgres.lock-timeout.
+#[tokio::test]
+async fn an_idle_poll_under_the_daemons_lock_issues_no_postgresql_statement() {
+    use msgx::instance_lock::{AdvisoryLock, LockKey};
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(XML).await;
+    mb.insert(XML).await;
+    let (clock, shared) = manual_clock();
+    let (mut r, _stop) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.postgres.lock_timeout = "300ms".parse().expect("duration");
+    });
+    // A pool with the configured lock timeout, as the daemon's.
+    r.pg = msgx::store::pg::connect(&r.config.msgx.postgres)
+        .await
+        .expect("pool");
+    let lock = AdvisoryLock::try_acquire(&db.url, LockKey::instance(), "test")
+        .await
+        .expect("lock session")
+        .expect("lock free");
+    let guard = lock.guard();
+    let poll = async || {
+        r.run("ingest-sweep", &RunOptions::default(), Some(&guard))
+            .await
+            .expect("ingest runs")
+    };
+    assert_eq!(poll().await.items, 2);
+    let mut locker = db.pool.begin().await.unwrap();
+    sqlx::query(
+        "LOCK TABLE inbox_cursor, inbox_hole, inbox_late_row, proc_state IN ACCESS EXCLUSIVE MODE",
+    )
+    .execute(&mut *locker)
+    .await
+    .unwrap();
+    for _ in 0..5 {
+        clock.advance(Duration::seconds(5)); // within late-row-recheck (1m)
+        let s = poll().await;
+        assert_eq!(
+            (s.outcome, s.items, detail(&s, "late_row_check_failures")),
+            (Outcome::Succeeded, 0, 0),
+            "{s:?}"
+        );
+    }
+    locker.rollback().await.unwrap();
+    mb.insert(XML).await;
+    assert_eq!(poll().await.items, 1, "new rows still flow");
+    assert_eq!(cursor(&db).await, (3, None));
+    lock.release().await;
 }

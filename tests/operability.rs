@@ -666,7 +666,11 @@ async fn holes_lists_the_open_and_released_holes_and_late_rows() {
     let files = own_files();
     let xml = |i: usize| std::fs::read_to_string(&files[i]).unwrap();
     let (clock, shared) = manual_clock();
-    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    // The time rule (tests/hole_evidence.rs releases on evidence): the hole
+    // stays open until max-commit-delay.
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.pipeline.hole_evidence = false
+    });
     mb.insert(&xml(0)).await;
     let lost = mb.insert_rolled_back(&xml(1)).await;
     mb.insert(&xml(2)).await;
@@ -684,6 +688,7 @@ async fn holes_lists_the_open_and_released_holes_and_late_rows() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["open"].is_null(), "{v}");
     assert_eq!(v["released"][0]["first_id"], lost, "{v}");
+    assert_eq!(v["released"][0]["reason"], "max-commit-delay", "{v}");
     // A late commit inside the released hole.
     mb.exec(&format!(
         "INSERT INTO cminmsgs (CMINMSGS_ID, CMINMSGS_CLOB_MSG, CMINMSGS_STATUS) VALUES ({lost}, 'x', 'VALID')"
@@ -696,6 +701,7 @@ async fn holes_lists_the_open_and_released_holes_and_late_rows() {
     assert_eq!(code(&out), 0, "{}", text(&out));
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains(&format!("ID {lost}")), "{shown}");
+    assert!(shown.contains("(max-commit-delay)"), "{shown}");
     assert!(shown.contains("not enqueued"), "{shown}");
 }
 

@@ -297,7 +297,8 @@ pub async fn holes(
     let mut s = format!("watermark W = {w}\n");
     s += &match cursor.cursor.hole_since {
         Some(since) => format!(
-            "open hole at ID {} since {} ({}s; released after msgx.pipeline.max-commit-delay)\n",
+            "open hole at ID {} since {} ({}s; released when no transaction that could fill it is open, \
+             else after msgx.pipeline.max-commit-delay)\n",
             w + 1,
             time(Some(since)),
             (now - since).num_seconds().max(0)
@@ -307,12 +308,13 @@ pub async fn holes(
     s += &format!("released holes ({}):\n", released.len());
     for h in &released {
         s += &format!(
-            "  #{:<6} IDs {}..={}  first seen {}  released {}\n",
+            "  #{:<6} IDs {}..={}  first seen {}  released {} ({})\n",
             h.id,
             h.first_id,
             h.last_id,
             time(Some(h.first_seen)),
-            time(Some(h.released_at))
+            time(Some(h.released_at)),
+            h.reason
         );
     }
     s += &format!(

@@ -345,6 +345,10 @@ pub struct Pipeline {
     pub claim_batch: u32,
     /// A hole older than this is permanent (§4.1).
     pub max_commit_delay: Dur,
+    /// Release a hole at once when no transaction that could fill it is
+    /// open on the mailbox server (issue 20 item 5; needs the mailbox
+    /// user's PROCESS privilege, else the time rule alone applies).
+    pub hole_evidence: bool,
     /// The cadence of the jobs a schedule profile runs at `"poll"` (issue
     /// 20, item 1; §5.1 "按轮询间隔休眠"): busy after a run that handled
     /// items, doubling up to idle while runs find nothing.
@@ -398,6 +402,7 @@ impl Default for Pipeline {
         Self {
             claim_batch: 500,
             max_commit_delay: Dur::secs(30),
+            hole_evidence: true,
             poll_interval: PollInterval::default(),
             retry: RetrySchedules::default(),
             removed_max_attempts: None,

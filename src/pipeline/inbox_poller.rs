@@ -2,28 +2,52 @@
 //! `ID > W` in ascending order, claim-batch rows at a time, enqueues the
 //! contiguous prefix as PENDING and advances W — insertIfAbsent and the cursor
 //! write in one PostgreSQL transaction. The hole rule is
-//! [`watermark::plan_round`](crate::domain::watermark::plan_round).
+//! [`watermark::plan_round_with`](crate::domain::watermark::plan_round_with).
 //!
 //! A mailbox that cannot be read is an infrastructure failure: the run fails
 //! with the reason, the cursor is untouched, and nothing is taken as "no new
-//! messages". Released holes are recorded in INBOX_HOLE; a row that later
-//! appears inside a released hole (a late commit) is recorded in
-//! INBOX_LATE_ROW and logged as an error — never skipped silently.
+//! messages". Released holes are recorded in INBOX_HOLE with the rule that
+//! released them; a row that later appears inside a released hole (a late
+//! commit) is recorded in INBOX_LATE_ROW and logged as an error — never
+//! skipped silently.
+//!
+//! A poll is cheap (issue 20 item 2): one statement on the mailbox when
+//! idle, none on PostgreSQL. Under the instance lock only this process moves
+//! W (§4.5), so the poller — one object for the daemon's lifetime
+//! (`scheduler::registry::Jobs`) — keeps W and HOLE_SINCE in memory after the
+//! first read and after each commit, per lock session, and drops them on
+//! any error or when the transaction's `load_for_update` disagrees. A round
+//! that changes nothing opens no transaction. `msgx run ingest-sweep` is a
+//! fresh process and reads PostgreSQL.
+//!
+//! Transaction evidence (issue 20 item 5, `msgx.pipeline.hole-evidence`):
+//! while a hole is open, each round first reads the mailbox server's open
+//! transactions, then fetches, then plans with what it read — in that
+//! order, so that a transaction committing between the two is seen by the
+//! fetch. The hole's sighting is the server time of the fetch that first
+//! saw it, kept in memory (a restart sights it again, later: the safe
+//! side). Without the PROCESS privilege the time rule alone applies; the
+//! poller remembers that and asks again every [`EVIDENCE_RECHECK`].
 //!
 //! The late-row re-check queries the shared mailbox, so it is rationed
 //! (issue 17 item 7): each hole at most once per
-//! `msgx.pipeline.late-row-recheck` (INBOX_HOLE.CHECKED_AT). It runs after
-//! the enqueue transactions committed, so a failing check is logged and
-//! counted (`msgx_ingest_late_row_check_failures_total`) but never fails the
-//! run: the rows it enqueued stand.
+//! `msgx.pipeline.late-row-recheck` (INBOX_HOLE.CHECKED_AT), and the poller
+//! asks PostgreSQL for due holes only when the oldest check it knows of is
+//! due, at the latest once per interval. It runs after the enqueue
+//! transactions committed, so a failing check is logged and counted
+//! (`msgx_ingest_late_row_check_failures_total`) but never fails the run:
+//! the rows it enqueued stand.
 
 use crate::config::{Config, CutoverWatermark};
-use crate::domain::watermark::plan_round;
+use crate::domain::watermark::{
+    Cleared, Cursor, ReleaseReason, Sighting, no_live_writer, plan_round_with,
+};
 use crate::jobs::{
     Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
 };
 use crate::store::pg::inbox;
-use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
+use chrono::{DateTime, NaiveDateTime, SubsecRound, TimeZone, Utc};
+use std::time::{Duration, Instant};
 
 /// The settings `ingest-sweep` uses.
 #[derive(Debug, Clone)]
@@ -32,6 +56,8 @@ pub struct InboxPollerConfig {
     pub claim_batch: u32,
     /// `msgx.pipeline.max-commit-delay`: how long a hole holds W.
     pub max_commit_delay: chrono::Duration,
+    /// `msgx.pipeline.hole-evidence`: release on transaction evidence.
+    pub hole_evidence: bool,
     /// `msgx.pipeline.cutover-watermark` (§4.3), when set.
     pub cutover: Option<CutoverWatermark>,
     /// `msgx.airport.timezone`: mailbox times are airport local time.
@@ -48,6 +74,7 @@ impl JobSettings for InboxPollerConfig {
         Self {
             claim_batch: p.claim_batch,
             max_commit_delay: p.max_commit_delay.chrono(),
+            hole_evidence: p.hole_evidence,
             cutover: p.cutover(),
             timezone: config.msgx.airport.tz(),
             raw_retention: config.msgx.mailbox.raw_retention.chrono(),
@@ -61,7 +88,13 @@ job_counts! {
     pub struct IngestCounts {
         enqueued,
         holes_released,
+        /// Of those, released on transaction evidence (issue 20 item 5).
+        holes_released_on_evidence,
         held_by_hole,
+        /// Reads of the mailbox server's open transactions.
+        hole_evidence_reads,
+        /// Of those, answered from InnoDB's older cached copy: no evidence.
+        hole_evidence_stale,
         late_rows,
         late_row_holes_checked,
         late_row_check_failures,
@@ -71,17 +104,94 @@ job_counts! {
 /// The ingest job.
 pub struct InboxPoller {
     config: InboxPollerConfig,
+    /// What it keeps between runs; one run at a time holds it.
+    state: tokio::sync::Mutex<PollState>,
 }
 
 impl InboxPoller {
     pub fn new(config: InboxPollerConfig) -> Result<Self, JobConfigError> {
         JobConfigError::at_least_one("msgx.pipeline.claim-batch", u64::from(config.claim_batch))?;
-        Ok(Self { config })
+        Ok(Self {
+            config,
+            state: tokio::sync::Mutex::default(),
+        })
     }
 }
 
 /// How many due released holes one run re-checks for late commits at most.
 const LATE_ROW_HOLES_CHECKED: i64 = 100;
+
+/// Without the PROCESS privilege (or after a failed read) evidence is asked
+/// for again this often, not on every poll.
+pub const EVIDENCE_RECHECK: chrono::Duration = chrono::Duration::minutes(10);
+
+/// At most one read of INNODB_TRX per this much real time: InnoDB refills
+/// its copy only after 100 ms without readers (trx0i_s.cc), so reading more
+/// often would keep our own reads stale. Real time, not the injected clock:
+/// the limit is the server's.
+const EVIDENCE_MIN_INTERVAL: Duration = Duration::from_millis(150);
+
+/// Whether transaction evidence can be read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum EvidenceAccess {
+    #[default]
+    Unknown,
+    Granted,
+    /// Refused (no PROCESS privilege): ask again at `retry_at`.
+    Denied {
+        retry_at: DateTime<Utc>,
+    },
+}
+
+/// The poller's memory between runs (issue 20 items 2 and 5).
+#[derive(Debug, Default)]
+struct PollState {
+    /// The lock session the cached facts were read under (`Fence::parts`):
+    /// another session may have held the lock and moved W in between.
+    fence: Option<(i32, i32, i32)>,
+    /// W and HOLE_SINCE as last read from or committed to PostgreSQL.
+    cursor: Option<Cursor>,
+    /// Cutover seeding was checked (it reads PostgreSQL).
+    seed_checked: bool,
+    /// The hole at W+1, as first seen on the mailbox server's clock.
+    sighting: Option<Sighting>,
+    evidence: EvidenceAccess,
+    last_evidence_read: Option<Instant>,
+    /// When a failed evidence read (not a refusal) was last logged.
+    evidence_failure_logged: Option<DateTime<Utc>>,
+    /// When a released hole is next due for its late-row check (known
+    /// holes); `None` = ask PostgreSQL now.
+    late_rows_due: Option<DateTime<Utc>>,
+}
+
+impl PollState {
+    /// Forgets what PostgreSQL said (another lock session, another writer).
+    /// The sighting stays: it is a fact of the mailbox, tied to its W.
+    fn forget(&mut self) {
+        self.cursor = None;
+        self.seed_checked = false;
+        self.late_rows_due = None;
+    }
+
+    /// True when evidence may be read now (enabled, not refused, not read
+    /// within [`EVIDENCE_MIN_INTERVAL`]).
+    fn evidence_ready(&self, cfg: &InboxPollerConfig, now: DateTime<Utc>) -> bool {
+        cfg.hole_evidence
+            && !matches!(self.evidence, EvidenceAccess::Denied { retry_at } if now < retry_at)
+            && self
+                .last_evidence_read
+                .is_none_or(|t| t.elapsed() >= EVIDENCE_MIN_INTERVAL)
+    }
+}
+
+/// The cursor as PostgreSQL stores it (microseconds), so that a cached copy
+/// compares equal to what `load_for_update` reads back.
+fn stored(c: Cursor) -> Cursor {
+    Cursor {
+        w: c.w,
+        hole_since: c.hole_since.map(|t| t.trunc_subsecs(6)),
+    }
+}
 
 #[async_trait::async_trait]
 impl Job for InboxPoller {
@@ -92,11 +202,36 @@ impl Job for InboxPoller {
         ctx: &JobContext,
         bounds: &RunBounds,
     ) -> Result<RunReport<IngestCounts>, JobError> {
+        let mut state = self.state.lock().await;
+        let fence = ctx.guard.fence().map(|f| f.parts());
+        if state.fence != fence {
+            state.forget();
+            state.fence = fence;
+        }
+        let result = self.sweep(&mut state, ctx, bounds).await;
+        if result.is_err() {
+            state.forget();
+            state.sighting = None;
+        }
+        result
+    }
+}
+
+impl InboxPoller {
+    async fn sweep(
+        &self,
+        state: &mut PollState,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+    ) -> Result<RunReport<IngestCounts>, JobError> {
         let cfg = &self.config;
         let start = ctx.clock.now();
         let deadline = bounds.deadline(start);
         let mut report = RunReport::<IngestCounts>::default();
-        seed_if_configured(cfg, ctx).await?;
+        if !state.seed_checked {
+            seed_if_configured(cfg, ctx).await?;
+            state.seed_checked = true;
+        }
         let claim = cfg.claim_batch;
         let delay = cfg.max_commit_delay;
         loop {
@@ -104,35 +239,70 @@ impl Job for InboxPoller {
                 report.more = true;
                 break;
             }
-            let w = inbox::load(&ctx.pg).await?.cursor.w;
+            let current = match state.cursor {
+                Some(c) => c,
+                None => {
+                    let c = stored(inbox::load(&ctx.pg).await?.cursor);
+                    state.cursor = Some(c);
+                    c
+                }
+            };
+            // Evidence before the fetch (issue 20 item 5): a holder that
+            // commits in between is then seen by the fetch, never released.
+            let cleared = read_evidence(cfg, state, ctx, current, &mut report).await;
             // Mailbox unreadable → Err: the cursor is not touched (§4.1 step 1).
-            let rows = ctx.mailbox.fetch_after(w, claim).await?;
+            let batch = ctx.mailbox.fetch_after(current.w, claim).await?;
+            let rows = &batch.rows;
             let now = ctx.clock.now();
-            let mut tx = ctx.pg.begin().await?;
-            ctx.fence(&mut tx).await?;
-            let current = inbox::load_for_update(&mut tx).await?.cursor;
-            if current.w != w {
-                // Someone else moved W (cannot happen under the instance lock);
-                // re-read rather than enqueue against a stale W.
-                tx.rollback().await?;
-                continue;
-            }
             let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-            let plan = plan_round(current, &ids, now, delay);
-            let taken = &rows[..plan.take];
-            let received: Vec<Option<DateTime<Utc>>> = taken
-                .iter()
-                .map(|r| r.received_at.and_then(|t| to_utc(cfg, t)))
-                .collect();
-            let taken_ids: Vec<i64> = taken.iter().map(|r| r.id).collect();
-            let inserted = inbox::enqueue(&mut tx, &taken_ids, &received, now).await?;
-            if let Some(hole) = plan.released {
-                inbox::record_hole(&mut tx, hole, now).await?;
+            let plan = plan_round_with(current, &ids, now, delay, cleared);
+            let mut inserted = 0;
+            if plan.take > 0 || plan.released.is_some() || plan.next != current {
+                let mut tx = ctx.pg.begin().await?;
+                ctx.fence(&mut tx).await?;
+                let db = stored(inbox::load_for_update(&mut tx).await?.cursor);
+                if db != current {
+                    // Someone else moved W (cannot happen under the instance
+                    // lock); re-read rather than enqueue against a stale W.
+                    tx.rollback().await?;
+                    state.forget();
+                    continue;
+                }
+                let taken = &rows[..plan.take];
+                let received: Vec<Option<DateTime<Utc>>> = taken
+                    .iter()
+                    .map(|r| r.received_at.and_then(|t| to_utc(cfg, t)))
+                    .collect();
+                let taken_ids: Vec<i64> = taken.iter().map(|r| r.id).collect();
+                inserted = inbox::enqueue(&mut tx, &taken_ids, &received, now).await?;
+                if let Some(hole) = plan.released {
+                    inbox::record_hole(&mut tx, hole, now).await?;
+                }
+                if plan.next != current {
+                    inbox::save(&mut tx, plan.next, now).await?;
+                }
+                tx.commit().await?;
+                state.cursor = Some(stored(plan.next));
             }
-            if plan.next != current {
-                inbox::save(&mut tx, plan.next, now).await?;
-            }
-            tx.commit().await?;
+            // The sighting of the hole W now waits at: kept while it is the
+            // same hole, else taken from this fetch.
+            let sighted_now = match (plan.holding, rows.get(plan.take), batch.server_micros) {
+                (true, Some(after), Some(at)) => match state.sighting {
+                    Some(s) if s.w == plan.next.w && after.id <= s.next_id => false,
+                    _ => {
+                        state.sighting = Some(Sighting {
+                            w: plan.next.w,
+                            next_id: after.id,
+                            at_micros: at,
+                        });
+                        true
+                    }
+                },
+                _ => {
+                    state.sighting = None;
+                    false
+                }
+            };
             report.items += inserted;
             report.details.enqueued.add(inserted);
             // W, the open hole, released holes and late rows are database
@@ -140,37 +310,136 @@ impl Job for InboxPoller {
             metrics::counter!("msgx_ingest_enqueued_total").increment(inserted);
             if let Some(hole) = plan.released {
                 report.details.holes_released.add(1);
-                tracing::warn!(
-                    first_id = hole.first_id,
-                    last_id = hole.last_id,
-                    first_seen = %hole.first_seen,
-                    "Permanent hole released after max-commit-delay; those IDs are skipped"
-                );
+                match hole.reason {
+                    ReleaseReason::NoLiveTransaction => {
+                        report.details.holes_released_on_evidence.add(1);
+                        tracing::warn!(
+                            first_id = hole.first_id,
+                            last_id = hole.last_id,
+                            first_seen = %hole.first_seen,
+                            reason = hole.reason.as_str(),
+                            "Permanent hole released: no transaction that could still fill it \
+                             is open on the mailbox server; those IDs are skipped"
+                        );
+                    }
+                    ReleaseReason::MaxCommitDelay => tracing::warn!(
+                        first_id = hole.first_id,
+                        last_id = hole.last_id,
+                        first_seen = %hole.first_seen,
+                        reason = hole.reason.as_str(),
+                        "Permanent hole released after max-commit-delay; those IDs are skipped"
+                    ),
+                }
             }
             if plan.holding && plan.take == 0 {
                 report.details.held_by_hole.add(1);
             }
             let caught_up = plan.take == rows.len() && rows.len() < claim as usize;
-            if caught_up || plan.holding || rows.is_empty() {
+            if caught_up || rows.is_empty() {
+                break;
+            }
+            // A hole seen for the first time may be released on evidence
+            // at once: one more round, if evidence can be read now.
+            if plan.holding && !(sighted_now && state.evidence_ready(cfg, ctx.clock.now())) {
                 break;
             }
         }
-        match detect_late_rows(cfg, ctx).await {
-            Ok(check) => {
-                report.details.late_rows.add(check.found);
-                report.details.late_row_holes_checked.add(check.holes);
+        late_rows_if_due(cfg, state, ctx, &mut report).await;
+        Ok(report)
+    }
+}
+
+/// Reads transaction evidence for the sighted hole at W+1 when it is
+/// enabled and due; `Some` when it clears the hole. Never fails the run: a
+/// refused read (no PROCESS privilege) leaves the time rule, logged once
+/// and asked again after [`EVIDENCE_RECHECK`]; any other failure (the
+/// mailbox is down, and the fetch fails too) costs only this round, logged
+/// at most once per [`EVIDENCE_RECHECK`].
+async fn read_evidence(
+    cfg: &InboxPollerConfig,
+    state: &mut PollState,
+    ctx: &JobContext,
+    current: Cursor,
+    report: &mut RunReport<IngestCounts>,
+) -> Option<Cleared> {
+    let sighting = state.sighting.filter(|s| s.w == current.w)?;
+    let now = ctx.clock.now();
+    if !state.evidence_ready(cfg, now) {
+        return None;
+    }
+    state.last_evidence_read = Some(Instant::now());
+    report.details.hole_evidence_reads.add(1);
+    match ctx.mailbox.transaction_evidence().await {
+        Ok(snapshot) => {
+            if matches!(state.evidence, EvidenceAccess::Denied { .. }) {
+                tracing::info!("Transaction evidence for holes is available again");
             }
-            Err(e) => {
-                metrics::counter!("msgx_ingest_late_row_check_failures_total").increment(1);
-                report.details.late_row_check_failures.add(1);
+            state.evidence = EvidenceAccess::Granted;
+            if !snapshot.fresh {
+                report.details.hole_evidence_stale.add(1);
+            }
+            no_live_writer(&sighting, &snapshot).then(|| sighting.cleared())
+        }
+        Err(e) if e.is_access_denied() => {
+            if !matches!(state.evidence, EvidenceAccess::Denied { .. }) {
                 tracing::warn!(
                     error = %crate::error_text::cut(&e.to_string()),
-                    "Late-row check failed; the rows enqueued stand, the holes are checked again \
-                     after msgx.pipeline.late-row-recheck"
+                    "No transaction evidence for holes (the mailbox user lacks the PROCESS \
+                     privilege): each hole waits msgx.pipeline.max-commit-delay; asked again \
+                     every 10 minutes (docs/operations.md, mailbox grants)"
                 );
             }
+            state.evidence = EvidenceAccess::Denied {
+                retry_at: now + EVIDENCE_RECHECK,
+            };
+            None
         }
-        Ok(report)
+        Err(e) => {
+            if state
+                .evidence_failure_logged
+                .is_none_or(|t| now - t >= EVIDENCE_RECHECK)
+            {
+                state.evidence_failure_logged = Some(now);
+                tracing::warn!(
+                    error = %crate::error_text::cut(&e.to_string()),
+                    "No transaction evidence for holes this round (reading it failed): the \
+                     time rule applies"
+                );
+            }
+            None
+        }
+    }
+}
+
+/// The late-row check when a known hole is due (or at the latest once per
+/// `msgx.pipeline.late-row-recheck`, which also finds holes this process
+/// did not release); logged and counted when it fails.
+async fn late_rows_if_due(
+    cfg: &InboxPollerConfig,
+    state: &mut PollState,
+    ctx: &JobContext,
+    report: &mut RunReport<IngestCounts>,
+) {
+    let now = ctx.clock.now();
+    if state.late_rows_due.is_some_and(|due| now < due) {
+        return;
+    }
+    match detect_late_rows(cfg, ctx).await {
+        Ok(check) => {
+            report.details.late_rows.add(check.found);
+            report.details.late_row_holes_checked.add(check.holes);
+            state.late_rows_due = check.next_due;
+        }
+        Err(e) => {
+            metrics::counter!("msgx_ingest_late_row_check_failures_total").increment(1);
+            report.details.late_row_check_failures.add(1);
+            tracing::warn!(
+                error = %crate::error_text::cut(&e.to_string()),
+                "Late-row check failed; the rows enqueued stand, the holes are checked again \
+                 after msgx.pipeline.late-row-recheck"
+            );
+            state.late_rows_due = Some(now + cfg.late_row_recheck);
+        }
     }
 }
 
@@ -229,6 +498,9 @@ struct LateRowCheck {
     holes: u64,
     /// Late rows found for the first time.
     found: u64,
+    /// When the next hole is due (at the latest one interval from now);
+    /// `None` when more are due at once (the limit was reached).
+    next_due: Option<DateTime<Utc>>,
 }
 
 /// Re-checks the released holes that are due (released within
@@ -270,6 +542,16 @@ async fn detect_late_rows(
         return Err(e);
     }
     marked?;
+    let latest = now + cfg.late_row_recheck;
+    check.next_due = if due.len() as i64 >= LATE_ROW_HOLES_CHECKED {
+        None
+    } else {
+        Some(
+            inbox::oldest_hole_check(&ctx.pg, since)
+                .await?
+                .map_or(latest, |oldest| (oldest + cfg.late_row_recheck).min(latest)),
+        )
+    };
     Ok(check)
 }
 

@@ -249,6 +249,8 @@ pub struct TestMailbox {
     pub pool: mysql_async::Pool,
     /// The inbound table's name as created (`cminmsgs` or `CMINMSGS`).
     pub inbox: &'static str,
+    /// The server's admin URL (without a database).
+    admin: String,
 }
 
 impl TestMailbox {
@@ -259,16 +261,26 @@ impl TestMailbox {
 
     /// The predecessor's DDL with the table names spelled as `spelling` says.
     pub async fn with_spelling(spelling: Spelling) -> TestMailbox {
+        TestMailbox::create(spelling, mysql_admin_url()).await
+    }
+
+    /// A mailbox on another server (e.g. a private one of `servers.rs`),
+    /// reached with `admin_url` (a user that may create databases).
+    pub async fn on_server(admin_url: &str) -> TestMailbox {
+        TestMailbox::create(Spelling::Lower, admin_url.to_string()).await
+    }
+
+    async fn create(spelling: Spelling, admin_url: String) -> TestMailbox {
         use mysql_async::prelude::Queryable;
         let name = unique_name("msgx_mb");
-        let admin = mysql_async::Pool::from_url(mysql_admin_url()).expect("admin url");
+        let admin = mysql_async::Pool::from_url(&admin_url).expect("admin url");
         let mut conn = admin.get_conn().await.expect("connect to test MariaDB");
         conn.query_drop(format!("CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
             .await
             .expect("create db");
         drop(conn);
         let _ = admin.disconnect().await;
-        let url = format!("{}/{name}", mysql_admin_url().trim_end_matches('/'));
+        let url = format!("{}/{name}", admin_url.trim_end_matches('/'));
         let pool = mysql_async::Pool::from_url(&url).expect("url");
         let mut ddl: String = include_str!("../../migrations/mailbox/0001_mailbox.sql")
             .lines()
@@ -293,6 +305,7 @@ impl TestMailbox {
             url,
             pool,
             inbox,
+            admin: admin_url,
         }
     }
 
@@ -345,10 +358,10 @@ impl TestMailbox {
 
 impl Drop for TestMailbox {
     fn drop(&mut self) {
-        let name = self.name.clone();
+        let (name, admin_url) = (self.name.clone(), self.admin.clone());
         cleanup(async move {
             use mysql_async::prelude::Queryable;
-            if let Ok(admin) = mysql_async::Pool::from_url(mysql_admin_url())
+            if let Ok(admin) = mysql_async::Pool::from_url(admin_url)
                 && let Ok(mut conn) = admin.get_conn().await
             {
                 let _ = conn

@@ -12,6 +12,11 @@
 //!   users `msgx` and `msgx_cert` (`REQUIRE X509`), password `msgx`;
 //! - `my_plain`: the same datadir copied, `--skip-ssl`.
 //!
+//! A fifth, `quiet_mariadb` (plain, no TLS, in a directory of its own), is
+//! for tests that read the server's global state — status counters, the
+//! InnoDB transaction list (issue 20): only the test holding its
+//! [`QuietMariaDb`] lease talks to it, so those counts are the test's own.
+//!
 //! They start once per test run, not per test: nextest runs every test in
 //! its own process, so the first process to take `<dir>/lock` starts them
 //! and writes `<dir>/ready`; the others read the ports from it. The
@@ -520,5 +525,165 @@ impl Servers {
             "{sql}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+}
+
+/// The quiet private MariaDB, leased to one test at a time (an exclusive
+/// file lock held until drop): nobody else talks to the server meanwhile.
+pub struct QuietMariaDb {
+    pub port: u16,
+    dir: PathBuf,
+    _lease: fs::File,
+}
+
+/// Leases the quiet MariaDB, starting it on first use in this test run
+/// (blocks while another test holds it).
+pub fn quiet_mariadb() -> QuietMariaDb {
+    match quiet_shared() {
+        Ok(q) => q,
+        Err(e) => panic!("quiet private MariaDB: {e}"),
+    }
+}
+
+fn quiet_shared() -> Result<QuietMariaDb, String> {
+    let (key, watch_pid) = match std::env::var("NEXTEST_RUN_ID") {
+        Ok(run) => (run, std::os::unix::process::parent_id()),
+        Err(_) => (format!("pid{}", std::process::id()), std::process::id()),
+    };
+    let dir = std::env::temp_dir().join(format!("msgx_quiet_{key}"));
+    fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    {
+        let start = fs::File::create(dir.join("lock")).map_err(|e| format!("lock file: {e}"))?;
+        start.lock().map_err(|e| format!("lock: {e}"))?;
+        if let Ok(failed) = fs::read_to_string(dir.join("failed")) {
+            return Err(format!("an earlier start in this run failed: {failed}"));
+        }
+        if !dir.join("ready").exists()
+            && let Err(e) = start_quiet(&dir, watch_pid)
+        {
+            let _ = fs::write(dir.join("failed"), &e);
+            return Err(e);
+        }
+    }
+    let port = fs::read_to_string(dir.join("ready"))
+        .map_err(|e| format!("ready file: {e}"))?
+        .trim()
+        .parse()
+        .map_err(|e| format!("ready file: {e}"))?;
+    let lease = fs::File::create(dir.join("lease")).map_err(|e| format!("lease file: {e}"))?;
+    lease.lock().map_err(|e| format!("lease: {e}"))?;
+    // The test before may still be closing its connections (a pool resets
+    // a returned one in the background): wait until none is left.
+    let started = Instant::now();
+    loop {
+        let others = quiet_admin(
+            &dir,
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+             WHERE ID <> CONNECTION_ID() AND USER <> 'system user' AND COMMAND <> 'Daemon'",
+        )?;
+        if others.trim() == "0" {
+            break;
+        }
+        if started.elapsed() > START_TIMEOUT {
+            return Err(format!(
+                "{} connection(s) of an earlier test still open",
+                others.trim()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(QuietMariaDb {
+        port,
+        dir,
+        _lease: lease,
+    })
+}
+
+/// One MariaDB in `<dir>/my_plain` (the watcher of [`spawn_watcher`] stops
+/// it by that name), user `msgx` (password `msgx`, every privilege).
+fn start_quiet(dir: &Path, watch_pid: u32) -> Result<(), String> {
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o1777)).map_err(|e| e.to_string())?;
+    spawn_watcher(dir, watch_pid)?;
+    let port = free_port()?;
+    let data = dir.join("my_plain");
+    fs::create_dir(&data).map_err(|e| e.to_string())?;
+    give(&data, "mysql")?;
+    let mut install = Command::new("mariadb-install-db");
+    install
+        .arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()))
+        .arg("--skip-test-db");
+    install.args(MARIADB_SMALL);
+    if is_root() {
+        install.args(["--user=mysql", "--auth-root-authentication-method=socket"]);
+    } else {
+        install.arg("--auth-root-authentication-method=normal");
+    }
+    run_cmd(&mut install)?;
+    let sock = dir.join("my_plain.sock");
+    let mut cmd = Command::new("mariadbd");
+    cmd.arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()))
+        .arg(format!("--socket={}", sock.display()))
+        .arg(format!("--port={port}"))
+        .arg("--bind-address=127.0.0.1")
+        .arg(format!("--pid-file={}", dir.join("my_plain.pid").display()))
+        .arg(format!(
+            "--log-error={}",
+            dir.join("my_plain.err").display()
+        ))
+        .arg("--skip-name-resolve")
+        .arg("--skip-ssl")
+        .args(MARIADB_SMALL);
+    if is_root() {
+        cmd.arg("--user=mysql");
+    }
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("mariadbd: {e}"))?;
+    fs::write(dir.join("my_plain.child"), child.id().to_string()).map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    while quiet_admin(dir, "SELECT 1").is_err() {
+        if started.elapsed() > START_TIMEOUT {
+            let log = fs::read_to_string(dir.join("my_plain.err")).unwrap_or_default();
+            return Err(format!(
+                "the quiet MariaDB did not start within {START_TIMEOUT:?}:\n{log}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    quiet_admin(
+        dir,
+        "CREATE USER 'msgx'@'%' IDENTIFIED BY 'msgx'; GRANT ALL ON *.* TO 'msgx'@'%';",
+    )?;
+    fs::write(dir.join("ready"), port.to_string()).map_err(|e| format!("ready file: {e}"))
+}
+
+/// Runs SQL as root through the quiet server's socket; its output.
+fn quiet_admin(dir: &Path, sql: &str) -> Result<String, String> {
+    run_cmd(
+        Command::new("mariadb")
+            .arg("--no-defaults")
+            .arg(format!("--socket={}", dir.join("my_plain.sock").display()))
+            .args(["-uroot", "-N", "-B", "-e", sql]),
+    )
+}
+
+impl QuietMariaDb {
+    /// A URL for `user` (password `pw`) and database `db`.
+    pub fn url(&self, user: &str, pw: &str, db: &str) -> String {
+        format!("mysql://{user}:{pw}@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// Runs SQL as root (through the socket: no TCP client is added).
+    pub fn admin(&self, sql: &str) -> String {
+        match quiet_admin(&self.dir, sql) {
+            Ok(out) => out,
+            Err(e) => panic!("{e}"),
+        }
     }
 }

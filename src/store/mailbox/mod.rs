@@ -6,6 +6,7 @@
 //! server ([`session_setup`]), so a hung statement never keeps running on
 //! the shared server after msgx gave up on it.
 
+pub mod evidence;
 pub mod grants;
 pub mod schema;
 pub mod tls;
@@ -79,6 +80,16 @@ pub struct Mailbox {
     outbox_table: Arc<OnceCell<ResolvedTable>>,
 }
 
+impl MailboxError {
+    /// True when the server refused for lack of a privilege (1227: "you
+    /// need the PROCESS privilege", 1142/1143: table or column, 1044:
+    /// database), not for a failure that a retry may fix.
+    pub fn is_access_denied(&self) -> bool {
+        matches!(self, MailboxError::Db(mysql_async::Error::Server(se))
+            if [1227, 1142, 1143, 1044].contains(&se.code))
+    }
+}
+
 impl std::fmt::Debug for Mailbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Mailbox")
@@ -111,12 +122,29 @@ pub fn session_setup(statement_timeout: Duration) -> String {
 
 /// The mailbox pool's options: the URL, TLS (`[msgx.mailbox.tls]`) and the
 /// [`session_setup`] of `msgx.mailbox.statement-timeout`.
+///
+/// A connection returned to the pool is **not** reset (issue 20 item 2):
+/// mysql_async's default sends COM_RESET_CONNECTION on every return, which
+/// drops the session's prepared statements and makes it run the setup SET
+/// again, so each idle poll cost a reset, a SET, a PREPARE and an EXECUTE on
+/// the shared server instead of one EXECUTE. Nothing is lost by keeping the
+/// session: msgx's sessions hold no state but the SET of [`session_setup`]
+/// (no user variables, temporary tables or locks; a transaction msgx opens
+/// is committed or, when dropped, rolled back by the pool before reuse).
+/// `reset_connection=true` in the URL turns the reset back on.
 pub fn pool_opts(cfg: &MailboxConfig) -> Result<mysql_async::Opts, MailboxError> {
     let opts =
         mysql_async::Opts::from_url(&cfg.url).map_err(|e| MailboxError::Url(e.to_string()))?;
+    let reset_asked = crate::config::url_params(&cfg.url).any(|k| k == "reset_connection");
+    let pool = if reset_asked {
+        opts.pool_opts().clone()
+    } else {
+        opts.pool_opts().clone().with_reset_connection(false)
+    };
     let opts = tls::apply(opts, cfg)?;
     Ok(mysql_async::OptsBuilder::from_opts(opts)
         .setup(vec![session_setup(cfg.statement_timeout.std())])
+        .pool_opts(pool)
         .into())
 }
 
@@ -341,24 +369,43 @@ pub struct InboxRow {
     pub received_at: Option<NaiveDateTime>,
 }
 
+/// One ingest read: the rows and the server's time of the statement.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InboxBatch {
+    pub rows: Vec<InboxRow>,
+    /// The statement's start on the mailbox server's clock (UNIX time, µs),
+    /// when any row came back: the sighting time of a hole the rows show
+    /// (issue 20 item 5; compared with the server's `trx_started`, never
+    /// with msgx's clock).
+    pub server_micros: Option<i64>,
+}
+
 impl Mailbox {
     /// `ID > after` ascending, at most `limit` rows (design §4.1 step 2; no
-    /// predicate on the processing mark or status, §4.2).
-    pub async fn fetch_after(&self, after: i64, limit: u32) -> Result<Vec<InboxRow>, MailboxError> {
+    /// predicate on the processing mark or status, §4.2), in one prepared
+    /// statement on the primary key. The server time costs a column, not a
+    /// round trip: `UNIX_TIMESTAMP()` (whole seconds, no time zone) and the
+    /// microseconds of `NOW(6)` are the same statement start.
+    pub async fn fetch_after(&self, after: i64, limit: u32) -> Result<InboxBatch, MailboxError> {
         let sql = format!(
-            "SELECT CMINMSGS_ID, CMINMSGS_DATE_RECEIVED FROM {} WHERE CMINMSGS_ID > ? ORDER BY CMINMSGS_ID LIMIT ?",
+            "SELECT CMINMSGS_ID, CMINMSGS_DATE_RECEIVED, \
+             UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) FROM {} \
+             WHERE CMINMSGS_ID > ? ORDER BY CMINMSGS_ID LIMIT ?",
             self.inbox().await?.sql()
         );
-        let rows: Vec<(i64, Option<NaiveDateTime>)> = self
+        let rows: Vec<(i64, Option<NaiveDateTime>, i64)> = self
             .bounded(async {
                 let mut conn = self.pool.get_conn().await?;
                 conn.exec(sql, (after, limit)).await
             })
             .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, received_at)| InboxRow { id, received_at })
-            .collect())
+        Ok(InboxBatch {
+            server_micros: rows.first().map(|r| r.2),
+            rows: rows
+                .into_iter()
+                .map(|(id, received_at, _)| InboxRow { id, received_at })
+                .collect(),
+        })
     }
 
     /// Rows with `first <= ID <= last` (late-commit detection in released holes).

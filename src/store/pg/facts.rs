@@ -32,11 +32,17 @@ pub async fn cursor(pool: &PgPool) -> Result<Cursor, sqlx::Error> {
     })
 }
 
-/// Released holes (INBOX_HOLE rows).
-pub async fn holes_count(pool: &PgPool) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT count(*) FROM inbox_hole")
-        .fetch_one(pool)
-        .await
+/// Released holes (INBOX_HOLE rows) by the rule that released them
+/// (`max-commit-delay`, `no-live-transaction`; issue 20 item 5).
+pub async fn holes_by_reason(pool: &PgPool) -> Result<BTreeMap<String, i64>, sqlx::Error> {
+    let mut by_reason = BTreeMap::new();
+    for r in sqlx::query("SELECT reason, count(*) AS n FROM inbox_hole GROUP BY reason")
+        .fetch_all(pool)
+        .await?
+    {
+        by_reason.insert(r.try_get::<String, _>("reason")?, r.try_get::<i64, _>("n")?);
+    }
+    Ok(by_reason)
 }
 
 /// Late rows found behind released holes (INBOX_LATE_ROW rows).

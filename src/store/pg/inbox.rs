@@ -127,21 +127,23 @@ pub async fn enqueue(
     .rows_affected())
 }
 
-/// Records a released hole. Its late-row check time starts at the release:
-/// the round that released it found no row inside.
+/// Records a released hole with the rule that released it (`h.reason`,
+/// issue 20 item 5). Its late-row check time starts at the release: the
+/// round that released it found no row inside.
 pub async fn record_hole(
     conn: &mut PgConnection,
     h: ReleasedHole,
     now: DateTime<Utc>,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
-        "INSERT INTO inbox_hole (first_id, last_id, first_seen, released_at, checked_at) \
-         VALUES ($1, $2, $3, $4, $4) RETURNING id",
+        "INSERT INTO inbox_hole (first_id, last_id, first_seen, released_at, checked_at, reason) \
+         VALUES ($1, $2, $3, $4, $4, $5) RETURNING id",
     )
     .bind(h.first_id)
     .bind(h.last_id)
     .bind(h.first_seen)
     .bind(now)
+    .bind(h.reason.as_str())
     .fetch_one(conn)
     .await
 }
@@ -183,6 +185,22 @@ pub async fn holes_due_for_check(
             })
         })
         .collect()
+}
+
+/// The oldest late-row check among the holes released after `since` (a
+/// hole never checked counts from its release): the poller keeps it in
+/// memory so that it asks [`holes_due_for_check`] only when a hole is due
+/// (issue 20 item 2).
+pub async fn oldest_hole_check(
+    pool: &PgPool,
+    since: DateTime<Utc>,
+) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT min(COALESCE(checked_at, released_at)) FROM inbox_hole WHERE released_at >= $1",
+    )
+    .bind(since)
+    .fetch_one(pool)
+    .await
 }
 
 /// Records that these holes were re-checked for late rows at `at`.
@@ -236,6 +254,8 @@ pub struct ReleasedHoleRow {
     pub last_id: i64,
     pub first_seen: DateTime<Utc>,
     pub released_at: DateTime<Utc>,
+    /// `max-commit-delay` or `no-live-transaction` (issue 20 item 5).
+    pub reason: String,
 }
 
 /// The newest released holes first.
@@ -244,7 +264,8 @@ pub async fn released_holes(
     limit: i64,
 ) -> Result<Vec<ReleasedHoleRow>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT id, first_id, last_id, first_seen, released_at FROM inbox_hole ORDER BY id DESC LIMIT $1",
+        "SELECT id, first_id, last_id, first_seen, released_at, reason FROM inbox_hole \
+         ORDER BY id DESC LIMIT $1",
     )
     .bind(limit)
     .fetch_all(pool)
