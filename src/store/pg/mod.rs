@@ -9,6 +9,7 @@ pub mod flight_history;
 pub mod inbox;
 pub mod job_run;
 pub mod msg_event;
+pub mod nodelay;
 pub mod operator_action;
 pub mod preflight;
 pub mod proc_state;
@@ -199,6 +200,12 @@ pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError
     PgPoolOptions::new()
         .max_connections(cfg.max_connections)
         .acquire_timeout(cfg.acquire_timeout.std())
+        .after_connect(|_conn, _meta| {
+            Box::pin(async {
+                nodelay::set_on_all_tcp_sockets();
+                Ok(())
+            })
+        })
         .connect_with(opts.clone())
         .await
         .map_err(|e| connect_error(e, &opts))
@@ -213,6 +220,7 @@ pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError
 pub async fn connect_session(url: &str) -> Result<PgConnection, StoreError> {
     let opts = connect_options(url)?.options([("idle_in_transaction_session_timeout", 0)]);
     let mut conn = opts.connect().await.map_err(|e| connect_error(e, &opts))?;
+    nodelay::set_on_all_tcp_sockets();
     sqlx::query(
         "SELECT CASE WHEN current_setting('server_version_num')::int >= 140000 \
          THEN set_config('idle_session_timeout', '0', false) END",
