@@ -13,6 +13,7 @@ use msgx::backfill::replay::{self, ReplayError, ReplayRequest, ReplayService, Se
 use msgx::backfill::{gate, ops};
 use msgx::clock::{ManualClock, SharedClock};
 use msgx::scheduler::runner::{JobRunner, RunOptions, RunSummary};
+use msgx::store::pg::job_run::Outcome;
 use mysql_async::prelude::Queryable;
 
 /// A message the default ignore rules skip: SKIPPED(ignored:LDM).
@@ -199,13 +200,33 @@ async fn a_missing_mailbox_row_is_abandoned_at_once_without_a_mark() {
     assert_eq!(status.backfill.pending, 0);
 }
 
+/// A trigger that refuses the mark of `id` with a server error: a row
+/// failure, answered by a reachable mailbox.
+async fn refuse_mark(mb: &TestMailbox, id: i64) {
+    mb.exec(&format!(
+        "CREATE TRIGGER refuse_mark BEFORE UPDATE ON cminmsgs FOR EACH ROW \
+         IF NEW.CMINMSGS_ID = {id} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'row is locked'; END IF"
+    ))
+    .await;
+}
+
+/// One `backfill-scan` run that must FAIL: the mailbox is unreachable.
+async fn scan_fails(r: &JobRunner) -> RunSummary {
+    let s = r
+        .run("backfill-scan", &RunOptions::default(), None)
+        .await
+        .expect("job runs");
+    assert_eq!(s.outcome, Outcome::Failed, "{s:?}");
+    s
+}
+
 #[tokio::test]
-async fn an_unreachable_mailbox_backs_off_until_r_then_transient_deadline() {
-    let (db, _mb, clock, shared, ids) = processed(&[ldm(1)]).await;
+async fn a_row_failure_walks_the_backoff_tiers_until_r_then_transient_deadline() {
+    let (db, mb, clock, shared, ids) = processed(&[ldm(1)]).await;
     let id = ids[0];
     let enqueued = bf(&db, id).await.enqueued_at.expect("enqueued");
-    let (r, _stop) = runner(&db, None, shared.clone(), |c| {
-        c.msgx.mailbox.url = UNREACHABLE.into();
+    refuse_mark(&mb, id).await;
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |c| {
         c.msgx.pipeline.backfill_max_attempts = 3;
         c.msgx.pipeline.backfill_backoff = vec![
             "30s".parse().expect("duration"),
@@ -229,7 +250,12 @@ async fn an_unreachable_mailbox_backs_off_until_r_then_transient_deadline() {
         assert_eq!(row.backfill_attempts, n as i32 + 1);
         assert_eq!(row.backfill_next_at, Some(shared.now() + *tier), "tier {n}");
         assert_eq!(row.backfill_abandoned_at, None, "no abandonment by count");
-        assert!(row.backfill_last_error.is_some());
+        assert!(
+            row.backfill_last_error
+                .as_deref()
+                .is_some_and(|e| e.contains("row is locked") && !e.contains("unreachable")),
+            "{row:?}"
+        );
         // Not due before the backoff ends.
         assert_eq!(scan(&r).await.items, 0);
         clock.advance(*tier);
@@ -252,6 +278,138 @@ async fn an_unreachable_mailbox_backs_off_until_r_then_transient_deadline() {
     );
     assert_eq!(row.backfill_at, None);
     assert_eq!(row.backfill_attempts, 8);
+}
+
+/// Issue 20 item 5: an unreachable mailbox is an outage of the mailbox, not a
+/// failure of each row. Each scan probes one row and FAILS; the rows not
+/// tried are not charged and nobody is pushed into a backoff tier, so once
+/// the mailbox is back the next scan (5 s later, not the 30 s tier) writes
+/// every outstanding mark.
+#[tokio::test]
+async fn an_outage_charges_one_probe_per_scan_and_the_next_scan_writes_every_mark() {
+    let messages: Vec<String> = (1..=10).map(ldm).collect();
+    let (db, mb, clock, shared, ids) = processed(&messages).await;
+    let (down, _s1) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = UNREACHABLE.into()
+    });
+    let (good, _s2) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    for probe in 1..=3 {
+        let s = scan_fails(&down).await;
+        assert!(
+            s.error.as_deref().is_some_and(|e| e.contains("mailbox")),
+            "{s:?}"
+        );
+        let mut charged = Vec::new();
+        for &id in &ids {
+            let row = bf(&db, id).await;
+            assert_eq!(row.backfill_abandoned_at, None);
+            if row.backfill_attempts > 0 {
+                assert_eq!(row.backfill_attempts, 1, "fairness: a new row each probe");
+                assert!(
+                    row.backfill_last_error
+                        .as_deref()
+                        .is_some_and(|e| e.starts_with("mailbox unreachable")),
+                    "{row:?}"
+                );
+                assert!(
+                    row.backfill_next_at.expect("intent") <= shared.now(),
+                    "no backoff tier for an outage: {row:?}"
+                );
+                charged.push(id);
+            }
+        }
+        assert_eq!(
+            charged,
+            ids[..probe],
+            "one probe per scan, in fairness order"
+        );
+        clock.advance(Duration::seconds(5));
+    }
+    // The mailbox is back: the next scan, 5 s on, writes all ten marks.
+    let s = scan(&good).await;
+    assert_eq!(detail(&s, "written"), 10, "{s:?}");
+    for &id in &ids {
+        assert_eq!(mark(&mb, id).await, Some(local_mark(shared.now())));
+        assert_eq!(bf(&db, id).await.backfill_at, Some(shared.now()));
+    }
+}
+
+/// A mailbox that accepts the connection but never answers is an outage too
+/// (`msgx.mailbox.timeout`), not a row failure.
+#[tokio::test]
+async fn a_mailbox_that_never_answers_is_probed_once_per_scan() {
+    let (db, _mb, _clock, shared, ids) = processed(&[ldm(1), ldm(2)]).await;
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = silent.local_addr().expect("addr").port();
+    let holder = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    let (down, _s) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = format!("mysql://msgx:msgx@127.0.0.1:{port}/x");
+        c.msgx.mailbox.timeout = "1s".parse().expect("duration");
+    });
+    let s = scan_fails(&down).await;
+    assert!(
+        s.error.as_deref().is_some_and(|e| e.contains("timed out")),
+        "{s:?}"
+    );
+    let (first, second) = (bf(&db, ids[0]).await, bf(&db, ids[1]).await);
+    assert_eq!((first.backfill_attempts, second.backfill_attempts), (1, 0));
+    assert!(first.backfill_next_at.expect("intent") <= shared.now());
+    holder.abort();
+}
+
+/// R still abandons during an outage (§6.3): the scan's probe fails, and
+/// every row past R is abandoned `TRANSIENT_DEADLINE` in that run without
+/// another mailbox call; before R nothing is abandoned, however many probes.
+#[tokio::test]
+async fn an_outage_abandons_the_rows_past_r_and_only_them() {
+    let (db, _mb, clock, shared, ids) = processed(&[ldm(1), ldm(2), ldm(3)]).await;
+    let enqueued = bf(&db, ids[0]).await.enqueued_at.expect("enqueued");
+    let (down, _s) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = UNREACHABLE.into();
+        c.msgx.pipeline.backfill_max_attempts = 2;
+    });
+    for _ in 0..7 {
+        scan_fails(&down).await;
+        clock.advance(Duration::minutes(5));
+    }
+    clock.set(enqueued + Duration::hours(24) - Duration::seconds(1));
+    scan_fails(&down).await;
+    for &id in &ids {
+        assert_eq!(bf(&db, id).await.backfill_abandoned_at, None, "before R");
+    }
+    let attempts: i32 = {
+        let mut n = 0;
+        for &id in &ids {
+            n += bf(&db, id).await.backfill_attempts;
+        }
+        n
+    };
+    assert_eq!(attempts, 8, "one probe per scan");
+    clock.advance(Duration::seconds(2));
+    scan_fails(&down).await;
+    for &id in &ids {
+        let row = bf(&db, id).await;
+        assert_eq!(
+            row.backfill_abandoned_reason.as_deref(),
+            Some("TRANSIENT_DEADLINE"),
+            "{row:?}"
+        );
+        assert_eq!(row.backfill_at, None);
+        assert!(
+            row.backfill_last_error
+                .as_deref()
+                .is_some_and(|e| e.contains("unreachable")),
+            "{row:?}"
+        );
+    }
+    assert_eq!(ops::abandoned(&db.pool).await.unwrap().len(), 3);
 }
 
 #[tokio::test]
@@ -277,19 +435,20 @@ async fn received_at_null_or_skewed_changes_nothing() {
             .await
             .unwrap();
     assert_eq!(received, None);
-    // Mailbox down: both only back off — a 26-year-old RECEIVED_AT is not "past R".
+    // Mailbox down: two probes, one per row, neither abandoned — a
+    // 26-year-old RECEIVED_AT is not "past R".
     let (down, _s2) = runner(&db, None, shared.clone(), |c| {
         c.msgx.mailbox.url = UNREACHABLE.into()
     });
-    let s = scan(&down).await;
-    assert_eq!(detail(&s, "retrying"), 2, "{s:?}");
+    scan_fails(&down).await;
+    scan_fails(&down).await;
     for id in [a, b] {
         let row = bf(&db, id).await;
         assert_eq!(row.backfill_abandoned_at, None);
         assert_eq!(row.backfill_attempts, 1);
     }
-    // Mailbox back: both marked once the backoff ends.
-    clock.advance(Duration::minutes(1));
+    // Mailbox back: both marked at the next scan.
+    clock.advance(Duration::seconds(5));
     let s = scan(&good).await;
     assert_eq!(detail(&s, "written"), 2, "{s:?}");
 }
@@ -300,12 +459,7 @@ async fn received_at_null_or_skewed_changes_nothing() {
 async fn a_permanently_failing_row_does_not_starve_the_others() {
     let (db, mb, clock, shared, ids) = processed(&[ldm(1), ldm(2), ldm(3)]).await;
     // The lowest ID always fails on the mailbox side.
-    mb.exec(&format!(
-        "CREATE TRIGGER refuse_mark BEFORE UPDATE ON cminmsgs FOR EACH ROW \
-         IF NEW.CMINMSGS_ID = {} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'row is locked'; END IF",
-        ids[0]
-    ))
-    .await;
+    refuse_mark(&mb, ids[0]).await;
     let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |c| {
         c.msgx.pipeline.backfill_batch = 1;
     });
@@ -642,12 +796,17 @@ async fn reopen_lets_the_scan_retry_and_reconcile_is_recorded() {
     let (down, _s2) = runner(&db, None, shared.clone(), |c| {
         c.msgx.mailbox.url = UNREACHABLE.into()
     });
-    // Past R, a failure abandons at once: the missing row too, since an
+    // Past R, an outage abandons at once: the missing row too, since an
     // unreachable mailbox cannot tell that it is missing.
     clock.advance(Duration::hours(25));
-    let s = scan(&down).await;
-    assert_eq!(detail(&s, "abandoned_transient_deadline"), 2, "{s:?}");
-    assert_eq!(ops::abandoned(&db.pool).await.unwrap().len(), 2);
+    scan_fails(&down).await;
+    let abandoned = ops::abandoned(&db.pool).await.unwrap();
+    assert_eq!(abandoned.len(), 2);
+    assert!(
+        abandoned
+            .iter()
+            .all(|a| a.backfill_abandoned_reason.as_deref() == Some("TRANSIENT_DEADLINE"))
+    );
 
     // Reopen refuses a row that is not abandoned, changing nothing.
     let refused = ops::reopen(

@@ -5,7 +5,7 @@
 mod common;
 
 use chrono::Duration;
-use common::jobs::{drain, drain_past_backoff, run};
+use common::jobs::{detail, drain, drain_past_backoff, run};
 use common::queries::outcomes;
 use common::sis::{OWN, flop, fltr, own_files, schd};
 use common::*;
@@ -1180,6 +1180,43 @@ async fn an_infra_outage_never_exhausts_the_head() {
     );
     assert_eq!(wait, Some(Duration::seconds(10)));
     gives_up_and_the_queue_moves_on(&db, &up, &clock).await;
+}
+
+/// Issue 20 item 5: a head FAILED(INFRA) because the mailbox could not be
+/// read is retried as soon as ingest has read the mailbox again (W moved),
+/// not after its 5 s / 15 s / 1 min tier; while W stands still it waits, so
+/// the pump does not hammer a mailbox that is down.
+#[tokio::test]
+async fn an_infra_head_is_retried_once_ingest_has_read_the_mailbox_again() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&schd(1, "DNLD", &[(9001, "01DEC260835")])).await;
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
+    run(&r, "ingest-sweep").await;
+    // The pump cannot read the raw text: the table is away.
+    mb.exec("RENAME TABLE cminmsgs TO cminmsgs_away").await;
+    run(&r, "pump-drain").await;
+    let (state, class, attempts, wait) = failure_of(&db, 1).await;
+    assert_eq!(
+        (state.as_str(), class.as_deref(), attempts),
+        ("FAILED", Some("INFRA"), 1)
+    );
+    assert_eq!(wait, Some(Duration::seconds(5)), "the first INFRA tier");
+    // W has not moved: the head waits its tier.
+    clock.advance(Duration::seconds(1));
+    let s = run(&r, "pump-drain").await;
+    assert_eq!(detail(&s, "waiting_for_retry"), 1, "{s:?}");
+    assert_eq!(failure_of(&db, 1).await.2, 1, "not retried");
+    // The mailbox is back and ingest reads a new row: W moves.
+    mb.exec("RENAME TABLE cminmsgs_away TO cminmsgs").await;
+    mb.insert(&schd(2, "DNLD", &[(9002, "01DEC260935")])).await;
+    run(&r, "ingest-sweep").await;
+    // One second later, well inside the 5 s tier, the head is retried.
+    clock.advance(Duration::seconds(1));
+    let s = run(&r, "pump-drain").await;
+    assert_eq!(detail(&s, "retried_early"), 1, "{s:?}");
+    let states: Vec<String> = outcomes(&db).await.into_iter().map(|o| o.1).collect();
+    assert_eq!(states, ["SUCCEEDED", "SUCCEEDED"]);
 }
 
 /// Issue 17 item 5: a raw text over `msgx.pipeline.max-message-bytes` is

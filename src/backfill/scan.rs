@@ -13,7 +13,16 @@
 //! | 1 row written | BACKFILL_AT |
 //! | 0 rows, row exists (already marked) | BACKFILL_AT; the existing mark is kept |
 //! | 0 rows, row missing | abandoned at once, `MISSING_ROW`, alert |
-//! | failure (timeout, refused, server error) | attempts + 1, backoff by `backfill-backoff` (last tier repeats); once `now − ENQUEUED_AT ≥ R`: abandoned `TRANSIENT_DEADLINE`, alert |
+//! | row failure (a server error answering this row) | attempts + 1, backoff by `backfill-backoff` (last tier repeats); once `now − ENQUEUED_AT ≥ R`: abandoned `TRANSIENT_DEADLINE`, alert |
+//! | mailbox unreachable (refused, reset, timeout, pool) | attempts + 1, due again at the next scan; the run stops and FAILS; rows past R are abandoned `TRANSIENT_DEADLINE` |
+//!
+//! An unreachable mailbox is an outage of the mailbox, not a failure of each
+//! row (issue 20 item 5): the run stops at the first such failure, so the
+//! mailbox sees one probe per scan during an outage, the rows not tried are
+//! not charged, and the probed row is not pushed into a backoff tier. Once the
+//! mailbox answers again, the next scan writes every outstanding mark (the old
+//! rule backed off every due row, and the soak waited ~100 s for the marks
+//! after a 60 s MariaDB outage).
 //!
 //! `backfill-max-attempts` only raises an alert (§6.3); abandonment never
 //! sets BACKFILL_AT (§6.2). A mailbox that cannot be reached is always a
@@ -175,6 +184,43 @@ pub fn reached_deadline(
     enqueued_at.is_some_and(|t| now - t >= r)
 }
 
+/// Whether `e` says the mailbox cannot be reached at all, rather than that it
+/// refused this row (issue 20 item 5): a broken or refused connection, the
+/// pool, I/O (mysql_async's own "connection is broken" test,
+/// [`mysql_async::Error::is_fatal`]), `msgx.mailbox.timeout`, or a server that
+/// refuses sessions (1040 too many connections, 1053 shutting down, 1927
+/// connection killed). A server's answer to this row's UPDATE — a trigger, a
+/// privilege, a lock wait (`StatementTimeout`) — is a row failure and walks
+/// the backoff tiers; so is a missing table or column (a site problem).
+pub fn unreachable(e: &MailboxError) -> bool {
+    match e {
+        MailboxError::Timeout(_) => true,
+        MailboxError::Db(mysql_async::Error::Server(se)) => [1040, 1053, 1927].contains(&se.code),
+        MailboxError::Db(db) => db.is_fatal(),
+        MailboxError::Url(_)
+        | MailboxError::Tls(_)
+        | MailboxError::StatementTimeout { .. }
+        | MailboxError::Shadow
+        | MailboxError::Schema(_) => false,
+    }
+}
+
+/// What [`BackfillScan::mark_one`] did, and whether the mailbox turned out
+/// unreachable (the run then stops).
+struct Marked {
+    outcome: RowOutcome,
+    outage: Option<MailboxError>,
+}
+
+impl From<RowOutcome> for Marked {
+    fn from(outcome: RowOutcome) -> Self {
+        Marked {
+            outcome,
+            outage: None,
+        }
+    }
+}
+
 fn gate_error(e: GateError) -> JobError {
     match e {
         GateError::Db(e) => JobError::Db(e),
@@ -195,7 +241,7 @@ fn alert_abandoned(msg_id: i64, reason: AbandonReason, error: &str) {
 
 impl BackfillScan {
     /// One row inside the gate (see the module docs).
-    async fn mark_one(&self, ctx: &JobContext, msg_id: i64) -> Result<RowOutcome, JobError> {
+    async fn mark_one(&self, ctx: &JobContext, msg_id: i64) -> Result<Marked, JobError> {
         let p = &self.config;
         let mut tx = gate::enter(&ctx.pg, p.gate_wait)
             .await
@@ -203,8 +249,9 @@ impl BackfillScan {
         ctx.fence(&mut tx).await?;
         let Some(row) = store::lock_unconfirmed(&mut tx, msg_id).await? else {
             tx.rollback().await?;
-            return Ok(RowOutcome::Changed);
+            return Ok(RowOutcome::Changed.into());
         };
+        let mut outage = None;
         let now = ctx.clock.now();
         let mark = mark_value(now, p.timezone);
         let outcome = match ctx.mailbox.mark_processed(msg_id, mark).await {
@@ -230,15 +277,29 @@ impl BackfillScan {
                 return Err(MailboxError::Shadow.into());
             }
             Err(e) => {
-                let error = e.to_string();
+                let down = unreachable(&e);
+                let error = if down {
+                    format!("mailbox unreachable: {e}")
+                } else {
+                    e.to_string()
+                };
                 metrics::counter!("msgx_backfill_failures_total").increment(1);
+                if down {
+                    outage = Some(e);
+                }
                 if reached_deadline(row.enqueued_at, now, p.deadline) {
                     let reason = AbandonReason::TransientDeadline;
                     store::abandon(&mut tx, msg_id, reason, &error, now).await?;
                     alert_abandoned(msg_id, reason, &error);
                     RowOutcome::Abandoned(reason)
                 } else {
-                    let next = now + backoff_for(&p.backoff, row.attempts + 1);
+                    // Unreachable: due again at the next scan, the outage's
+                    // one probe (issue 20 item 5); a row failure backs off.
+                    let next = if down {
+                        now
+                    } else {
+                        now + backoff_for(&p.backoff, row.attempts + 1)
+                    };
                     let attempts =
                         store::record_transient(&mut tx, msg_id, &error, next, now).await?;
                     let max = i32::try_from(p.max_attempts).unwrap_or(i32::MAX);
@@ -262,7 +323,72 @@ impl BackfillScan {
             metrics::counter!("msgx_backfill_marks_total", "outcome" => outcome.label())
                 .increment(1);
         }
-        Ok(outcome)
+        Ok(Marked { outcome, outage })
+    }
+
+    /// A row past R in a run that found the mailbox unreachable: abandoned
+    /// `TRANSIENT_DEADLINE` without another call (§6.3: the connection
+    /// failure has lasted until R), inside the gate like any outcome.
+    async fn abandon_overdue(
+        &self,
+        ctx: &JobContext,
+        msg_id: i64,
+        error: &str,
+    ) -> Result<RowOutcome, JobError> {
+        let p = &self.config;
+        let mut tx = gate::enter(&ctx.pg, p.gate_wait)
+            .await
+            .map_err(gate_error)?;
+        ctx.fence(&mut tx).await?;
+        let now = ctx.clock.now();
+        let row = store::lock_unconfirmed(&mut tx, msg_id).await?;
+        if !row.is_some_and(|r| reached_deadline(r.enqueued_at, now, p.deadline)) {
+            tx.rollback().await?;
+            return Ok(RowOutcome::Changed);
+        }
+        let reason = AbandonReason::TransientDeadline;
+        store::abandon(&mut tx, msg_id, reason, error, now).await?;
+        tx.commit().await?;
+        alert_abandoned(msg_id, reason, error);
+        Ok(RowOutcome::Abandoned(reason))
+    }
+
+    /// The rest of a run that found the mailbox unreachable: only the rows
+    /// past R are settled (abandoned); the others are not tried, so not
+    /// charged. Then the run FAILS with the mailbox error, as ingest-sweep
+    /// does when it cannot read the mailbox.
+    async fn stop_on_outage(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+        deadline: DateTime<Utc>,
+        mut report: RunReport<BackfillCounts>,
+        e: MailboxError,
+    ) -> Result<RunReport<BackfillCounts>, JobError> {
+        let error = format!("mailbox unreachable until R: {e}");
+        let now = ctx.clock.now();
+        let room = bounds.max_items.saturating_sub(report.items);
+        let overdue = store::overdue(
+            &ctx.pg,
+            now - self.config.deadline,
+            i64::try_from(room).unwrap_or(i64::MAX),
+        )
+        .await?;
+        for msg_id in overdue {
+            if !ctx.may_continue(deadline)? {
+                break;
+            }
+            let outcome = self.abandon_overdue(ctx, msg_id, &error).await?;
+            report.items += 1;
+            report.details.of(outcome).add(1);
+        }
+        tracing::warn!(
+            error = %e,
+            written = report.details.written.get(),
+            abandoned_at_r = report.details.abandoned_transient_deadline.get(),
+            "Backfill stopped: the mailbox is unreachable; the remaining marks are tried at the next scan"
+        );
+        Err(JobError::Mailbox(e))
     }
 }
 
@@ -322,9 +448,12 @@ impl Job for BackfillScan {
                     report.more = true;
                     break 'rounds;
                 }
-                let outcome = self.mark_one(ctx, msg_id).await?;
+                let marked = self.mark_one(ctx, msg_id).await?;
                 report.items += 1;
-                report.details.of(outcome).add(1);
+                report.details.of(marked.outcome).add(1);
+                if let Some(e) = marked.outage {
+                    return self.stop_on_outage(ctx, bounds, deadline, report, e).await;
+                }
             }
             if (ids.len() as u64) < limit {
                 break;
@@ -334,7 +463,7 @@ impl Job for BackfillScan {
         if failed > 0 {
             tracing::warn!(
                 rows = failed,
-                "Backfill could not write marks (mailbox unreachable or failing); backing off"
+                "Backfill could not write marks (the mailbox refused them); backing off"
             );
         }
         Ok(report)

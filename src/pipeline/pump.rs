@@ -8,6 +8,13 @@
 //! an outage is waited out, issue 17 item 4); FAILED not yet due → the run
 //! ends and later messages wait (strict FIFO, no time-based poison pill);
 //! otherwise processOne.
+//!
+//! One exception to "not yet due" (issue 20 item 5): a FAILED(INFRA) head
+//! this pump recorded is retried at once, once per failure, when W has moved
+//! since: ingest has read the mailbox and written PostgreSQL after the
+//! failure, so the outage is over and the head need not wait out its tier
+//! (5 s, 15 s, then 1 min). During an outage W stands still, so nothing is
+//! retried early.
 
 use super::group::GroupResult;
 use super::process_one::{MessageProcessor, ProcessOutcome};
@@ -35,6 +42,7 @@ job_counts! {
         waiting_for_watermark,
         exhausted,
         waiting_for_retry,
+        retried_early,
         grouped,
         group_rolled_back,
         succeeded,
@@ -69,6 +77,36 @@ pub struct Pump {
     /// idle run is the head query alone (issue 20 item 2). The record is
     /// written once and never changed by msgx, so it cannot go stale.
     identity_checked: AtomicBool,
+    /// The FAILED(INFRA) head this pump last recorded and W then (issue 20
+    /// item 5): job state like `warned_beyond_w`, so a head failed by an
+    /// earlier process waits its tier as before.
+    infra_head: std::sync::Mutex<Option<InfraHead>>,
+}
+
+/// A FAILED(INFRA) head as this pump recorded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct InfraHead {
+    msg_id: i64,
+    /// W read with the head when it failed.
+    w: i64,
+    /// The failure was itself an early retry: the next one waits its tier,
+    /// so a fault that is not an outage is retried early at most once per
+    /// tier, never at the poll rate.
+    early: bool,
+}
+
+impl InfraHead {
+    /// Whether `head`, not yet due, is retried now: it is the head this pump
+    /// failed with INFRA, W has moved since, and that failure was not already
+    /// an early retry.
+    fn outage_over(this: Option<InfraHead>, head: &proc_state::Head) -> bool {
+        this.is_some_and(|h| {
+            h.msg_id == head.msg_id
+                && !h.early
+                && head.w > h.w
+                && head.error_class == Some(ErrorClass::Infra)
+        })
+    }
 }
 
 impl Pump {
@@ -78,7 +116,28 @@ impl Pump {
             config,
             warned_beyond_w: AtomicI64::new(-1),
             identity_checked: AtomicBool::new(false),
+            infra_head: std::sync::Mutex::new(None),
         })
+    }
+}
+
+impl Pump {
+    fn last_infra_head(&self) -> Option<InfraHead> {
+        self.infra_head.lock().map(|g| *g).unwrap_or(None)
+    }
+
+    fn remember_infra_head(&self, head: &proc_state::Head, outcome: &ProcessOutcome, early: bool) {
+        let next = match outcome {
+            ProcessOutcome::Failed(ErrorClass::Infra, _) => Some(InfraHead {
+                msg_id: head.msg_id,
+                w: head.w,
+                early,
+            }),
+            _ => None,
+        };
+        if let Ok(mut g) = self.infra_head.lock() {
+            *g = next;
+        }
     }
 }
 
@@ -162,10 +221,21 @@ impl Job for Pump {
                 }
                 continue;
             }
+            let mut early = false;
             if head.state == ProcState::Failed && head.next_attempt_at.is_some_and(|t| t > now) {
-                report.details.waiting_for_retry.add(1);
-                report.more = true;
-                break;
+                if InfraHead::outage_over(self.last_infra_head(), head) {
+                    early = true;
+                    report.details.retried_early.add(1);
+                    tracing::info!(
+                        msg_id = head.msg_id,
+                        w = head.w,
+                        "Ingest has read the mailbox since the head's INFRA failure; retrying it now"
+                    );
+                } else {
+                    report.details.waiting_for_retry.add(1);
+                    report.more = true;
+                    break;
+                }
             }
             if group > 1 && head.state == ProcState::Pending && head.msg_id > single_until {
                 let members: Vec<_> = heads
@@ -197,6 +267,7 @@ impl Job for Pump {
             }
             let started = ctx.clock.now();
             let outcome = processor.process_one(head).await?;
+            self.remember_infra_head(head, &outcome, early);
             metrics::histogram!("msgx_pipeline_processing_duration_seconds")
                 .record(seconds_between(started, ctx.clock.now()));
             report.items += 1;
@@ -214,6 +285,46 @@ impl Job for Pump {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_infra_head_is_retried_early_once_per_failure_when_w_has_moved() {
+        let head = |msg_id, w, class| proc_state::Head {
+            msg_id,
+            state: ProcState::Failed,
+            attempts: 1,
+            next_attempt_at: None,
+            error_class: Some(class),
+            identity_key: None,
+            w,
+        };
+        let failed = |early| InfraHead {
+            msg_id: 7,
+            w: 7,
+            early,
+        };
+        let over = InfraHead::outage_over;
+        assert!(over(Some(failed(false)), &head(7, 8, ErrorClass::Infra)));
+        assert!(
+            !over(Some(failed(false)), &head(7, 7, ErrorClass::Infra)),
+            "W still"
+        );
+        assert!(
+            !over(Some(failed(true)), &head(7, 9, ErrorClass::Infra)),
+            "once per tier"
+        );
+        assert!(
+            !over(Some(failed(false)), &head(8, 9, ErrorClass::Infra)),
+            "another head"
+        );
+        assert!(!over(
+            Some(failed(false)),
+            &head(7, 9, ErrorClass::Unsupported)
+        ));
+        assert!(
+            !over(None, &head(7, 9, ErrorClass::Infra)),
+            "failed elsewhere"
+        );
+    }
 
     #[test]
     fn each_outcome_is_counted_under_its_label() {

@@ -71,6 +71,27 @@ pub async fn due(
     .await
 }
 
+/// The rows that still owe their mark and were enqueued before
+/// `overdue_before` (= now − R), by MSG_ID. A run that found the mailbox
+/// unreachable abandons these without calling it (§6.3: a connection failure
+/// that lasts until R; issue 20 item 5), and tries nothing else.
+pub async fn overdue(
+    pool: &PgPool,
+    overdue_before: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT msg_id FROM proc_state \
+         WHERE state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND state <> 'ARCHIVED' \
+         AND backfill_at IS NULL AND backfill_abandoned_at IS NULL AND enqueued_at < $1 \
+         ORDER BY msg_id LIMIT $2",
+    )
+    .bind(overdue_before)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
 /// How many rows the §6.1 predicate selects now (dry run, shadow mode).
 pub async fn count_due(
     pool: &PgPool,
