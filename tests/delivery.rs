@@ -1573,3 +1573,74 @@ async fn dev_kafka_serves_dispatch_and_tail_and_obeys_signals() {
     let status = kafka.child.wait().expect("dev-kafka exits");
     assert_eq!(status.code(), Some(0));
 }
+
+/// Issue 20 (burst catch-up): the pump's KAFKA:schd upsert and the schd
+/// SENT mark deadlocked under a 1,000 msg/s burst (each took the rows in its
+/// own order; PostgreSQL aborted one after `deadlock_timeout`, a pump group
+/// rolled back). Both now lock them in partition-key order: with key 10 held
+/// elsewhere, neither statement holds key 20 while it waits for 10, although
+/// its input names 20 first. Fails on the old statements (20 taken first).
+#[tokio::test]
+async fn the_schd_upsert_and_the_sent_mark_lock_rows_in_key_order() {
+    use msgx::domain::events::EventTarget;
+    let db = TestDb::migrated().await;
+    upsert_schd(&db, 10, 1, false).await;
+    upsert_schd(&db, 20, 1, false).await;
+    for side in ["upsert", "mark"] {
+        let (r10, r20) = (schd_row(&db, 10).await, schd_row(&db, 20).await);
+        let mut blocker = db.pool.begin().await.expect("tx");
+        sqlx::query("SELECT 1 FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = '10' FOR UPDATE")
+            .execute(&mut *blocker)
+            .await
+            .expect("hold key 10");
+        let pool = db.pool.clone();
+        let task = tokio::spawn(async move {
+            let mut tx = pool.begin().await.expect("tx");
+            if side == "upsert" {
+                let events = [schd_event(20, 2, false), schd_event(10, 2, false)];
+                msg_event::append(&mut tx, &events, Some(2), clock_now())
+                    .await
+                    .expect("upsert");
+            } else {
+                let sent = [
+                    (r20.event_id, r20.state_version),
+                    (r10.event_id, r10.state_version),
+                ];
+                let marked = msg_event::mark_latest_sent(
+                    &mut tx,
+                    EventTarget::KafkaSchd,
+                    &sent,
+                    clock_now(),
+                )
+                .await
+                .expect("mark");
+                assert_eq!(marked.len(), 2);
+            }
+            tx.commit().await.expect("commit");
+        });
+        wait_until("the statement to wait for key 10", Duration::from_secs(20), || async {
+            let waiting: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
+            )
+            .bind(&db.name)
+            .fetch_one(&db.pool)
+            .await
+            .expect("activity");
+            waiting > 0
+        })
+        .await;
+        let probe = sqlx::query(
+            "SELECT 1 FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = '20' FOR UPDATE NOWAIT",
+        )
+        .execute(&db.pool)
+        .await;
+        assert!(
+            probe.is_ok(),
+            "{side}: key 20 was locked while waiting for key 10: {probe:?}"
+        );
+        blocker.rollback().await.expect("release key 10");
+        task.await.expect("the statement finished");
+    }
+    assert_eq!(schd_row(&db, 10).await.status, "SENT");
+    assert_eq!(schd_row(&db, 20).await.status, "SENT");
+}
