@@ -231,13 +231,8 @@ async fn a_then_chain_starts_the_next_job_when_the_first_handled_items() {
         "the chained pump-drain to finish the message and record its run",
         Duration::from_secs(20),
         || async {
-            let state: Option<String> =
-                sqlx::query_scalar("SELECT state FROM proc_state WHERE msg_id = $1")
-                    .bind(id)
-                    .fetch_optional(&db.pool)
-                    .await
-                    .unwrap();
-            state.as_deref() == Some("DEAD") && pump_runs().await > 0
+            common::queries::state_of(&db, id).await.as_deref() == Some("DEAD")
+                && pump_runs().await > 0
         },
     )
     .await;
@@ -414,15 +409,7 @@ async fn a_polled_ingest_counts_idle_runs_and_records_only_runs_that_did_somethi
     wait_until(
         "the polled row processed through the chain",
         Duration::from_secs(20),
-        || async {
-            let state: Option<String> =
-                sqlx::query_scalar("SELECT state FROM proc_state WHERE msg_id = $1")
-                    .bind(id)
-                    .fetch_optional(&db.pool)
-                    .await
-                    .unwrap();
-            state.as_deref() == Some("DEAD")
-        },
+        || async { common::queries::state_of(&db, id).await.as_deref() == Some("DEAD") },
     )
     .await;
     wait_until("the pump run recorded", Duration::from_secs(20), || async {

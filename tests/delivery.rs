@@ -465,28 +465,14 @@ async fn schd_version_written_during_a_flush_is_not_marked_sent() {
     let read = schd_row(&db, 15).await;
 
     // A processor writes version 2 while the flush runs: its transaction holds
-    // the row, so the flush reads version 1 (MVCC), sends it, and its mark
-    // waits for the processor's commit — then finds a new generation.
+    // the row, so the flush reads version 1 (MVCC) and sends it; its mark
+    // skips the held row rather than waiting for it (issue 20: waiting
+    // deadlocked with the pump under a burst), so version 1 is not marked
+    // SENT, and after the commit the row is the new generation, PENDING.
     let mut processor = db.pool.begin().await.expect("tx");
     upsert_schd_in(&mut processor, 15, 2, false).await;
-    let (s, ()) = tokio::join!(pass_ok(&r, "schd-flush"), async {
-        wait_until(
-            "the flush's mark to wait on the row lock",
-            Duration::from_secs(20),
-            || async {
-                sqlx::query_scalar::<_, i64>(
-                    "SELECT count(*) FROM pg_stat_activity \
-                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
-                )
-                .fetch_one(&db.pool)
-                .await
-                .unwrap_or(0)
-                    > 0
-            },
-        )
-        .await;
-        processor.commit().await.expect("commit");
-    });
+    let s = pass_ok(&r, "schd-flush").await;
+    processor.commit().await.expect("commit");
     assert_eq!(detail(&s, "superseded"), 1, "{s:?}");
     assert_eq!(detail(&s, "sent"), 0, "{s:?}");
     let now = schd_row(&db, 15).await;
@@ -1577,70 +1563,36 @@ async fn dev_kafka_serves_dispatch_and_tail_and_obeys_signals() {
 /// Issue 20 (burst catch-up): the pump's KAFKA:schd upsert and the schd
 /// SENT mark deadlocked under a 1,000 msg/s burst (each took the rows in its
 /// own order; PostgreSQL aborted one after `deadlock_timeout`, a pump group
-/// rolled back). Both now lock them in partition-key order: with key 10 held
-/// elsewhere, neither statement holds key 20 while it waits for 10, although
-/// its input names 20 first. Fails on the old statements (20 taken first).
+/// rolled back). The mark now skips a row a pump transaction holds instead
+/// of waiting for it: it returns at once with the other rows marked, and the
+/// held row, replaced by the newer version, stays PENDING. Times out on the
+/// old statement (it waited for the pump's commit).
 #[tokio::test]
-async fn the_schd_upsert_and_the_sent_mark_lock_rows_in_key_order() {
+async fn the_schd_sent_mark_never_waits_for_a_pump_transaction() {
     use msgx::domain::events::EventTarget;
     let db = TestDb::migrated().await;
     upsert_schd(&db, 10, 1, false).await;
     upsert_schd(&db, 20, 1, false).await;
-    for side in ["upsert", "mark"] {
-        let (r10, r20) = (schd_row(&db, 10).await, schd_row(&db, 20).await);
-        let mut blocker = db.pool.begin().await.expect("tx");
-        sqlx::query("SELECT 1 FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = '10' FOR UPDATE")
-            .execute(&mut *blocker)
-            .await
-            .expect("hold key 10");
-        let pool = db.pool.clone();
-        let task = tokio::spawn(async move {
-            let mut tx = pool.begin().await.expect("tx");
-            if side == "upsert" {
-                let events = [schd_event(20, 2, false), schd_event(10, 2, false)];
-                msg_event::append(&mut tx, &events, Some(2), clock_now())
-                    .await
-                    .expect("upsert");
-            } else {
-                let sent = [
-                    (r20.event_id, r20.state_version),
-                    (r10.event_id, r10.state_version),
-                ];
-                let marked = msg_event::mark_latest_sent(
-                    &mut tx,
-                    EventTarget::KafkaSchd,
-                    &sent,
-                    clock_now(),
-                )
-                .await
-                .expect("mark");
-                assert_eq!(marked.len(), 2);
-            }
-            tx.commit().await.expect("commit");
-        });
-        wait_until("the statement to wait for key 10", Duration::from_secs(20), || async {
-            let waiting: i64 = sqlx::query_scalar(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
-            )
-            .bind(&db.name)
-            .fetch_one(&db.pool)
-            .await
-            .expect("activity");
-            waiting > 0
-        })
-        .await;
-        let probe = sqlx::query(
-            "SELECT 1 FROM msg_event WHERE target = 'KAFKA:schd' AND partition_key = '20' FOR UPDATE NOWAIT",
-        )
-        .execute(&db.pool)
-        .await;
-        assert!(
-            probe.is_ok(),
-            "{side}: key 20 was locked while waiting for key 10: {probe:?}"
-        );
-        blocker.rollback().await.expect("release key 10");
-        task.await.expect("the statement finished");
-    }
-    assert_eq!(schd_row(&db, 10).await.status, "SENT");
-    assert_eq!(schd_row(&db, 20).await.status, "SENT");
+    let (r10, r20) = (schd_row(&db, 10).await, schd_row(&db, 20).await);
+    // A pump transaction replacing key 10 with version 2, not committed yet.
+    let mut pump = db.pool.begin().await.expect("tx");
+    upsert_schd_in(&mut pump, 10, 2, false).await;
+    let mut tx = db.pool.begin().await.expect("tx");
+    let sent = [
+        (r20.event_id, r20.state_version),
+        (r10.event_id, r10.state_version),
+    ];
+    let marked = tokio::time::timeout(
+        Duration::from_secs(5),
+        msg_event::mark_latest_sent(&mut tx, EventTarget::KafkaSchd, &sent, clock_now()),
+    )
+    .await
+    .expect("the mark does not wait for the pump's transaction")
+    .expect("mark");
+    assert_eq!(marked, vec![r20.event_id], "the held row is skipped");
+    tx.commit().await.expect("commit");
+    pump.commit().await.expect("the pump commits");
+    let (now10, now20) = (schd_row(&db, 10).await, schd_row(&db, 20).await);
+    assert_eq!((now10.status.as_str(), now10.state_version), ("PENDING", 2));
+    assert_eq!(now20.status, "SENT");
 }

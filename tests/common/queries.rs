@@ -18,6 +18,15 @@ pub async fn states(db: &TestDb) -> Vec<(i64, String)> {
         .unwrap()
 }
 
+/// PROC_STATE.STATE of one message (`None`: not enqueued).
+pub async fn state_of(db: &TestDb, msg_id: i64) -> Option<String> {
+    sqlx::query_scalar("SELECT state FROM proc_state WHERE msg_id = $1")
+        .bind(msg_id)
+        .fetch_optional(&db.pool)
+        .await
+        .unwrap()
+}
+
 /// PROC_STATE: (MSG_ID, STATE, IDENTITY_KEY).
 pub async fn states_with_identity(db: &TestDb) -> Vec<(i64, String, Option<String>)> {
     sqlx::query_as("SELECT msg_id, state, identity_key FROM proc_state ORDER BY msg_id")

@@ -165,17 +165,23 @@ pub async fn mark_latest_sent(
 ) -> Result<Vec<i64>, sqlx::Error> {
     let ids: Vec<i64> = sent.iter().map(|(id, _)| *id).collect();
     let versions: Vec<i64> = sent.iter().map(|(_, v)| *v).collect();
-    // The rows are locked in partition-key order first, the order the
-    // pump's upsert takes them in (`append_many`): two orders deadlocked.
+    // SKIP LOCKED (issue 20, burst catch-up): a row locked now is being
+    // replaced by a pump transaction (the upsert of a newer version), which
+    // took the rows in its own order; waiting for it deadlocked under a
+    // 1,000 msg/s burst (PostgreSQL aborted one side after
+    // `deadlock_timeout`, 1 s, and a pump group rolled back). Skipped, the
+    // row is either replaced (a newer version, PENDING) or, if that
+    // transaction rolls back, stays PENDING and is sent again: a duplicate of
+    // the same version, which at-least-once delivery allows.
     sqlx::query_scalar(
         "WITH locked AS ( \
            SELECT m.event_id FROM msg_event m \
            JOIN unnest($1::bigint[], $2::bigint[]) AS r(event_id, state_version) \
              ON m.event_id = r.event_id AND m.state_version = r.state_version \
            WHERE m.status = 'PENDING' AND m.target = $4 \
-           ORDER BY m.partition_key COLLATE \"C\" FOR UPDATE OF m) \
+           FOR UPDATE OF m SKIP LOCKED) \
          UPDATE msg_event m SET status = 'SENT', sent_at = $3, next_attempt_at = NULL \
-         FROM locked l WHERE m.event_id = l.event_id AND m.status = 'PENDING' \
+         FROM locked l WHERE m.event_id = l.event_id \
          RETURNING m.event_id",
     )
     .bind(&ids)
@@ -356,18 +362,6 @@ pub async fn append_many(
     if rows.is_empty() {
         return Ok(());
     }
-    // One lock order for the KAFKA:schd rows (one per FLID, upserted): by
-    // partition key, as `mark_latest_sent` locks them. Without it the pump's
-    // upsert (rows in event order) and the schd dispatcher's SENT mark
-    // deadlocked under a burst, each costing `deadlock_timeout` (1 s) and a
-    // rolled-back group (issue 20, burst catch-up). The KAFKA:msg rows keep
-    // their order (new rows, no lock on existing ones; EVENT_ID order per
-    // FLID), and come first; a stable sort keeps them as they are.
-    // Keys compare as bytes, as `COLLATE "C"` does in `mark_latest_sent`.
-    rows.sort_by_cached_key(|r| match r.0 {
-        "KAFKA:schd" => (true, r.2.partition_key().to_string()),
-        _ => (false, String::new()),
-    });
     // In statements of at most APPEND_CHUNK rows, in order (EVENT_IDs stay
     // in list order across them), so a 20,000-flight schedule never encodes
     // all its payloads into one buffer (issue 17, item 5). A FLID occurs at
