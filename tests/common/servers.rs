@@ -394,14 +394,14 @@ fn start_postgres(dir: &Path, certs: &ServerCert, tls: u16, plain: u16) -> Resul
 /// A small InnoDB (16 MB pool, 4 MB redo log): quicker to create and copy.
 const MARIADB_SMALL: &[&str] = &["--innodb-buffer-pool-size=16M", "--innodb-log-file-size=4M"];
 
-fn start_mariadb(dir: &Path, certs: &ServerCert, tls: u16, plain: u16) -> Result<(), String> {
-    let base = dir.join("my_tls");
-    fs::create_dir(&base).map_err(|e| e.to_string())?;
-    give(&base, "mysql")?;
+/// A fresh small MariaDB data directory at `data`, owned by `mysql`.
+fn install_mariadb(data: &Path) -> Result<(), String> {
+    fs::create_dir(data).map_err(|e| e.to_string())?;
+    give(data, "mysql")?;
     let mut install = Command::new("mariadb-install-db");
     install
         .arg("--no-defaults")
-        .arg(format!("--datadir={}", base.display()))
+        .arg(format!("--datadir={}", data.display()))
         .arg("--skip-test-db");
     install.args(MARIADB_SMALL);
     if is_root() {
@@ -409,7 +409,12 @@ fn start_mariadb(dir: &Path, certs: &ServerCert, tls: u16, plain: u16) -> Result
     } else {
         install.arg("--auth-root-authentication-method=normal");
     }
-    run_cmd(&mut install)?;
+    run_cmd(&mut install).map(|_| ())
+}
+
+fn start_mariadb(dir: &Path, certs: &ServerCert, tls: u16, plain: u16) -> Result<(), String> {
+    let base = dir.join("my_tls");
+    install_mariadb(&base)?;
     run_cmd(
         Command::new("cp")
             .arg("-a")
@@ -606,20 +611,7 @@ fn start_quiet(dir: &Path, watch_pid: u32) -> Result<(), String> {
     spawn_watcher(dir, watch_pid)?;
     let port = free_port()?;
     let data = dir.join("my_plain");
-    fs::create_dir(&data).map_err(|e| e.to_string())?;
-    give(&data, "mysql")?;
-    let mut install = Command::new("mariadb-install-db");
-    install
-        .arg("--no-defaults")
-        .arg(format!("--datadir={}", data.display()))
-        .arg("--skip-test-db");
-    install.args(MARIADB_SMALL);
-    if is_root() {
-        install.args(["--user=mysql", "--auth-root-authentication-method=socket"]);
-    } else {
-        install.arg("--auth-root-authentication-method=normal");
-    }
-    run_cmd(&mut install)?;
+    install_mariadb(&data)?;
     let sock = dir.join("my_plain.sock");
     let mut cmd = Command::new("mariadbd");
     cmd.arg("--no-defaults")
