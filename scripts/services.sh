@@ -36,6 +36,16 @@ if ! command -v cargo >/dev/null; then
   log "ERROR: no Rust toolchain (cargo) on PATH; install Rust 1.94+ first"; exit 1
 fi
 
+# --- promtool: checks and unit tests of the alert rules (tests/observability.rs)
+# From Debian's prometheus package, without its recommended node exporter. The
+# package enables a Prometheus server; msgx's tests need only promtool, so the
+# server is stopped and disabled again right after the install.
+if ! command -v promtool >/dev/null; then
+  log "installing promtool (Debian package prometheus)"
+  apt_install --no-install-recommends prometheus
+  as_root systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
+
 # --- PostgreSQL ------------------------------------------------------------------
 if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
   log "installing PostgreSQL"; apt_install postgresql postgresql-client
