@@ -14,14 +14,15 @@
 //! [`key`]):
 //!
 //! - the replay transaction takes it before it locks and updates its rows;
-//! - the scan takes it in a short transaction around **each row's**
-//!   re-check + mailbox mark + PROC_STATE record, and re-checks the row under
-//!   `FOR UPDATE` after taking it (a row that a replay moved is skipped).
+//! - the scan takes it in a short transaction around **each round's**
+//!   re-check + mailbox mark (one statement for the round) + PROC_STATE
+//!   record, and re-checks the rows under `FOR UPDATE` after taking it (a row
+//!   that a replay moved is skipped).
 //!
 //! The lock ends with the transaction (commit, rollback, or a lost session),
-//! so a crash never leaves it held. Per row rather than per batch keeps the
-//! hold time to one bounded mailbox call (`msgx.mailbox.timeout`), so a
-//! replay waits at most that long even when the mailbox hangs. Waiting is
+//! so a crash never leaves it held. Each hold spans one bounded mailbox call
+//! (`msgx.mailbox.timeout`; the round's marks are one call), so a replay
+//! waits at most that long even when the mailbox hangs. Waiting is
 //! bounded by `lock_timeout`; past it the caller gets [`GateError::Busy`].
 
 use crate::instance_lock::{self, LockKey};

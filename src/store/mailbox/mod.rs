@@ -354,6 +354,63 @@ impl Mailbox {
         .await
     }
 
+    /// [`Mailbox::mark_processed`] for a batch of rows in one statement
+    /// (issue 20: under a 1,000 msg/s burst one UPDATE per row, each its own
+    /// commit, held the scan to ≈ 220 marks/s):
+    /// `UPDATE … SET <mark> = ? WHERE CMINMSGS_ID IN (…) AND <mark> IS NULL`.
+    /// When every row is written that is the only statement; otherwise one
+    /// `SELECT` of the same IDs tells the rest apart, in the same bound:
+    /// absent = [`MarkOutcome::Missing`]; present with exactly this mark =
+    /// written now, else already marked. (A row marked earlier with the same
+    /// second by someone else counts as written: the outcome is the same,
+    /// BACKFILL_AT, only the counter's label differs.) The answer has one
+    /// entry per ID, in the order given. Any failure is an `Err` for the
+    /// whole batch; the caller decides per row.
+    pub async fn mark_processed_many(
+        &self,
+        ids: &[i64],
+        mark: NaiveDateTime,
+    ) -> Result<Vec<(i64, MarkOutcome)>, MailboxError> {
+        if self.shadow {
+            return Err(MailboxError::Shadow);
+        }
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        let table = self.inbox().await?.sql();
+        let c = &self.processed_column;
+        let update =
+            format!("UPDATE {table} SET {c} = ? WHERE CMINMSGS_ID IN ({list}) AND {c} IS NULL");
+        // The comparison on the server: no conversion of the column's type here.
+        let select =
+            format!("SELECT CMINMSGS_ID, {c} <=> ? FROM {table} WHERE CMINMSGS_ID IN ({list})");
+        self.bounded(async {
+            let mut conn = self.pool.get_conn().await?;
+            conn.exec_drop(update, (mark,)).await?;
+            if conn.affected_rows() == ids.len() as u64 {
+                return Ok(ids.iter().map(|&id| (id, MarkOutcome::Written)).collect());
+            }
+            let found: Vec<(i64, i64)> = conn.exec(select, (mark,)).await?;
+            let found: std::collections::HashMap<i64, bool> = found
+                .into_iter()
+                .map(|(id, ours)| (id, ours == 1))
+                .collect();
+            Ok(ids
+                .iter()
+                .map(|id| {
+                    let outcome = match found.get(id) {
+                        None => MarkOutcome::Missing,
+                        Some(true) => MarkOutcome::Written,
+                        Some(false) => MarkOutcome::AlreadyMarked,
+                    };
+                    (*id, outcome)
+                })
+                .collect())
+        })
+        .await
+    }
+
     /// Closes the pool.
     pub async fn close(self) {
         let _ = self.pool.disconnect().await;

@@ -140,6 +140,56 @@ pub async fn lock_unconfirmed(
     .transpose()
 }
 
+/// [`lock_unconfirmed`] for a batch (issue 20: one gate transaction per
+/// batch of marks): the rows of `msg_ids` that still owe their mark, locked
+/// in MSG_ID order (one order for every locker of PROC_STATE rows, so two
+/// batches cannot deadlock). A row missing from the answer changed since the
+/// batch was selected.
+pub async fn lock_unconfirmed_many(
+    conn: &mut PgConnection,
+    msg_ids: &[i64],
+) -> Result<BTreeMap<i64, Unconfirmed>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT msg_id, enqueued_at, backfill_attempts FROM proc_state WHERE msg_id = ANY($1) \
+         AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND state <> 'ARCHIVED' \
+         AND backfill_at IS NULL AND backfill_abandoned_at IS NULL ORDER BY msg_id FOR UPDATE",
+    )
+    .bind(msg_ids)
+    .fetch_all(conn)
+    .await?;
+    rows.into_iter()
+        .map(|r| {
+            Ok((
+                r.try_get("msg_id")?,
+                Unconfirmed {
+                    enqueued_at: r.try_get("enqueued_at")?,
+                    attempts: r.try_get("backfill_attempts")?,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// [`confirm`] for a batch, in one statement.
+pub async fn confirm_many(
+    conn: &mut PgConnection,
+    msg_ids: &[i64],
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    if msg_ids.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "UPDATE proc_state SET backfill_at = $2, backfill_next_at = NULL, updated_at = $2 \
+         WHERE msg_id = ANY($1)",
+    )
+    .bind(msg_ids)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Written, or already marked (§6.2 rows 1–2): BACKFILL_AT = now; the intent
 /// is fulfilled (BACKFILL_NEXT_AT cleared). UPDATED_AT moves: settling the
 /// backfill starts the archive threshold (§9.3).
