@@ -72,18 +72,27 @@ async fn serve_site() -> String {
     format!("http://{addr}")
 }
 
+/// A browser and the site's base URL; `None` when the test is skipped.
+async fn open_site() -> Option<(Browser, String)> {
+    let browser = Browser::start().await?;
+    Some((browser, serve_site().await))
+}
+
 #[tokio::test]
 async fn a_form_is_filled_and_submitted_and_the_session_cookie_comes_back() {
-    let Some(browser) = Browser::start().await else {
+    let Some((browser, base)) = open_site().await else {
         return;
     };
-    let base = serve_site().await;
 
     browser.goto(&format!("{base}/")).await;
     browser.fill("name", "<Ada & Bob>").await;
     browser.click("send").await;
     assert_eq!(browser.text_of("#result").await, "Hello, <Ada & Bob>");
     assert_eq!(browser.url().await, format!("{base}/echo"));
+    browser.goto(&format!("{base}/")).await;
+    browser.fill("name", "again").await;
+    browser.submit("name").await;
+    assert_eq!(browser.text_of("#result").await, "Hello, again");
 
     // The console's session cookie flags: Chromium treats loopback as a
     // secure context, so a Secure cookie set over plain HTTP is kept.
@@ -104,10 +113,9 @@ async fn a_form_is_filled_and_submitted_and_the_session_cookie_comes_back() {
 
 #[tokio::test]
 async fn wait_for_finds_what_a_script_adds_and_gives_up_on_what_never_comes() {
-    let Some(browser) = Browser::start().await else {
+    let Some((browser, base)) = open_site().await else {
         return;
     };
-    let base = serve_site().await;
 
     browser.goto(&format!("{base}/late")).await;
     // Not there when the load ends; the wait sees it appear.
@@ -129,10 +137,9 @@ async fn wait_for_finds_what_a_script_adds_and_gives_up_on_what_never_comes() {
 
 #[tokio::test]
 async fn a_screenshot_is_a_png_of_the_window() {
-    let Some(browser) = Browser::start().await else {
+    let Some((browser, base)) = open_site().await else {
         return;
     };
-    let base = serve_site().await;
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("shots/form.png");
 

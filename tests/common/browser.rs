@@ -260,6 +260,19 @@ impl Browser {
         }
     }
 
+    /// Submits the form of the element with HTML id `id` (one of its
+    /// inputs, or the form itself) as pressing Enter in it would, with or
+    /// without a submit button (the button's own name and value are not
+    /// sent: [`Browser::click`] it when they matter).
+    pub async fn submit(&self, id: &str) {
+        self.by_id(id).await;
+        let script =
+            "const e = document.getElementById(arguments[0]); (e.form || e).requestSubmit();";
+        if let Err(e) = self.client.execute(script, vec![id.into()]).await {
+            panic!("submit the form of #{id} on {}: {e}", self.url().await);
+        }
+    }
+
     /// The rendered text of the first element matching `css`, waiting for
     /// it as [`Browser::wait_for`] does.
     pub async fn text_of(&self, css: &str) -> String {
