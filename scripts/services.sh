@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Idempotent local services for msgx (issue 2, item 9): installs PostgreSQL and
-# MariaDB with apt when absent, starts them when stopped, and creates the msgx
-# role/databases and the mailbox tables. Works on a fresh Debian machine (as
-# root) and where the services already run.
+# MariaDB (and Chromium for the browser tests) with apt when absent, starts
+# them when stopped, and creates the msgx role/databases and the mailbox
+# tables. Works on a fresh Debian machine (as root) and where the services
+# already run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -99,4 +100,11 @@ GRANT ALL PRIVILEGES ON *.* TO '$MB_USER'@'localhost' WITH GRANT OPTION;
 FLUSH PRIVILEGES;
 SQL
 mb_root "$MB_DB" < migrations/mailbox/0001_mailbox.sql
+
+# --- headless Chromium for the console's browser tests (issue 21 item 4) -------
+# Debian's chromium and its matching chromedriver (tests/common/browser.rs).
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  log "installing Chromium and chromedriver"; apt_install chromium chromium-driver
+fi
+
 log "ready: postgres://$PG_USER:****@127.0.0.1:5432/$PG_DB and mysql://$MB_USER:****@127.0.0.1:3306/$MB_DB"

@@ -6,6 +6,7 @@
 //! (defaults match `scripts/services.sh`).
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod contract;
 pub mod jobs;
 pub mod queries;
