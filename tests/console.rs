@@ -145,12 +145,22 @@ impl Console {
             tweak(c);
         });
         let config = runner.config.clone();
+        let launcher = msgx::scheduler::runner::JobRunner::manual(
+            db.pool.clone(),
+            runner.mailbox.clone(),
+            config.clone(),
+            shared.clone(),
+            "console-test".into(),
+            runner.shutdown.clone(),
+        );
+        let launcher: Arc<dyn msgx::console::JobLauncher> = Arc::new(launcher);
         let server = msgx::console::bind(
             "127.0.0.1:0",
             config,
             db.pool.clone(),
             runner.mailbox.clone(),
             shared,
+            Some(launcher),
         )
         .await
         .expect("console binds");
@@ -772,6 +782,86 @@ async fn an_operator_token_acts_without_a_csrf_token() {
 }
 
 #[tokio::test]
+async fn run_now_runs_the_job_as_msgx_run_does() {
+    let c = Console::start(|_| {}).await;
+    c.mailbox.insert(&sis::schd_one_flight(1, 9001)).await;
+    let (viewer, _) = c.login(VICTOR).await;
+    let a = c.get("/jobs", Some(&viewer)).await;
+    assert!(
+        a.body.contains("id=\"table-jobs\"") && !a.body.contains("run-now-"),
+        "{}",
+        a.body
+    );
+    let (s, csrf) = c.login(ALICE).await;
+    let a = c.get("/jobs", Some(&s)).await;
+    assert!(a.body.contains("id=\"run-now-ingest-sweep\""), "{}", a.body);
+    let confirm = [
+        ("csrf", csrf.as_str()),
+        ("step", "confirm"),
+        ("job", "ingest-sweep"),
+    ];
+    let a = c.post("/actions/job-run", Some(&s), &confirm).await;
+    assert!(a.body.contains("id=\"confirm-form\""), "{}", a.body);
+    let apply = [
+        ("csrf", csrf.as_str()),
+        ("step", "apply"),
+        ("job", "ingest-sweep"),
+        ("reason", "catch up"),
+    ];
+    let a = c.post("/actions/job-run", Some(&s), &apply).await;
+    assert!(
+        a.body
+            .contains("ingest-sweep: Succeeded, handled 1 item(s)"),
+        "{}",
+        a.body
+    );
+    let (trigger, instance): (String, String) =
+        sqlx::query_as("SELECT trigger, instance FROM job_run WHERE job = 'ingest-sweep'")
+            .fetch_one(&c.db.pool)
+            .await
+            .expect("a JOB_RUN row");
+    assert_eq!(
+        (trigger.as_str(), instance.as_str()),
+        ("cli", "console-test")
+    );
+}
+
+#[tokio::test]
+async fn an_upstream_request_is_confirmed_then_sent_and_tracked() {
+    let c = Console::start(|_| {}).await;
+    let (s, csrf) = c.login(ALICE).await;
+    let a = c.get("/requests", Some(&s)).await;
+    assert!(a.body.contains("id=\"request-form\""), "{}", a.body);
+    let confirm = [
+        ("csrf", csrf.as_str()),
+        ("step", "confirm"),
+        ("rtype", "glst"),
+    ];
+    let a = c.post("/actions/request", Some(&s), &confirm).await;
+    assert!(
+        a.body.contains("RQRD:GLST") && a.body.contains("id=\"confirm-form\""),
+        "{}",
+        a.body
+    );
+    let apply = [
+        ("csrf", csrf.as_str()),
+        ("step", "apply"),
+        ("rtype", "GLST"),
+        ("reason", "gates changed"),
+    ];
+    let a = c.post("/actions/request", Some(&s), &apply).await;
+    assert!(a.body.contains("id=\"result\" class=\"ok\""), "{}", a.body);
+    let (req_type, state): (String, String) =
+        sqlx::query_as("SELECT req_type, state FROM req_track")
+            .fetch_one(&c.db.pool)
+            .await
+            .expect("tracked");
+    assert_eq!((req_type.as_str(), state.as_str()), ("RQRD:GLST", "SENT"));
+    let a = c.get("/requests", Some(&s)).await;
+    assert!(a.body.contains("RQRD:GLST"), "{}", a.body);
+}
+
+#[tokio::test]
 async fn paging_by_state_reads_an_index_on_a_large_proc_state() {
     let db = TestDb::migrated().await;
     sqlx::query(
@@ -819,7 +909,8 @@ async fn a_non_loopback_console_without_users_refuses_to_start() {
     let config = Arc::new(db.config());
     let mailbox = msgx::store::mailbox::Mailbox::new(&config.msgx.mailbox).expect("mailbox");
     let (_, clock) = manual_clock();
-    let refused = msgx::console::bind("0.0.0.0:0", config, db.pool.clone(), mailbox, clock).await;
+    let refused =
+        msgx::console::bind("0.0.0.0:0", config, db.pool.clone(), mailbox, clock, None).await;
     assert!(matches!(
         refused,
         Err(msgx::console::ConsoleError::NoUsers(_))

@@ -5,7 +5,8 @@
 use super::exit;
 use crate::clock::SharedClock;
 use crate::config::Config;
-use crate::console::access;
+use crate::console::{JobLauncher, access};
+use crate::scheduler::runner::JobRunner;
 use clap::Subcommand;
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
@@ -32,7 +33,18 @@ pub async fn serve(config: Config, clock: SharedClock) -> i32 {
         Err(code) => return code,
     };
     let config = Arc::new(config);
-    let server = match crate::console::bind(&listen, config, pool, mailbox, clock).await {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let runner = JobRunner::manual(
+        pool.clone(),
+        mailbox.clone(),
+        config.clone(),
+        clock.clone(),
+        crate::scheduler::daemon::instance_name(),
+        stop_rx.clone(),
+    );
+    let launcher: Arc<dyn JobLauncher> = Arc::new(runner);
+    let bound = crate::console::bind(&listen, config, pool, mailbox, clock, Some(launcher)).await;
+    let server = match bound {
         Ok(s) => s,
         Err(e) => {
             eprintln!("msgx console: {e}");
@@ -43,7 +55,6 @@ pub async fn serve(config: Config, clock: SharedClock) -> i32 {
         Ok(addr) => eprintln!("msgx console: listening on {addr}"),
         Err(e) => eprintln!("msgx console: listening (address unknown: {e})"),
     }
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let serving = tokio::spawn(server.serve(stop_rx));
     crate::scheduler::daemon::shutdown_signal().await;
     let _ = stop_tx.send(true);

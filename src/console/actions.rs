@@ -164,6 +164,9 @@ pub struct ActionForm {
     /// Upstream request: reference type (RQRD), e.g. `GLST`.
     #[serde(default)]
     rtype: String,
+    /// Run now: the job's name.
+    #[serde(default)]
+    job: String,
     #[serde(flatten)]
     filter: FilterForm,
 }
@@ -294,6 +297,7 @@ fn back_link(action: &str, f: &ActionForm) -> String {
         "event-resend" | "event-discard" => "/events/dead".into(),
         "backfill-reopen" | "backfill-reconcile" => "/backfill/abandoned".into(),
         "request" => "/requests".into(),
+        "job-run" => format!("/jobs?job={}", f.job.trim()),
         "replay-filter" => format!("/messages?{}", f.filter.without_cursor().query_string()),
         _ => parse_ids(&f.ids)
             .ok()
@@ -504,6 +508,22 @@ async fn plan(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Plan, Re
                 offer_force: false,
             })
         }
+        "job-run" => {
+            let m = crate::jobs::manifest::find(f.job.trim())
+                .ok_or_else(|| bad_request(format!("{:?} is not a job", f.job)))?;
+            Ok(Plan {
+                title: format!("Run {} now", m.name),
+                lines: vec![format!(
+                    "{} runs once now as `msgx run {}` does: at most {} items within {}, under its own \
+                     lock (a pipeline job is refused while a daemon holds the instance lock)",
+                    m.name, m.name, m.bounds.max_items, m.bounds.time_budget
+                )],
+                count: None,
+                fields: vec![("job".into(), m.name.clone())],
+                blocked: s.launcher.is_none(),
+                offer_force: false,
+            })
+        }
         _ => Err((StatusCode::NOT_FOUND, "no such action").into_response()),
     }
 }
@@ -693,6 +713,20 @@ async fn apply_action(
                     Ok((true, lines))
                 }
                 Err(e) => Ok((false, vec![format!("{}: {e}", kind.req_type())])),
+            }
+        }
+        "job-run" => {
+            let Some(launcher) = &s.launcher else {
+                return Ok((
+                    false,
+                    vec!["\"run now\" is not available in this process".into()],
+                ));
+            };
+            let job = f.job.trim();
+            tracing::info!(user = actor, reason, job, "Console: job run requested");
+            match launcher.run_now(job).await {
+                Ok(summary) => Ok((true, summary.lines().map(str::to_string).collect())),
+                Err(e) => Ok((false, vec![format!("{job} did not run: {e}")])),
             }
         }
         _ => Err((StatusCode::NOT_FOUND, "no such action").into_response()),

@@ -15,4 +15,4 @@ mod state;
 mod views;
 
 pub use server::{ConsoleError, ConsoleServer, bind};
-pub use state::{ConsoleState, Principal};
+pub use state::{ConsoleState, JobLauncher, Principal};

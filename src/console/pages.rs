@@ -9,8 +9,8 @@ use super::chart;
 use super::filter::{FilterForm, PAGE_SIZE};
 use super::state::{ConsoleState, Principal};
 use super::views::{
-    Cell, Fact, FlightPage, FlightsPage, LoginPage, MessagePage, MessagesPage, Nav, RequestsPage,
-    Row, RowAction, Section, SectionsPage, Table, page, seconds, time,
+    Cell, Fact, FlightPage, FlightsPage, LoginPage, MessagePage, MessagesPage, Nav, Row, RowAction,
+    Section, SectionsPage, Table, page, seconds, time,
 };
 use crate::domain::ErrorClass;
 use crate::domain::proc_state::ProcState;
@@ -268,6 +268,7 @@ pub async fn overview(
         page_id: "page-overview",
         intro: format!("As of {} UTC.", time(Some(now))),
         sections: vec![feed, charts, states, outbox, backfill, jobs],
+        request_form: false,
     };
     page(StatusCode::OK, &p)
 }
@@ -723,6 +724,7 @@ pub async fn dead_events(
                 (the row and its payload are recorded). Both are `msgx events resend|discard`."
                 .into(),
         sections: vec![section],
+        request_form: false,
     };
     page(StatusCode::OK, &p)
 }
@@ -800,6 +802,7 @@ pub async fn abandoned(
                 job may archive it. Both are `msgx backfill reopen|reconcile`."
             .into(),
         sections: vec![section],
+        request_form: false,
     };
     page(StatusCode::OK, &p)
 }
@@ -878,6 +881,7 @@ pub async fn holes(
         page_id: "page-holes",
         intro: "`msgx holes`: where the watermark skipped (design §4.1).".into(),
         sections: vec![head, released, late],
+        request_form: false,
     };
     page(StatusCode::OK, &p)
 }
@@ -934,12 +938,13 @@ pub async fn requests(
     }
     let mut section = Section::new("requests", "Upstream requests (RQFD, RQRD), newest first");
     section.table = Some(t);
-    let p = RequestsPage {
+    let p = SectionsPage {
         nav: Nav::of(&who, "nav-requests"),
         title: "Upstream requests".into(),
         page_id: "page-requests",
         intro: "`msgx request list` (docs/requests.md).".into(),
         sections: vec![section],
+        request_form: true,
     };
     page(StatusCode::OK, &p)
 }
@@ -992,6 +997,37 @@ pub async fn jobs(
             actions: vec![],
         });
     }
+    let manifests = match crate::jobs::manifest::all() {
+        Ok(m) => m,
+        Err(e) => return unavailable("jobs", e),
+    };
+    let can_run = who.role() == super::access::Role::Operator && s.launcher.is_some();
+    let mut jt = Table::new("table-jobs", vec!["Job", "Purpose", "Bounds"], "no job");
+    for m in &manifests {
+        let mut actions = Vec::new();
+        if can_run {
+            actions.push(action(
+                format!("run-now-{}", m.name),
+                "/actions/job-run",
+                vec![("job", m.name.clone())],
+                "Run now",
+            ));
+        }
+        jt.rows.push(Row {
+            id: format!("job-{}", m.name),
+            cells: vec![
+                Cell::link(&m.name, format!("/jobs?job={}", m.name)),
+                Cell::text(&m.purpose),
+                Cell::text(format!(
+                    "{} items, {}",
+                    m.bounds.max_items, m.bounds.time_budget
+                )),
+            ],
+            actions,
+        });
+    }
+    let mut list = Section::new("jobs", "Jobs");
+    list.table = Some(jt);
     let heading = match job {
         Some(j) => format!("Runs of {j}, newest first"),
         None => "Runs, newest first".into(),
@@ -1002,9 +1038,12 @@ pub async fn jobs(
         nav: Nav::of(&who, "nav-jobs"),
         title: "Jobs".into(),
         page_id: "page-jobs",
-        intro: "JOB_RUN history (kept for msgx.job-run.retention). Filter: ?job=NAME, ?failed=1."
+        intro: "JOB_RUN history (kept for msgx.job-run.retention). Filter: ?job=NAME, ?failed=1. \
+                \"Run now\" is `msgx run JOB`: the same bounds and locks (a pipeline job is refused \
+                while a daemon holds the instance lock)."
             .into(),
-        sections: vec![section],
+        sections: vec![list, section],
+        request_form: false,
     };
     page(StatusCode::OK, &p)
 }

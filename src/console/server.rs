@@ -4,7 +4,7 @@
 //! config allows on loopback alone) an anonymous viewer.
 
 use super::access::{AccessError, LoginLimiter, Users};
-use super::state::{ConsoleState, Principal};
+use super::state::{ConsoleState, JobLauncher, Principal};
 use super::{actions, pages, session};
 use crate::clock::SharedClock;
 use crate::config::Config;
@@ -65,12 +65,14 @@ pub struct ConsoleServer {
 }
 
 /// Checks the config, loads the users file and binds `msgx.console.listen`.
+/// `launcher` enables "run now" on the Jobs page.
 pub async fn bind(
     listen: &str,
     config: Arc<Config>,
     pg: PgPool,
     mailbox: Mailbox,
     clock: SharedClock,
+    launcher: Option<Arc<dyn JobLauncher>>,
 ) -> Result<ConsoleServer, ConsoleError> {
     let c = &config.msgx.console;
     let addr: SocketAddr = listen
@@ -113,6 +115,7 @@ pub async fn bind(
         limiter,
         tls: tls.is_some(),
         config,
+        launcher,
     };
     Ok(ConsoleServer {
         listener: tcp,

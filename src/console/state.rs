@@ -19,6 +19,17 @@ pub struct ConsoleState {
     pub limiter: Arc<LoginLimiter>,
     /// The console terminates TLS itself (cookies are `Secure`).
     pub tls: bool,
+    /// "Run now" on the Jobs page; `None` = not offered.
+    pub launcher: Option<Arc<dyn JobLauncher>>,
+}
+
+/// Runs a job once for the console's "run now". The composition root
+/// supplies it: the job runner lives in the scheduler, above the console.
+#[async_trait::async_trait]
+pub trait JobLauncher: Send + Sync {
+    /// One run of `job` exactly as `msgx run <job>` does it (manifest
+    /// bounds, the same locks); the run's summary, or why it did not run.
+    async fn run_now(&self, job: &str) -> Result<String, String>;
 }
 
 /// Who is asking, resolved once per request.

@@ -154,17 +154,8 @@ pub struct SectionsPage {
     pub page_id: &'static str,
     pub intro: String,
     pub sections: Vec<Section>,
-}
-
-/// The requests page: sections and, for an operator, the send form.
-#[derive(Template)]
-#[template(path = "console/requests.html")]
-pub struct RequestsPage {
-    pub nav: Nav,
-    pub title: String,
-    pub page_id: &'static str,
-    pub intro: String,
-    pub sections: Vec<Section>,
+    /// The Requests page's send form (shown to an operator).
+    pub request_form: bool,
 }
 
 #[derive(Template)]

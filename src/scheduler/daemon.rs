@@ -284,12 +284,22 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     // The console too: a standby daemon serves it (read from the shared
     // database), so an operator can look before and after a takeover.
     if let Some(listen) = config.msgx.console.listen.clone() {
+        let runner = JobRunner::manual(
+            pool.clone(),
+            mailbox.clone(),
+            config.clone(),
+            clock.clone(),
+            instance_name(),
+            stop_rx.clone(),
+        );
+        let launcher: Arc<dyn crate::console::JobLauncher> = Arc::new(runner);
         let bound = crate::console::bind(
             &listen,
             config.clone(),
             pool.clone(),
             mailbox.clone(),
             clock.clone(),
+            Some(launcher),
         )
         .await;
         match bound {
