@@ -918,6 +918,55 @@ async fn a_non_loopback_console_without_users_refuses_to_start() {
 }
 
 #[tokio::test]
+async fn the_daemon_serves_the_console_when_listen_is_set() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let cfg = db.config_file_with(|c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        c.msgx.console.listen = Some("127.0.0.1:0".into());
+    });
+    let d = common::Daemon::spawn(cfg.path(), &[]);
+    let address = || {
+        let log = d.output();
+        let line = log
+            .lines()
+            .find(|l| l.contains("Operator console listening"))?
+            .to_string();
+        let at = line.find("listen=")? + "listen=".len();
+        line[at..]
+            .split_whitespace()
+            .next()?
+            .parse::<SocketAddr>()
+            .ok()
+    };
+    common::wait_until(
+        "the console",
+        std::time::Duration::from_secs(20),
+        || async { address().is_some() },
+    )
+    .await;
+    let addr = address().expect("logged address");
+    // No users file on loopback: an anonymous viewer, every page, no action.
+    let a = request(addr, "GET", "/", &[], "").await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(
+        a.body
+            .contains("id=\"current-role\" class=\"role\">viewer<"),
+        "{}",
+        a.body
+    );
+    let a = request(
+        addr,
+        "POST",
+        "/actions/replay",
+        &[],
+        "step=apply&ids=1&reason=x",
+    )
+    .await;
+    assert_eq!(a.status, 403, "{a:?}");
+    d.terminate();
+}
+
+#[tokio::test]
 async fn hash_password_prints_an_argon2_hash_of_standard_input() {
     use std::io::Write;
     let mut child = std::process::Command::new(common::msgx_bin())
