@@ -6,8 +6,8 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::commands::exit;
 use crate::commands::target::{self, Needs, Target};
 use crate::commands::{
-    backfill, config, contract, decode, dev_kafka, doctor, events, generate, inspect, jobs,
-    mailbox, migrate, request, season, skip, status, tail,
+    backfill, config, console, contract, decode, dev_kafka, doctor, events, generate, inspect,
+    jobs, mailbox, migrate, request, season, skip, status, tail,
 };
 use crate::config::{Config, ConfigError};
 use crate::scheduler::daemon::{self, DaemonOptions};
@@ -170,6 +170,12 @@ pub enum Command {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+    },
+    /// The operator console on `msgx.console.listen`, on its own (the daemon
+    /// serves it too when the key is set; docs/console.md).
+    Console {
+        #[command(subcommand)]
+        action: Option<console::ConsoleAction>,
     },
     /// The open hole, the released holes and the late rows (design §4.1).
     Holes {
@@ -356,6 +362,8 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
         Command::Season { .. } => ("season", Needs::POSTGRES, false),
         Command::Msg { .. } => ("msg", Needs::BOTH, false),
         Command::Holes { .. } => ("holes", Needs::POSTGRES, false),
+        Command::Console { action: None } => ("console", Needs::BOTH, false),
+        Command::Console { action: Some(_) } => ("console", Needs::NONE, false),
         // The doctor reports a missing URL as its first failed check.
         Command::Doctor { .. } => ("doctor", Needs::NONE, false),
     }
@@ -366,6 +374,13 @@ pub async fn run(cli: Cli) -> i32 {
     // Decoding is pure: it needs no configuration, so it works anywhere.
     if let Command::Decode { inputs, json } = &cli.command {
         return decode::run(inputs, *json, &mut std::io::stdout().lock());
+    }
+    // So is a password hash for the console's users file.
+    if let Command::Console {
+        action: Some(console::ConsoleAction::HashPassword),
+    } = &cli.command
+    {
+        return console::hash_password();
     }
     // So is the contract: it is generated from the code.
     if let Command::Contract {
@@ -489,6 +504,8 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Msg {
             action: MsgAction::Show { msg_id, json },
         } => inspect::msg_show_command(&loaded.config, msg_id, json).await,
+        Command::Console { action: None } => console::serve(loaded.config, clock).await,
+        Command::Console { action: Some(_) } => exit::OK, // handled above: no config
         Command::Holes { limit, json } => {
             inspect::holes_command(&loaded.config, clock, limit, json).await
         }

@@ -8,13 +8,10 @@
 use super::exit::FAILURE;
 use super::{connect_current, emit};
 use crate::clock::SharedClock;
-use crate::codec;
 use crate::config::Config;
-use crate::domain::{mafl, schd_projection};
-use crate::jobs::domain_config;
+use crate::inspect::{HolesView, MessageView, Raw};
 use crate::store::mailbox::Mailbox;
-use crate::store::pg::flight::FlightStore;
-use crate::store::pg::{inbox, msg_event, proc_state};
+use crate::store::pg::proc_state;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -43,28 +40,18 @@ pub async fn flight_show(
     json_out: bool,
     out: &mut dyn Write,
 ) -> i32 {
-    let store = FlightStore::new(&domain_config(config));
-    let flights = match pool.acquire().await {
-        Ok(mut conn) => store.load_with_children(&mut conn, &[flid]).await,
-        Err(e) => Err(e),
-    };
-    let flights = match flights {
-        Ok(f) => f,
+    let view = match crate::inspect::flight(pool, config, flid, limit).await {
+        Ok(v) => v,
         Err(e) => return fail("flight show", e),
     };
-    let Some(current) = flights.iter().find(|f| f.flid == flid) else {
+    let Some(view) = view else {
         eprintln!(
             "msgx flight show: no flight {flid} in the current state (never created, or moved to \
              the history store by flight-history-clean: see the flight_history table)"
         );
         return FAILURE;
     };
-    let shares = mafl::derive(current, flights.iter());
-    let state = schd_projection(current, shares.as_deref()).to_json();
-    let changes = match msg_event::flight_changes(pool, flid, limit).await {
-        Ok(c) => c,
-        Err(e) => return fail("flight show", e),
-    };
+    let (state, changes) = (view.state, view.changes);
     if json_out {
         let doc = json!({"flid": flid, "state": state, "messages": changes});
         return emit(out, &format!("{doc}\n"));
@@ -72,8 +59,8 @@ pub async fn flight_show(
     let mut s = format!(
         "flight {flid}: {} version {}, last message {}\n",
         state["state"].as_str().unwrap_or("?"),
-        current.state_version,
-        current.last_msg_id
+        view.state_version,
+        view.last_msg_id
     );
     s += &serde_json::to_string_pretty(&state).unwrap_or_default();
     s += "\n\nmessages that changed it (newest first; kept for msgx.pipeline.event-retention):\n";
@@ -110,13 +97,6 @@ pub async fn flight_show(
     emit(out, &s)
 }
 
-/// What the mailbox holds for one message.
-enum Raw {
-    Present(Vec<u8>),
-    Purged,
-    Unreadable(String),
-}
-
 /// `msgx msg show <MSG_ID> [--json]`: the PROC_STATE record, the flights it
 /// wrote, and the raw XML from the mailbox (or "purged"), decoded, with
 /// every unknown element the codec kept (issue 18 item 4; `unknown_elements`
@@ -128,26 +108,19 @@ pub async fn msg_show(
     json_out: bool,
     out: &mut dyn Write,
 ) -> i32 {
-    let record = match proc_state::record(pool, msg_id).await {
-        Ok(r) => r,
+    let view = match crate::inspect::message(pool, mailbox, msg_id).await {
+        Ok(v) => v,
         Err(e) => return fail("msg show", e),
     };
-    let flights = match msg_event::flights_of_message(pool, msg_id).await {
-        Ok(f) => f,
-        Err(e) => return fail("msg show", e),
-    };
-    let raw = match mailbox.read_raw(msg_id).await {
-        Ok(Some(bytes)) => Raw::Present(bytes),
-        Ok(None) => Raw::Purged,
-        Err(e) => Raw::Unreadable(e.to_string()),
-    };
-    if record.is_none() && matches!(raw, Raw::Purged) {
+    let Some(MessageView {
+        record,
+        flights,
+        raw,
+        decoded,
+    }) = view
+    else {
         eprintln!("msgx msg show: message {msg_id} is neither in PROC_STATE nor in the mailbox");
         return FAILURE;
-    }
-    let decoded = match &raw {
-        Raw::Present(bytes) => Some(codec::decode(bytes)),
-        _ => None,
     };
     let flights_json: Vec<Value> = flights
         .iter()
@@ -271,37 +244,28 @@ pub async fn holes(
     json_out: bool,
     out: &mut dyn Write,
 ) -> i32 {
-    let read = async {
-        Ok::<_, sqlx::Error>((
-            inbox::load(pool).await?,
-            inbox::released_holes(pool, limit).await?,
-            inbox::late_rows(pool, limit).await?,
-        ))
-    };
-    let (cursor, released, late) = match read.await {
-        Ok(r) => r,
+    let view = match crate::inspect::holes(pool, now, limit).await {
+        Ok(v) => v,
         Err(e) => return fail("holes", e),
     };
-    let w = cursor.cursor.w;
-    let open = cursor.cursor.hole_since.map(|since| {
-        json!({
-            "at_id": w + 1,
-            "since": since,
-            "open_seconds": (now - since).num_seconds().max(0),
-        })
-    });
+    let HolesView {
+        w,
+        open,
+        released,
+        late,
+    } = view;
     if json_out {
         let doc = json!({"w": w, "open": open, "released": released, "late_rows": late});
         return emit(out, &format!("{doc}\n"));
     }
     let mut s = format!("watermark W = {w}\n");
-    s += &match cursor.cursor.hole_since {
-        Some(since) => format!(
+    s += &match &open {
+        Some(h) => format!(
             "open hole at ID {} since {} ({}s; released when no transaction that could fill it is open, \
              else after msgx.pipeline.max-commit-delay)\n",
-            w + 1,
-            time(Some(since)),
-            (now - since).num_seconds().max(0)
+            h.at_id,
+            time(Some(h.since)),
+            h.open_seconds
         ),
         None => "no open hole\n".into(),
     };

@@ -11,7 +11,7 @@ use crate::jobs::manifest;
 use crate::jobs::profile::Profile;
 use crate::scheduler::daemon;
 use crate::scheduler::registry;
-use crate::scheduler::runner::{JobRunner, Progress, RunError, RunOptions, Trigger};
+use crate::scheduler::runner::{JobRunner, Progress, RunError, RunOptions};
 use crate::store::pg::job_run::Outcome;
 use std::sync::Arc;
 
@@ -115,17 +115,8 @@ async fn run_job(
         Ok(m) => m,
         Err(code) => return code,
     };
-    let runner = JobRunner {
-        pg: pool,
-        mailbox,
-        config,
-        clock,
-        instance: daemon::instance_name(),
-        trigger: Trigger::Cli,
-        shutdown: stop_rx,
-        kafka: Default::default(),
-        jobs: Default::default(),
-    };
+    let instance = daemon::instance_name();
+    let runner = JobRunner::manual(pool, mailbox, config, clock, instance, stop_rx);
     match runner.run(job, opts, None).await {
         Ok(summary) => {
             if json {

@@ -5,6 +5,7 @@
 pub mod backfill;
 pub mod config;
 pub mod confirm;
+pub mod console;
 pub mod contract;
 pub mod decode;
 pub mod dev_kafka;

@@ -84,6 +84,7 @@ pub struct Msgx {
     pub daemon: Daemon,
     pub log: Log,
     pub http: Http,
+    pub console: Console,
 }
 
 impl Default for Msgx {
@@ -107,6 +108,7 @@ impl Default for Msgx {
             daemon: Daemon::default(),
             log: Log::default(),
             http: Http::default(),
+            console: Console::default(),
         }
     }
 }
@@ -867,6 +869,45 @@ impl Default for Http {
             max_concurrent_requests: 64,
             requests_per_second: 100,
             max_connections: 512,
+        }
+    }
+}
+
+/// `[msgx.console]`: the operator console (issue 21; docs/console.md),
+/// served by the daemon or by `msgx console`, on the limits of `msgx.http`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct Console {
+    /// `IP:PORT`; unset = off. A non-loopback address needs `users-file`
+    /// (the start is refused otherwise). Port 0 = any free port (logged).
+    pub listen: Option<String>,
+    /// TOML file of `[[user]]` (name, role, argon2 password-hash) and
+    /// `[[token]]` (name, role, sha256 of the bearer token). Unset = no login:
+    /// loopback visitors see every page read-only and no action.
+    pub users_file: Option<PathBuf>,
+    /// A login session ends this long after it began (server-side row).
+    pub session_lifetime: Dur,
+    /// Failed logins allowed per user name and per client address within
+    /// `login-window`; beyond it, 429 until the window passes.
+    pub login_attempts: u32,
+    /// The window of `login-attempts`.
+    pub login_window: Dur,
+    /// PEM certificate chain: set with `tls-key`, the console speaks HTTPS.
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of `tls-cert`.
+    pub tls_key: Option<PathBuf>,
+}
+
+impl Default for Console {
+    fn default() -> Self {
+        Self {
+            listen: None,
+            users_file: None,
+            session_lifetime: Dur::hours(8),
+            login_attempts: 5,
+            login_window: Dur::mins(15),
+            tls_cert: None,
+            tls_key: None,
         }
     }
 }

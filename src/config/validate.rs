@@ -283,6 +283,7 @@ impl Config {
         for issue in compat_issues(&m.http, env_token) {
             issues.push(issue);
         }
+        issues.extend(console_issues(&m.console));
         let mut fail = |key: &str, rule: String| {
             issues.push(ConfigIssue {
                 key: key.to_string(),
@@ -339,6 +340,11 @@ impl Config {
                 m.postgres.acquire_timeout,
             ),
             ("msgx.mailbox.raw-retention".into(), m.mailbox.raw_retention),
+            (
+                "msgx.console.session-lifetime".into(),
+                m.console.session_lifetime,
+            ),
+            ("msgx.console.login-window".into(), m.console.login_window),
             (
                 "msgx.postgres.statement-timeout".into(),
                 m.postgres.statement_timeout,
@@ -449,6 +455,49 @@ impl Config {
 /// DEAD(EXHAUSTED)) and repeats its last tier, so it needs one; CODEC_ERROR
 /// and UNSUPPORTED are limited (they hold the FIFO head while they retry).
 /// The removed single-schedule keys are refused with a pointer.
+/// Issue 21: the console parses its address, and a non-loopback console
+/// needs users (a console anyone on the network could open would show the
+/// feed's internals to everyone and, with a user file added later, invite
+/// guessing; refusing is the safe default, as Hangfire's local-only is).
+fn console_issues(c: &super::Console) -> Vec<ConfigIssue> {
+    let mut out = Vec::new();
+    let mut fail = |key: &str, rule: String| {
+        out.push(ConfigIssue {
+            key: key.to_string(),
+            rule,
+        })
+    };
+    if let Some(addr) = &c.listen {
+        match addr.parse::<std::net::SocketAddr>() {
+            Err(_) => fail(
+                "msgx.console.listen",
+                format!("{addr:?} is not an IP:PORT address"),
+            ),
+            Ok(a) if !a.ip().is_loopback() && c.users_file.is_none() => fail(
+                "msgx.console.users-file",
+                format!(
+                    "must be set: msgx.console.listen {addr:?} is not a loopback address, and a \
+                     console without users would be open to the network (docs/console.md)"
+                ),
+            ),
+            Ok(_) => {}
+        }
+    }
+    if c.tls_cert.is_some() != c.tls_key.is_some() {
+        fail(
+            "msgx.console.tls-cert",
+            "set tls-cert and tls-key together, or neither".into(),
+        );
+    }
+    if c.login_attempts == 0 {
+        fail(
+            "msgx.console.login-attempts",
+            "must be at least 1 (0 would lock every user out)".into(),
+        );
+    }
+    out
+}
+
 fn retry_issues(p: &super::Pipeline) -> Vec<(String, String)> {
     let mut issues = Vec::new();
     for (key, set) in [
@@ -854,6 +903,20 @@ mod tests {
         assert_eq!(
             issue_keys("[msgx.http]\ncompat-listen = \"localhost\"\n"),
             vec!["msgx.http.compat-listen"]
+        );
+    }
+
+    #[test]
+    fn a_non_loopback_console_needs_users() {
+        let open = "[msgx.console]\nlisten = \"0.0.0.0:8090\"\n";
+        assert_eq!(issue_keys(open), ["msgx.console.users-file"]);
+        let with_users =
+            "[msgx.console]\nlisten = \"0.0.0.0:8090\"\nusers-file = \"/etc/msgx/users.toml\"\n";
+        assert!(issue_keys(with_users).is_empty());
+        assert!(issue_keys("[msgx.console]\nlisten = \"127.0.0.1:8090\"\n").is_empty());
+        assert_eq!(
+            issue_keys("[msgx.console]\nlisten = \"localhost\"\n"),
+            ["msgx.console.listen"]
         );
     }
 

@@ -231,6 +231,7 @@ pub async fn bind(
             cert,
             key,
             client_ca: client_ca.as_deref(),
+            keys: listener::COMPAT_TLS_KEYS,
         })?),
         _ => return Err(CompatError::TlsIncomplete),
     };

@@ -106,19 +106,26 @@ pub struct TlsFiles<'a> {
     pub cert: &'a Path,
     pub key: &'a Path,
     pub client_ca: Option<&'a Path>,
+    /// The config keys of cert, key and client CA, named in errors.
+    pub keys: [&'static str; 3],
 }
 
-/// Builds the acceptor. Keys are named `msgx.http.compat-tls-*` in errors
-/// (the only listener with TLS). The ring provider is passed explicitly so
-/// no process-wide default provider is needed.
+/// The compat entry's TLS keys.
+pub const COMPAT_TLS_KEYS: [&str; 3] = [
+    "msgx.http.compat-tls-cert",
+    "msgx.http.compat-tls-key",
+    "msgx.http.compat-tls-client-ca",
+];
+
+/// Builds the acceptor; errors name the listener's keys (`files.keys`).
+/// The ring provider is passed explicitly so no process-wide default
+/// provider is needed.
 pub fn tls_acceptor(files: TlsFiles<'_>) -> Result<TlsAcceptor, TlsError> {
-    const CERT: &str = "msgx.http.compat-tls-cert";
-    const KEY: &str = "msgx.http.compat-tls-key";
-    const CA: &str = "msgx.http.compat-tls-client-ca";
+    let [cert_key, key_key, ca_key] = files.keys;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let certs = read_certs(CERT, files.cert)?;
+    let certs = read_certs(cert_key, files.cert)?;
     let key = PrivateKeyDer::from_pem_file(files.key).map_err(|e| TlsError::Pem {
-        key: KEY,
+        key: key_key,
         path: files.key.to_path_buf(),
         detail: e.to_string(),
     })?;
@@ -129,23 +136,23 @@ pub fn tls_acceptor(files: TlsFiles<'_>) -> Result<TlsAcceptor, TlsError> {
     };
     let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| rejected(CERT, files.cert, &e))?;
+        .map_err(|e| rejected(cert_key, files.cert, &e))?;
     let builder = match files.client_ca {
         None => builder.with_no_client_auth(),
         Some(ca) => {
             let mut roots = RootCertStore::empty();
-            for c in read_certs(CA, ca)? {
-                roots.add(c).map_err(|e| rejected(CA, ca, &e))?;
+            for c in read_certs(ca_key, ca)? {
+                roots.add(c).map_err(|e| rejected(ca_key, ca, &e))?;
             }
             let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
-                .map_err(|e| rejected(CA, ca, &e))?;
+                .map_err(|e| rejected(ca_key, ca, &e))?;
             builder.with_client_cert_verifier(verifier)
         }
     };
     let mut config = builder
         .with_single_cert(certs, key)
-        .map_err(|e| rejected(KEY, files.key, &e))?;
+        .map_err(|e| rejected(key_key, files.key, &e))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(config)))
 }

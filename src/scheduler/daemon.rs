@@ -281,6 +281,44 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             return exit::FAILURE;
         }
     }
+    // The console too: a standby daemon serves it (read from the shared
+    // database), so an operator can look before and after a takeover.
+    if let Some(listen) = config.msgx.console.listen.clone() {
+        let runner = JobRunner::manual(
+            pool.clone(),
+            mailbox.clone(),
+            config.clone(),
+            clock.clone(),
+            instance_name(),
+            stop_rx.clone(),
+        );
+        let launcher: Arc<dyn crate::console::JobLauncher> = Arc::new(runner);
+        let bound = crate::console::bind(
+            &listen,
+            config.clone(),
+            pool.clone(),
+            mailbox.clone(),
+            clock.clone(),
+            Some(launcher),
+        )
+        .await;
+        match bound {
+            Ok(server) => {
+                let addr = server.local_addr().map(|a| a.to_string()).unwrap_or(listen);
+                tracing::info!(listen = %addr, "Operator console listening");
+                let stop = stop_rx.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = server.serve(stop).await {
+                        tracing::error!(listen = %addr, error = %e, "Operator console stopped serving");
+                    }
+                });
+            }
+            Err(e) => {
+                eprintln!("msgx daemon: {e}");
+                return 2;
+            }
+        }
+    }
     let lock = match acquire_instance(
         &config,
         &pool,
@@ -563,7 +601,7 @@ async fn wait_for_stop(lock: &AdvisoryLock) -> i32 {
 }
 
 /// SIGINT or SIGTERM.
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

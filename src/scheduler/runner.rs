@@ -109,6 +109,29 @@ pub struct JobRunner {
 }
 
 impl JobRunner {
+    /// A runner for manual runs (`msgx run`, the console's "run now"):
+    /// trigger `cli`, fresh job handles; `instance` names the process.
+    pub fn manual(
+        pg: PgPool,
+        mailbox: Mailbox,
+        config: Arc<Config>,
+        clock: SharedClock,
+        instance: String,
+        shutdown: watch::Receiver<bool>,
+    ) -> JobRunner {
+        JobRunner {
+            pg,
+            mailbox,
+            config,
+            clock,
+            instance,
+            trigger: Trigger::Cli,
+            shutdown,
+            kafka: Default::default(),
+            jobs: Default::default(),
+        }
+    }
+
     /// Runs `name` once (or until empty), under the right lock.
     ///
     /// `instance_guard` is the daemon's instance-lock guard; `None` means this
@@ -311,5 +334,18 @@ impl JobRunner {
             error,
             details: total.details,
         })
+    }
+}
+
+/// The console's "run now": a manual run, as `msgx run <job>` (a pipeline
+/// job takes the instance lock itself, so it is refused while a daemon is
+/// active).
+#[async_trait::async_trait]
+impl crate::console::JobLauncher for JobRunner {
+    async fn run_now(&self, job: &str) -> Result<String, String> {
+        self.run(job, &RunOptions::default(), None)
+            .await
+            .map(|summary| summary.to_string())
+            .map_err(|e| e.to_string())
     }
 }

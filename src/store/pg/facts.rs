@@ -108,3 +108,37 @@ pub async fn events_oldest_pending(
     }
     Ok(oldest)
 }
+
+/// Per bucket of `bucket_seconds` since `since`: messages finished and the
+/// largest enqueue-to-finish time in seconds (the console's lag chart; live
+/// rows only, archived ones left PROC_STATE with their times).
+pub async fn finish_lag_per_bucket(
+    pool: &PgPool,
+    since: DateTime<Utc>,
+    bucket_seconds: i64,
+) -> Result<Vec<(DateTime<Utc>, i64, f64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT to_timestamp(floor(extract(epoch FROM finished_at) / $2) * $2) AS bucket, \
+                count(*), \
+                COALESCE(max(extract(epoch FROM finished_at - enqueued_at)), 0)::float8 \
+         FROM proc_state WHERE finished_at >= $1 AND state <> 'ARCHIVED' \
+         GROUP BY bucket ORDER BY bucket",
+    )
+    .bind(since)
+    .bind(bucket_seconds as f64)
+    .fetch_all(pool)
+    .await
+}
+
+/// DEAD messages by error class (the console's Overview).
+pub async fn dead_by_class(pool: &PgPool) -> Result<BTreeMap<String, i64>, sqlx::Error> {
+    let rows: Vec<(Option<String>, i64)> = sqlx::query_as(
+        "SELECT error_class, count(*) FROM proc_state WHERE state = 'DEAD' GROUP BY error_class",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(c, n)| (c.unwrap_or_else(|| "-".into()), n))
+        .collect())
+}

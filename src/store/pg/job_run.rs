@@ -167,6 +167,70 @@ pub async fn last_successes(
     Ok(rows.into_iter().collect())
 }
 
+/// One run in the console's Jobs history.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct RunRow {
+    pub id: i64,
+    pub job: String,
+    pub trigger: String,
+    pub instance: String,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub outcome: String,
+    pub items: i64,
+    pub error: Option<String>,
+}
+
+impl RunRow {
+    /// How long the run took (`None` while it runs).
+    pub fn duration(&self) -> Option<chrono::Duration> {
+        self.finished_at.map(|f| f - self.started_at)
+    }
+}
+
+/// The newest `limit` runs (of `job` when given; only failed ones with
+/// `failed_only`), newest first.
+pub async fn history(
+    pool: &PgPool,
+    job: Option<&str>,
+    failed_only: bool,
+    limit: i64,
+) -> Result<Vec<RunRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, job, trigger, instance, started_at, finished_at, outcome, items, error \
+         FROM job_run WHERE ($1::text IS NULL OR job = $1) \
+           AND (NOT $2 OR outcome IN ('FAILED', 'ABORTED')) \
+         ORDER BY started_at DESC, id DESC LIMIT $3",
+    )
+    .bind(job)
+    .bind(failed_only)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+/// Items `job` handled per bucket of `bucket_seconds` since `since` (runs
+/// by their start): the console's throughput chart. Buckets without a run
+/// are absent.
+pub async fn items_per_bucket(
+    pool: &PgPool,
+    job: &str,
+    since: DateTime<Utc>,
+    bucket_seconds: i64,
+) -> Result<Vec<(DateTime<Utc>, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT to_timestamp(floor(extract(epoch FROM started_at) / $3) * $3) AS bucket, \
+                sum(items)::bigint \
+         FROM job_run WHERE job = $1 AND started_at >= $2 \
+         GROUP BY bucket ORDER BY bucket",
+    )
+    .bind(job)
+    .bind(since)
+    .bind(bucket_seconds as f64)
+    .fetch_all(pool)
+    .await
+}
+
 /// Finished job runs past `msgx.job-run.retention`.
 pub const RETENTION_PURGE: SweepSql = SweepSql {
     count: "SELECT count(*) FROM job_run WHERE started_at < $1 AND outcome <> 'RUNNING'",

@@ -3,11 +3,14 @@
 
 pub mod advisory;
 pub mod backfill;
+pub mod console_session;
 pub mod facts;
 pub mod flight;
 pub mod flight_history;
+pub mod flight_search;
 pub mod inbox;
 pub mod job_run;
+pub mod message_search;
 pub mod msg_event;
 pub mod nodelay;
 pub mod operator_action;

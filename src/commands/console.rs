@@ -1,0 +1,160 @@
+//! `msgx console` (issue 21): the operator console on its own, against the
+//! configured database (a standby host, or a host that runs the jobs from
+//! cron), and `msgx console hash-password` for the users file.
+
+use super::exit;
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::console::{JobLauncher, access};
+use crate::scheduler::runner::JobRunner;
+use clap::Subcommand;
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+#[derive(Debug, Subcommand)]
+pub enum ConsoleAction {
+    /// Read a password from standard input (no echo on a terminal) and
+    /// print its argon2id hash for `password-hash` in the users file.
+    HashPassword,
+}
+
+/// `msgx console`: serves `msgx.console.listen` until SIGINT or SIGTERM.
+pub async fn serve(config: Config, clock: SharedClock) -> i32 {
+    let Some(listen) = config.msgx.console.listen.clone() else {
+        eprintln!("msgx console: msgx.console.listen is not set (docs/console.md)");
+        return exit::CONFIG;
+    };
+    let pool = match super::connect_current(&config, "console").await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let mailbox = match super::open_mailbox(&config, "console") {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let config = Arc::new(config);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let runner = JobRunner::manual(
+        pool.clone(),
+        mailbox.clone(),
+        config.clone(),
+        clock.clone(),
+        crate::scheduler::daemon::instance_name(),
+        stop_rx.clone(),
+    );
+    let launcher: Arc<dyn JobLauncher> = Arc::new(runner);
+    let bound = crate::console::bind(&listen, config, pool, mailbox, clock, Some(launcher)).await;
+    let server = match bound {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("msgx console: {e}");
+            return exit::CONFIG;
+        }
+    };
+    match server.local_addr() {
+        Ok(addr) => eprintln!("msgx console: listening on {addr}"),
+        Err(e) => eprintln!("msgx console: listening (address unknown: {e})"),
+    }
+    let serving = tokio::spawn(server.serve(stop_rx));
+    crate::scheduler::daemon::shutdown_signal().await;
+    let _ = stop_tx.send(true);
+    match serving.await {
+        Ok(Ok(())) => exit::OK,
+        Ok(Err(e)) => {
+            eprintln!("msgx console: {e}");
+            exit::FAILURE
+        }
+        Err(e) => {
+            eprintln!("msgx console: {e}");
+            exit::FAILURE
+        }
+    }
+}
+
+/// Turns terminal echo off while it lives (restored on drop).
+struct NoEcho(Option<libc::termios>);
+
+impl NoEcho {
+    fn new() -> NoEcho {
+        let fd = libc::STDIN_FILENO;
+        // SAFETY: tcgetattr/tcsetattr only read and write the termios struct
+        // we own, on our own standard input.
+        unsafe {
+            let mut t: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(fd, &mut t) != 0 {
+                return NoEcho(None);
+            }
+            let saved = t;
+            t.c_lflag &= !libc::ECHO;
+            if libc::tcsetattr(fd, libc::TCSANOW, &t) != 0 {
+                return NoEcho(None);
+            }
+            NoEcho(Some(saved))
+        }
+    }
+}
+
+impl Drop for NoEcho {
+    fn drop(&mut self) {
+        if let Some(saved) = &self.0 {
+            // SAFETY: as in `new`, restoring the settings read there.
+            unsafe {
+                libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, saved);
+            }
+        }
+    }
+}
+
+/// `msgx console hash-password`: one line from standard input (asked for
+/// twice on a terminal), its hash on standard output.
+pub fn hash_password() -> i32 {
+    let stdin = std::io::stdin();
+    let tty = stdin.is_terminal();
+    let read = |prompt: &str| -> std::io::Result<String> {
+        let _echo = tty.then(NoEcho::new);
+        if tty {
+            eprint!("{prompt}");
+            std::io::stderr().flush()?;
+        }
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line)?;
+        if tty {
+            eprintln!();
+        }
+        Ok(line.trim_end_matches(['\r', '\n']).to_string())
+    };
+    let password = match read("Password: ") {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("msgx console hash-password: {e}");
+            return exit::FAILURE;
+        }
+    };
+    if tty {
+        match read("Again: ") {
+            Ok(again) if again == password => {}
+            Ok(_) => {
+                eprintln!("msgx console hash-password: the passwords differ");
+                return exit::CONFIG;
+            }
+            Err(e) => {
+                eprintln!("msgx console hash-password: {e}");
+                return exit::FAILURE;
+            }
+        }
+    }
+    if password.is_empty() {
+        eprintln!("msgx console hash-password: empty password");
+        return exit::CONFIG;
+    }
+    match access::hash_password(&password) {
+        Ok(h) => {
+            println!("{h}");
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("msgx console hash-password: {e}");
+            exit::FAILURE
+        }
+    }
+}

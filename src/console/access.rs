@@ -1,0 +1,310 @@
+//! Who may use the console (issue 21 item 4; docs/console.md "Users
+//! file"): users with argon2 password hashes and bearer tokens, each with a
+//! role, read from `msgx.console.users-file`; and the login rate limit.
+//!
+//! Passwords are low-entropy, so they are stored as argon2id hashes (slow
+//! by design). Tokens are 32+ random bytes: their SHA-256 is enough (no
+//! guessing is feasible) and is checked on every scripted request without
+//! argon2's cost.
+
+use argon2::Argon2;
+use argon2::password_hash::phc::PasswordHash;
+use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+use chrono::{DateTime, Duration, Utc};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use subtle::ConstantTimeEq;
+
+/// What a principal may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Every page, no action, no secret.
+    Viewer,
+    /// Every page and every action.
+    Operator,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Operator => "operator",
+        }
+    }
+}
+
+/// Why the users file cannot be used (the console does not start).
+#[derive(Debug, thiserror::Error)]
+pub enum AccessError {
+    #[error("msgx.console.users-file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("msgx.console.users-file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("msgx.console.users-file {path}: {what} {name:?}: {problem}")]
+    Entry {
+        path: PathBuf,
+        what: &'static str,
+        name: String,
+        problem: String,
+    },
+    #[error("cannot hash the password: {0}")]
+    Hash(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    user: Vec<UserEntry>,
+    #[serde(default)]
+    token: Vec<TokenEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct UserEntry {
+    name: String,
+    role: Role,
+    password_hash: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct TokenEntry {
+    name: String,
+    role: Role,
+    /// Hex SHA-256 of the token.
+    sha256: String,
+}
+
+/// The loaded users file.
+#[derive(Debug)]
+pub struct Users {
+    users: Vec<UserEntry>,
+    tokens: Vec<([u8; 32], String, Role)>,
+    /// Verified against when the user name is unknown, so a wrong name
+    /// costs the same time as a wrong password.
+    dummy: String,
+}
+
+/// Hex SHA-256 of `bytes` (token hashes, session id hashes).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+impl Users {
+    /// Reads and checks the file: names unique, hashes well-formed.
+    pub fn load(path: &Path) -> Result<Users, AccessError> {
+        let text = std::fs::read_to_string(path).map_err(|source| AccessError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Users::parse(&text, path)
+    }
+
+    fn parse(text: &str, path: &Path) -> Result<Users, AccessError> {
+        let file: File = toml::from_str(text).map_err(|e| AccessError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let entry = |what, name: &str, problem: String| AccessError::Entry {
+            path: path.to_path_buf(),
+            what,
+            name: name.to_string(),
+            problem,
+        };
+        let mut seen = std::collections::HashSet::new();
+        for u in &file.user {
+            if !seen.insert(u.name.as_str()) || u.name.trim().is_empty() {
+                return Err(entry("user", &u.name, "empty or repeated name".into()));
+            }
+            PasswordHash::new(&u.password_hash).map_err(|e| {
+                entry(
+                    "user",
+                    &u.name,
+                    format!(
+                        "password-hash is not a PHC string ({e}); use `msgx console hash-password`"
+                    ),
+                )
+            })?;
+        }
+        let mut tokens = Vec::with_capacity(file.token.len());
+        for t in &file.token {
+            let mut digest = [0u8; 32];
+            hex::decode_to_slice(t.sha256.trim(), &mut digest).map_err(|_| {
+                entry(
+                    "token",
+                    &t.name,
+                    "sha256 must be 64 hex digits (printf %s \"$TOKEN\" | sha256sum)".into(),
+                )
+            })?;
+            tokens.push((digest, t.name.clone(), t.role));
+        }
+        let dummy = hash_password("msgx console dummy password")?;
+        Ok(Users {
+            users: file.user,
+            tokens,
+            dummy,
+        })
+    }
+
+    /// No user and no token: nobody could log in.
+    pub fn is_empty(&self) -> bool {
+        self.users.is_empty() && self.tokens.is_empty()
+    }
+
+    /// The role of `name` when `password` is theirs. CPU-heavy (argon2):
+    /// call it off the async threads.
+    pub fn verify_password(&self, name: &str, password: &str) -> Option<Role> {
+        let user = self.users.iter().find(|u| u.name == name);
+        let hash = user.map_or(self.dummy.as_str(), |u| u.password_hash.as_str());
+        let ok = PasswordHash::new(hash).is_ok_and(|h| {
+            Argon2::default()
+                .verify_password(password.as_bytes(), &h)
+                .is_ok()
+        });
+        user.filter(|_| ok).map(|u| u.role)
+    }
+
+    /// The name and role of the bearer token `presented`, compared in
+    /// constant time against every configured hash.
+    pub fn verify_token(&self, presented: &str) -> Option<(String, Role)> {
+        let digest = Sha256::digest(presented.as_bytes());
+        let mut found = None;
+        for (hash, name, role) in &self.tokens {
+            if bool::from(hash.ct_eq(&digest[..])) {
+                found = Some((name.clone(), *role));
+            }
+        }
+        found
+    }
+
+    /// The current role of a logged-in user (`None` once removed from the file).
+    pub fn role_of(&self, name: &str) -> Option<Role> {
+        self.users.iter().find(|u| u.name == name).map(|u| u.role)
+    }
+}
+
+/// An argon2id hash (default parameters, random salt) in PHC form, for the
+/// users file (`msgx console hash-password`).
+pub fn hash_password(password: &str) -> Result<String, AccessError> {
+    Argon2::default()
+        .hash_password(password.as_bytes())
+        .map(|h| h.to_string())
+        .map_err(|e| AccessError::Hash(e.to_string()))
+}
+
+/// Failed logins per key (user name, client address) in a fixed window:
+/// after `max` failures, refused until the window that began with the first
+/// failure has passed. In memory: a restart forgets, which only costs an
+/// attacker's guesses a restart.
+#[derive(Debug)]
+pub struct LoginLimiter {
+    max: u32,
+    window: Duration,
+    failures: Mutex<HashMap<String, (DateTime<Utc>, u32)>>,
+}
+
+impl LoginLimiter {
+    pub fn new(max: u32, window: Duration) -> LoginLimiter {
+        LoginLimiter {
+            max,
+            window,
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether another attempt for every one of `keys` is allowed at `now`.
+    pub fn allowed(&self, keys: &[&str], now: DateTime<Utc>) -> bool {
+        let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        map.retain(|_, (since, _)| now - *since < self.window);
+        keys.iter()
+            .all(|k| map.get(*k).is_none_or(|(_, n)| *n < self.max))
+    }
+
+    /// Counts a failed attempt against each key.
+    pub fn failed(&self, keys: &[&str], now: DateTime<Utc>) {
+        let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        for k in keys {
+            map.entry((*k).to_string()).or_insert((now, 0)).1 += 1;
+        }
+    }
+
+    /// A successful login clears the user name's count (not the address's:
+    /// one good password must not reset guessing at the others).
+    pub fn succeeded(&self, user: &str) {
+        let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        map.remove(user);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn users(text: &str) -> Result<Users, AccessError> {
+        Users::parse(text, Path::new("users.toml"))
+    }
+
+    #[test]
+    fn a_password_verifies_only_against_its_own_hash() {
+        let hash = hash_password("correct horse").expect("hash");
+        let text = format!(
+            "[[user]]\nname = \"alice\"\nrole = \"operator\"\npassword-hash = \"{hash}\"\n"
+        );
+        let u = users(&text).expect("loads");
+        assert_eq!(
+            u.verify_password("alice", "correct horse"),
+            Some(Role::Operator)
+        );
+        assert_eq!(u.verify_password("alice", "wrong"), None);
+        assert_eq!(u.verify_password("bob", "correct horse"), None);
+        assert_eq!(u.role_of("alice"), Some(Role::Operator));
+    }
+
+    #[test]
+    fn tokens_match_by_sha256_and_bad_entries_are_refused() {
+        let token = "0123456789abcdef0123456789abcdef";
+        let text = format!(
+            "[[token]]\nname = \"ci\"\nrole = \"viewer\"\nsha256 = \"{}\"\n",
+            sha256_hex(token.as_bytes())
+        );
+        let u = users(&text).expect("loads");
+        assert_eq!(u.verify_token(token), Some(("ci".into(), Role::Viewer)));
+        assert_eq!(u.verify_token("other"), None);
+        assert!(users("[[token]]\nname = \"x\"\nrole = \"viewer\"\nsha256 = \"zz\"\n").is_err());
+        assert!(
+            users("[[user]]\nname = \"x\"\nrole = \"admin\"\npassword-hash = \"$argon2id$\"\n")
+                .is_err()
+        );
+        assert!(
+            users("[[user]]\nname = \"x\"\nrole = \"viewer\"\npassword-hash = \"plain\"\n")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn the_limiter_refuses_after_max_failures_until_the_window_passes() {
+        let t0 = Utc
+            .with_ymd_and_hms(2026, 12, 1, 8, 0, 0)
+            .single()
+            .expect("valid");
+        let l = LoginLimiter::new(2, Duration::minutes(15));
+        let keys = ["alice", "127.0.0.1"];
+        assert!(l.allowed(&keys, t0));
+        l.failed(&keys, t0);
+        l.failed(&keys, t0 + Duration::minutes(1));
+        assert!(!l.allowed(&keys, t0 + Duration::minutes(2)));
+        assert!(!l.allowed(&["bob", "127.0.0.1"], t0 + Duration::minutes(2)));
+        assert!(l.allowed(&["bob", "10.0.0.9"], t0 + Duration::minutes(2)));
+        assert!(l.allowed(&keys, t0 + Duration::minutes(15)));
+    }
+}

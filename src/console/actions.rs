@@ -1,0 +1,746 @@
+//! The console's POSTs (issue 21 items 3 and 4): login, logout, and the
+//! operator actions. Each action is two steps on one URL: `step=confirm`
+//! (the list page's button) shows what will happen — for a bulk action the
+//! count — and asks for the reason; `step=apply` does it by calling exactly
+//! what the CLI calls, with the logged-in user as the actor. Every POST
+//! but the login needs the operator role and, from a browser session, the
+//! session's CSRF token; a refusal is logged and answered 403.
+
+use super::access::Role;
+use super::filter::FilterForm;
+use super::pages::unavailable;
+use super::session;
+use super::state::{ConsoleState, Principal};
+use super::views::{ConfirmPage, LoginPage, Nav, ResultPage, page};
+use crate::backfill::Refusal;
+use crate::backfill::gate;
+use crate::backfill::ops::{self, OpsError, Target};
+use crate::backfill::replay::{
+    ORDERING_WARNING, ReplayError, ReplayRequest, ReplayService, Selection,
+};
+use crate::backfill::skip::{self, SKIP_WARNING, SkipRequest, SkipService};
+use crate::delivery::dead_letters::{self, Resolution};
+use crate::http::listener::Peer;
+use crate::requests::track::{RequestKind, Tracker};
+use crate::store::pg::{console_session, message_search};
+use axum::Extension;
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+
+/// The most rows one bulk action may touch (narrow the filter beyond it).
+pub const MAX_BULK: i64 = 10_000;
+
+/// The login form.
+#[derive(Debug, Deserialize)]
+pub struct LoginForm {
+    #[serde(default)]
+    user: String,
+    #[serde(default)]
+    password: String,
+}
+
+pub async fn login(
+    State(s): State<ConsoleState>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+    Form(f): Form<LoginForm>,
+) -> Response {
+    let Some(users) = s.users.clone() else {
+        let error = Some(
+            "no users are configured (msgx.console.users-file): the console is read-only".into(),
+        );
+        return page(StatusCode::FORBIDDEN, &LoginPage { error });
+    };
+    let now = s.clock.now();
+    let addr = peer.map_or_else(
+        || "unknown".to_string(),
+        |Extension(Peer(a))| a.ip().to_string(),
+    );
+    let keys = [f.user.as_str(), addr.as_str()];
+    if !s.limiter.allowed(&keys, now) {
+        tracing::warn!(user = %f.user, %addr, "Console: login refused, too many failed attempts");
+        let error = Some(format!(
+            "too many failed logins; try again after {}",
+            s.config.msgx.console.login_window
+        ));
+        return page(StatusCode::TOO_MANY_REQUESTS, &LoginPage { error });
+    }
+    let (user, password) = (f.user.clone(), f.password);
+    let checked =
+        tokio::task::spawn_blocking(move || users.verify_password(&user, &password)).await;
+    let Ok(Some(_role)) = checked else {
+        s.limiter.failed(&keys, now);
+        tracing::warn!(user = %f.user, %addr, "Console: failed login");
+        let error = Some("wrong user name or password".into());
+        return page(StatusCode::UNAUTHORIZED, &LoginPage { error });
+    };
+    s.limiter.succeeded(&f.user);
+    let (id, csrf) = match (session::random_token(), session::random_token()) {
+        (Ok(id), Ok(csrf)) => (id, csrf),
+        (Err(e), _) | (_, Err(e)) => return unavailable("login", e),
+    };
+    let lifetime = s.config.msgx.console.session_lifetime.chrono();
+    if let Err(e) = console_session::delete_expired(&s.pg, now).await {
+        return unavailable("login", e);
+    }
+    if let Err(e) = console_session::insert(
+        &s.pg,
+        &session::id_hash(&id),
+        &f.user,
+        &csrf,
+        now,
+        now + lifetime,
+    )
+    .await
+    {
+        return unavailable("login", e);
+    }
+    tracing::info!(user = %f.user, %addr, "Console: login");
+    let secure = session::is_https(&headers, s.tls);
+    let cookie = session::set_cookie(&id, secure, lifetime.num_seconds());
+    with_cookie(Redirect::to("/").into_response(), &cookie)
+}
+
+fn with_cookie(mut r: Response, cookie: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(cookie) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// The logout form: only the CSRF token.
+#[derive(Debug, Deserialize)]
+pub struct CsrfForm {
+    #[serde(default)]
+    csrf: Option<String>,
+}
+
+pub async fn logout(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+    headers: HeaderMap,
+    Form(f): Form<CsrfForm>,
+) -> Response {
+    if let Principal::Session { csrf, user, .. } = &who {
+        if !session::csrf_matches(csrf, f.csrf.as_deref()) {
+            return refused(&who, "logout", "missing or wrong CSRF token");
+        }
+        if let Some(id) = session::session_cookie(&headers)
+            && let Err(e) = console_session::delete(&s.pg, &session::id_hash(&id)).await
+        {
+            return unavailable("logout", e);
+        }
+        tracing::info!(%user, "Console: logout");
+    }
+    let cookie = session::clear_cookie(session::is_https(&headers, s.tls));
+    with_cookie(Redirect::to("/login").into_response(), &cookie)
+}
+
+/// Every action's fields; each action reads the ones it needs.
+#[derive(Debug, Default, Deserialize)]
+pub struct ActionForm {
+    #[serde(default)]
+    csrf: Option<String>,
+    /// `confirm` (default) or `apply`.
+    #[serde(default)]
+    step: String,
+    #[serde(default)]
+    reason: String,
+    /// MSG_IDs or EVENT_IDs, separated by commas or spaces.
+    #[serde(default)]
+    ids: String,
+    /// Replay MALFORMED / PROTOCOL too (a checkbox).
+    #[serde(default)]
+    force: String,
+    /// The count the confirmation showed (bulk actions).
+    #[serde(default)]
+    expected: String,
+    /// Upstream request: operation day `YYYY-MM-DD` (RQFD), else `rtype`.
+    #[serde(default)]
+    day: String,
+    /// Upstream request: reference type (RQRD), e.g. `GLST`.
+    #[serde(default)]
+    rtype: String,
+    /// Run now: the job's name.
+    #[serde(default)]
+    job: String,
+    #[serde(flatten)]
+    filter: FilterForm,
+}
+
+fn refused(who: &Principal, action: &str, why: &str) -> Response {
+    tracing::warn!(
+        user = who.name(),
+        role = who.role().as_str(),
+        action,
+        why,
+        "Console: action refused"
+    );
+    (StatusCode::FORBIDDEN, format!("refused: {why}")).into_response()
+}
+
+fn parse_ids(text: &str) -> Result<Vec<i64>, String> {
+    let ids: Result<Vec<i64>, _> = text
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|t| !t.is_empty())
+        .map(str::parse)
+        .collect();
+    match ids {
+        Ok(ids) if !ids.is_empty() => Ok(ids),
+        Ok(_) => Err("no ID given".into()),
+        Err(_) => Err(format!("{text:?} is not a list of IDs")),
+    }
+}
+
+fn refusal_lines(refusals: &[Refusal]) -> Vec<String> {
+    refusals
+        .iter()
+        .map(|r| match r.msg_id {
+            0 => format!("refused: {}", r.why),
+            id => format!("refused: {id}: {}", r.why),
+        })
+        .collect()
+}
+
+/// What an action shows, then does.
+struct Plan {
+    title: String,
+    lines: Vec<String>,
+    count: Option<i64>,
+    /// The fields carried to the apply step.
+    fields: Vec<(String, String)>,
+    blocked: bool,
+    /// Offer the "force" checkbox (replay).
+    offer_force: bool,
+}
+
+pub async fn handle(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+    Path(action): Path<String>,
+    Form(f): Form<ActionForm>,
+) -> Response {
+    if who.role() != Role::Operator {
+        return refused(&who, &action, "the viewer role may not act");
+    }
+    if let Principal::Session { csrf, .. } = &who
+        && !session::csrf_matches(csrf, f.csrf.as_deref())
+    {
+        return refused(&who, &action, "missing or wrong CSRF token");
+    }
+    let url = format!("/actions/{action}");
+    let reason = f.reason.trim().to_string();
+    let apply = f.step == "apply";
+    let plan = match plan(&s, &action, &f).await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let confirm = |error: Option<String>, plan: Plan| {
+        let p = ConfirmPage {
+            nav: Nav::of(&who, "nav-actions"),
+            title: plan.title,
+            url: url.clone(),
+            lines: plan.lines,
+            count: plan.count,
+            fields: plan.fields,
+            reason: reason.clone(),
+            error,
+            blocked: plan.blocked,
+            offer_force: plan.offer_force,
+        };
+        page(StatusCode::OK, &p)
+    };
+    if !apply || plan.blocked {
+        return confirm(None, plan);
+    }
+    if reason.is_empty() {
+        return confirm(
+            Some("a reason is required: it is recorded with the action".into()),
+            plan,
+        );
+    }
+    if let (Some(n), Ok(expected)) = (plan.count, f.expected.parse::<i64>())
+        && n != expected
+    {
+        let error = format!(
+            "the matching rows changed from {expected} to {n} since the confirmation: check and confirm again"
+        );
+        return confirm(Some(error), plan);
+    }
+    let actor = who.name().to_string();
+    let (ok, lines) = match apply_action(&s, &action, &f, &reason, &actor).await {
+        Ok(r) => r,
+        Err(r) => return r,
+    };
+    let p = ResultPage {
+        nav: Nav::of(&who, "nav-actions"),
+        title: plan.title,
+        ok,
+        lines,
+        back: back_link(&action, &f),
+    };
+    page(
+        if ok {
+            StatusCode::OK
+        } else {
+            StatusCode::CONFLICT
+        },
+        &p,
+    )
+}
+
+fn back_link(action: &str, f: &ActionForm) -> String {
+    match action {
+        "event-resend" | "event-discard" => "/events/dead".into(),
+        "backfill-reopen" | "backfill-reconcile" => "/backfill/abandoned".into(),
+        "request" => "/requests".into(),
+        "job-run" => format!("/jobs?job={}", f.job.trim()),
+        "replay-filter" => format!("/messages?{}", f.filter.without_cursor().query_string()),
+        _ => parse_ids(&f.ids)
+            .ok()
+            .filter(|ids| ids.len() == 1)
+            .map_or_else(|| "/messages".into(), |ids| format!("/messages/{}", ids[0])),
+    }
+}
+
+fn bad_request(e: impl std::fmt::Display) -> Response {
+    (StatusCode::BAD_REQUEST, e.to_string()).into_response()
+}
+
+fn replay_service(s: &ConsoleState) -> ReplayService<'_> {
+    ReplayService {
+        pool: &s.pg,
+        clock: &s.clock,
+        gate_wait: gate::default_wait(s.config.msgx.mailbox.timeout.std()),
+    }
+}
+
+/// The messages a replay applies to: the IDs given, or every row matching
+/// the filter (at most [`MAX_BULK`]).
+async fn replay_ids(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Vec<i64>, Response> {
+    if action != "replay-filter" {
+        return parse_ids(&f.ids).map_err(bad_request);
+    }
+    let (q, _) = f.filter.without_cursor().parse().map_err(bad_request)?;
+    let ids = message_search::ids(&s.pg, &q, MAX_BULK + 1)
+        .await
+        .map_err(|e| unavailable("replay", e))?;
+    if ids.len() as i64 > MAX_BULK {
+        return Err(bad_request(format!(
+            "more than {MAX_BULK} messages match: narrow the filter"
+        )));
+    }
+    Ok(ids)
+}
+
+fn replay_request(
+    ids: Vec<i64>,
+    f: &ActionForm,
+    reason: &str,
+    actor: &str,
+    dry_run: bool,
+) -> ReplayRequest {
+    ReplayRequest {
+        selection: Selection::Ids(ids),
+        force: !f.force.is_empty(),
+        reason: Some(reason.to_string()).filter(|r| !r.is_empty()),
+        actor: actor.to_string(),
+        dry_run,
+    }
+}
+
+async fn plan(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Plan, Response> {
+    let ids_field = |ids: &str| vec![("ids".to_string(), ids.to_string())];
+    match action {
+        "replay" | "replay-filter" => {
+            let ids = replay_ids(s, action, f).await?;
+            let count = ids.len() as i64;
+            let mut fields = if action == "replay" {
+                ids_field(&f.ids)
+            } else {
+                filter_fields(&f.filter.without_cursor())
+            };
+            fields.push(("expected".into(), count.to_string()));
+            let mut lines = vec![ORDERING_WARNING.to_string()];
+            let mut blocked = ids.is_empty();
+            if ids.is_empty() {
+                lines.push("no message matches: nothing to replay".into());
+            } else {
+                // A dry run of the very request: what it would replay, or why not.
+                let dry = replay_request(ids, f, "dry run", "console", true);
+                match replay_service(s).replay(&dry).await {
+                    Ok(o) => lines.push(format!(
+                        "{} message(s) go back to PENDING: {}",
+                        o.rows.len(),
+                        crate::backfill::id_ranges(
+                            &o.rows.iter().map(|r| r.msg_id).collect::<Vec<_>>()
+                        )
+                    )),
+                    Err(ReplayError::Refused(r)) => {
+                        // Only a refusal that forcing lifts leaves the apply button.
+                        let forceable =
+                            f.force.is_empty() && r.iter().all(|r| r.why.contains("--force"));
+                        blocked = !forceable;
+                        lines.extend(refusal_lines(&r));
+                        lines.push(if forceable {
+                            "tick \"force\" to replay MALFORMED / PROTOCOL messages (recorded as REPLAY_FORCED)".into()
+                        } else {
+                            "nothing would change: the replay is all or nothing; narrow the selection".into()
+                        });
+                    }
+                    Err(e) => lines.push(format!("cannot plan the replay: {e}")),
+                }
+            }
+            Ok(Plan {
+                title: if action == "replay" {
+                    "Replay".into()
+                } else {
+                    "Replay all matching the filter".into()
+                },
+                lines,
+                count: Some(count),
+                fields,
+                blocked,
+                offer_force: true,
+            })
+        }
+        "skip" => {
+            let ids = parse_ids(&f.ids).map_err(bad_request)?;
+            let service = SkipService {
+                pool: &s.pg,
+                now: s.clock.now(),
+            };
+            let dry = SkipRequest {
+                selection: skip::Selection::Ids(ids.clone()),
+                reason: "dry run".into(),
+                actor: "console".into(),
+                dry_run: true,
+            };
+            let mut lines = vec![SKIP_WARNING.to_string()];
+            let mut blocked = false;
+            match service.skip(&dry).await {
+                Ok(o) => {
+                    lines.push(format!("{} message(s) become SKIPPED", o.skipped.len()));
+                    for l in &o.left_alone {
+                        lines.push(format!("{}: left alone ({})", l.msg_id, l.state.as_str()));
+                    }
+                    for id in &o.not_found {
+                        lines.push(format!("{id}: not in PROC_STATE"));
+                    }
+                    blocked = o.skipped.is_empty();
+                }
+                Err(e) => lines.push(format!("cannot plan the skip: {e}")),
+            }
+            Ok(Plan {
+                title: "Skip".into(),
+                lines,
+                count: Some(ids.len() as i64),
+                fields: ids_field(&f.ids),
+                blocked,
+                offer_force: false,
+            })
+        }
+        "event-resend" | "event-discard" => {
+            let ids = parse_ids(&f.ids).map_err(bad_request)?;
+            let resend = action == "event-resend";
+            let what = if resend {
+                "go back to PENDING with a fresh retry budget (delivery order is not restored)"
+            } else {
+                "are deleted; the row and its payload are recorded in operator_action"
+            };
+            Ok(Plan {
+                title: if resend {
+                    "Resend DEAD events".into()
+                } else {
+                    "Discard DEAD events".into()
+                },
+                lines: vec![format!("DEAD event(s) {} {what}", f.ids.trim())],
+                count: Some(ids.len() as i64),
+                fields: ids_field(&f.ids),
+                blocked: false,
+                offer_force: false,
+            })
+        }
+        "backfill-reopen" | "backfill-reconcile" => {
+            let ids = parse_ids(&f.ids).map_err(bad_request)?;
+            let line = if action == "backfill-reopen" {
+                "the abandonment is cleared: the next backfill scan retries the mark at once (reopen once the mailbox is healthy)"
+            } else {
+                "recorded as reconciled with the mailbox owner (the reason is the note): the archive job may then archive them"
+            };
+            Ok(Plan {
+                title: if action == "backfill-reopen" {
+                    "Reopen abandoned backfill".into()
+                } else {
+                    "Reconcile abandoned backfill".into()
+                },
+                lines: vec![format!("message(s) {}: {line}", f.ids.trim())],
+                count: Some(ids.len() as i64),
+                fields: ids_field(&f.ids),
+                blocked: false,
+                offer_force: false,
+            })
+        }
+        "request" => {
+            let kind = request_kind(f).map_err(bad_request)?;
+            let mut fields = vec![
+                ("day".to_string(), f.day.clone()),
+                ("rtype".to_string(), f.rtype.clone()),
+            ];
+            fields.retain(|(_, v)| !v.trim().is_empty());
+            let shadow = s.config.msgx.mailbox.shadow;
+            let mut lines = vec![format!(
+                "a {} request is written to COUTMSGS for the AODB and tracked in REQ_TRACK (docs/requests.md)",
+                kind.req_type()
+            )];
+            if shadow {
+                lines.push(crate::requests::track::RequestError::Shadow.to_string());
+            }
+            Ok(Plan {
+                title: "Send an upstream request".into(),
+                lines,
+                count: None,
+                fields,
+                blocked: shadow,
+                offer_force: false,
+            })
+        }
+        "job-run" => {
+            let m = crate::jobs::manifest::find(f.job.trim())
+                .ok_or_else(|| bad_request(format!("{:?} is not a job", f.job)))?;
+            Ok(Plan {
+                title: format!("Run {} now", m.name),
+                lines: vec![format!(
+                    "{} runs once now as `msgx run {}` does: at most {} items within {}, under its own \
+                     lock (a pipeline job is refused while a daemon holds the instance lock)",
+                    m.name, m.name, m.bounds.max_items, m.bounds.time_budget
+                )],
+                count: None,
+                fields: vec![("job".into(), m.name.clone())],
+                blocked: s.launcher.is_none(),
+                offer_force: false,
+            })
+        }
+        _ => Err((StatusCode::NOT_FOUND, "no such action").into_response()),
+    }
+}
+
+/// The request the form asks for: RQFD for `day`, else RQRD for `rtype`.
+fn request_kind(f: &ActionForm) -> Result<RequestKind, String> {
+    let (day, rtype) = (f.day.trim(), f.rtype.trim());
+    match (day.is_empty(), rtype.is_empty()) {
+        (false, true) => chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
+            .map(|day| RequestKind::Schedule { day })
+            .map_err(|_| format!("day: {day:?} is not YYYY-MM-DD")),
+        (true, false) => Ok(RequestKind::Reference {
+            rtype: rtype.to_ascii_uppercase(),
+        }),
+        _ => Err(
+            "give an operation day (schedule, RQFD) or a reference type (RQRD), not both".into(),
+        ),
+    }
+}
+
+fn filter_fields(f: &FilterForm) -> Vec<(String, String)> {
+    [
+        ("state", &f.state),
+        ("class", &f.class),
+        ("kind", &f.kind),
+        ("flid", &f.flid),
+        ("from", &f.from),
+        ("to", &f.to),
+        ("text", &f.text),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.clone()))
+    .collect()
+}
+
+/// Does the action; `(applied, what happened)`.
+async fn apply_action(
+    s: &ConsoleState,
+    action: &str,
+    f: &ActionForm,
+    reason: &str,
+    actor: &str,
+) -> Result<(bool, Vec<String>), Response> {
+    let now = s.clock.now();
+    match action {
+        "replay" | "replay-filter" => {
+            let ids = replay_ids(s, action, f).await?;
+            match replay_service(s)
+                .replay(&replay_request(ids, f, reason, actor, false))
+                .await
+            {
+                Ok(o) => {
+                    let ids: Vec<i64> = o.rows.iter().map(|r| r.msg_id).collect();
+                    let mut lines = vec![format!(
+                        "replayed {} message(s) to PENDING: {}",
+                        ids.len(),
+                        crate::backfill::id_ranges(&ids)
+                    )];
+                    if let Some(id) = o.action_id {
+                        lines.push(format!("recorded as backfill_action #{id} by {actor}"));
+                    }
+                    if !o.already_marked.is_empty() {
+                        lines.push(format!(
+                            "note: the mailbox mark of {} was already written; if the owner purged the raw text, the replay ends DEAD(MALFORMED, raw-missing)",
+                            crate::backfill::id_ranges(&o.already_marked)
+                        ));
+                    }
+                    Ok((!ids.is_empty(), lines))
+                }
+                Err(ReplayError::Refused(r)) => {
+                    let mut lines = refusal_lines(&r);
+                    lines.push("nothing was changed".into());
+                    Ok((false, lines))
+                }
+                Err(e) => Ok((
+                    false,
+                    vec![format!("replay failed; nothing was changed: {e}")],
+                )),
+            }
+        }
+        "skip" => {
+            let ids = parse_ids(&f.ids).map_err(bad_request)?;
+            let service = SkipService { pool: &s.pg, now };
+            let req = SkipRequest {
+                selection: skip::Selection::Ids(ids),
+                reason: reason.to_string(),
+                actor: actor.to_string(),
+                dry_run: false,
+            };
+            match service.skip(&req).await {
+                Ok(o) => {
+                    let ids: Vec<i64> = o.skipped.iter().map(|r| r.msg_id).collect();
+                    let mut lines = vec![format!(
+                        "skipped {} message(s): {}",
+                        ids.len(),
+                        crate::backfill::id_ranges(&ids)
+                    )];
+                    if let Some(id) = o.action_id {
+                        lines.push(format!("recorded as backfill_action #{id} by {actor}"));
+                    }
+                    Ok((!ids.is_empty(), lines))
+                }
+                Err(e) => Ok((false, vec![format!("skip failed: {e}")])),
+            }
+        }
+        "event-resend" | "event-discard" => {
+            let ids = parse_ids(&f.ids).map_err(bad_request)?;
+            let what = if action == "event-resend" {
+                Resolution::Resend
+            } else {
+                Resolution::Discard
+            };
+            let results = dead_letters::resolve(&s.pg, what, &ids, actor, Some(reason), now)
+                .await
+                .map_err(|e| unavailable(action, e))?;
+            let mut ok = true;
+            let lines = results
+                .iter()
+                .map(|r| match r.action_id {
+                    Some(a) if r.applied => {
+                        format!("{}: done (operator_action #{a} by {actor})", r.event_id)
+                    }
+                    _ => {
+                        ok = false;
+                        format!("{}: not a DEAD event; nothing done", r.event_id)
+                    }
+                })
+                .collect();
+            Ok((ok, lines))
+        }
+        "backfill-reopen" | "backfill-reconcile" => {
+            let ids = parse_ids(&f.ids).map_err(bad_request)?;
+            let done = if action == "backfill-reopen" {
+                ops::reopen(&s.pg, now, &Target::Ids(ids), Some(reason), actor).await
+            } else {
+                ops::reconcile(&s.pg, now, &ids, Some(reason), actor).await
+            };
+            match done {
+                Ok(o) => {
+                    let mut lines = vec![format!(
+                        "changed: {}",
+                        crate::backfill::id_ranges(&o.changed)
+                    )];
+                    if !o.unchanged.is_empty() {
+                        lines.push(format!(
+                            "already reconciled: {}",
+                            crate::backfill::id_ranges(&o.unchanged)
+                        ));
+                    }
+                    if let Some(id) = o.action_id {
+                        lines.push(format!("recorded as backfill_action #{id} by {actor}"));
+                    }
+                    Ok((!o.changed.is_empty(), lines))
+                }
+                Err(OpsError::Refused(r)) => {
+                    let mut lines = refusal_lines(&r);
+                    lines.push("nothing was changed".into());
+                    Ok((false, lines))
+                }
+                Err(e) => Ok((false, vec![format!("failed: {e}")])),
+            }
+        }
+        "request" => {
+            let kind = request_kind(f).map_err(bad_request)?;
+            let tracker = Tracker {
+                pg: &s.pg,
+                mailbox: &s.mailbox,
+                config: &s.config,
+            };
+            match tracker.request(&kind, s.clock.as_ref()).await {
+                Ok(sent) => {
+                    let r = &sent.request;
+                    tracing::info!(user = actor, reason, request = r.id, req_type = %r.req_type, "Console: upstream request sent");
+                    let mut lines = vec![format!(
+                        "request {} {} SEQN {} sent: COUTMSGS {}",
+                        r.id,
+                        r.req_type,
+                        r.seqn,
+                        r.coutmsgs_id.unwrap_or_default()
+                    )];
+                    if !sent.superseded.is_empty() {
+                        lines.push(format!(
+                            "expired the older open request(s) {:?}",
+                            sent.superseded
+                        ));
+                    }
+                    Ok((true, lines))
+                }
+                Err(e) => Ok((false, vec![format!("{}: {e}", kind.req_type())])),
+            }
+        }
+        "job-run" => {
+            let Some(launcher) = &s.launcher else {
+                return Ok((
+                    false,
+                    vec!["\"run now\" is not available in this process".into()],
+                ));
+            };
+            let job = f.job.trim();
+            tracing::info!(user = actor, reason, job, "Console: job run requested");
+            match launcher.run_now(job).await {
+                Ok(summary) => Ok((true, summary.lines().map(str::to_string).collect())),
+                Err(e) => Ok((false, vec![format!("{job} did not run: {e}")])),
+            }
+        }
+        _ => Err((StatusCode::NOT_FOUND, "no such action").into_response()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_separated_by_commas_or_spaces() {
+        assert_eq!(parse_ids("1, 2 3,,4"), Ok(vec![1, 2, 3, 4]));
+        assert!(parse_ids("").is_err());
+        assert!(parse_ids("1,x").is_err());
+    }
+}

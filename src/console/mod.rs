@@ -1,0 +1,18 @@
+//! The operator console (issue 21; docs/console.md): server-rendered HTML
+//! pages over the same read models and services the CLI uses, on the
+//! hardened listener of [`crate::http::listener`]. Forms work without
+//! JavaScript; every element a test or an operator's script needs has a
+//! stable `id` (listed in docs/console.md).
+
+pub mod access;
+mod actions;
+pub mod chart;
+pub mod filter;
+mod pages;
+mod server;
+pub mod session;
+mod state;
+mod views;
+
+pub use server::{ConsoleError, ConsoleServer, bind};
+pub use state::{ConsoleState, JobLauncher, Principal};

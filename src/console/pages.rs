@@ -1,0 +1,1049 @@
+//! The console's pages (issue 21 item 2), each read through the read model
+//! the CLI uses: [`crate::status::collect`] (`msgx status`),
+//! [`crate::inspect`] (`msgx msg show`, `flight show`, `holes`),
+//! [`crate::delivery::dead_letters`] (`msgx events dead`),
+//! [`crate::backfill::ops`] (`msgx backfill abandoned`), the request and
+//! job-run stores (`msgx request list`, `msgx jobs`).
+
+use super::chart;
+use super::filter::{FilterForm, PAGE_SIZE};
+use super::state::{ConsoleState, Principal};
+use super::views::{
+    Cell, Fact, FlightPage, FlightsPage, LoginPage, MessagePage, MessagesPage, Nav, Row, RowAction,
+    Section, SectionsPage, Table, page, seconds, time,
+};
+use crate::domain::ErrorClass;
+use crate::domain::proc_state::ProcState;
+use crate::inspect::{self, Raw};
+use crate::store::pg::{facts, flight_search, job_run, message_search, req_track};
+use axum::Extension;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use chrono::{Duration, NaiveDate};
+use serde::Deserialize;
+use std::fmt::Display;
+
+/// Hours the Overview charts cover.
+const CHART_HOURS: i64 = 12;
+/// Rows the list pages show at most.
+const LIST_LIMIT: i64 = 200;
+
+/// A store could not be read: logged in full, answered without internals.
+pub(super) fn unavailable(what: &str, e: impl Display) -> Response {
+    tracing::error!(error = %e, page = what, "Console: a store could not be read");
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!("{what}: the database could not be read (see the msgx log)"),
+    )
+        .into_response()
+}
+
+fn opt<T: Display>(v: &Option<T>) -> String {
+    v.as_ref().map_or_else(|| "-".into(), |v| v.to_string())
+}
+
+fn action(
+    form_id: String,
+    url: &str,
+    fields: Vec<(&str, String)>,
+    label: &'static str,
+) -> RowAction {
+    RowAction {
+        form_id,
+        url: url.into(),
+        fields: fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        label,
+    }
+}
+
+pub async fn login_form() -> Response {
+    page(StatusCode::OK, &LoginPage { error: None })
+}
+
+pub async fn overview(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+) -> Response {
+    let st = match crate::status::collect(&s.pg, Some(&s.mailbox), &s.clock, &s.config).await {
+        Ok(st) => st,
+        Err(e) => return unavailable("overview", e),
+    };
+    let now = st.now;
+    let since = now - Duration::hours(CHART_HOURS);
+    let dead = facts::dead_by_class(&s.pg).await;
+    let throughput = job_run::items_per_bucket(&s.pg, "pump-drain", since, 3600).await;
+    let lag = facts::finish_lag_per_bucket(&s.pg, since, 3600).await;
+    let (dead, throughput, lag) = match (dead, throughput, lag) {
+        (Ok(d), Ok(t), Ok(l)) => (d, t, l),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return unavailable("overview", e),
+    };
+    let mut feed = Section::new("overview-feed", "Feed");
+    let active = st.active_instance.as_ref().map_or_else(
+        || "none: no daemon holds the instance lock".into(),
+        |h| h.to_string(),
+    );
+    feed.facts.push(
+        Fact::new("fact-active", "Active instance", active).warn_if(st.active_instance.is_none()),
+    );
+    feed.facts
+        .push(Fact::new("fact-w", "Watermark W", st.cursor.w.to_string()));
+    feed.facts.push(
+        Fact::new(
+            "fact-lag-ids",
+            "Lag (mailbox IDs beyond W)",
+            opt(&st.watermark_lag),
+        )
+        .warn_if(st.watermark_lag.unwrap_or(0) > 0 && st.cursor.updated_at.is_none()),
+    );
+    let moved = st.cursor.updated_at.map(|t| (now - t).num_seconds().max(0));
+    feed.facts.push(Fact::new(
+        "fact-lag-seconds",
+        "W last moved",
+        seconds(moved).replace(" s", " s ago"),
+    ));
+    if let Some(e) = &st.mailbox_error {
+        feed.facts
+            .push(Fact::new("fact-mailbox", "Mailbox", format!("unreachable: {e}")).warn_if(true));
+    }
+    let hole = st.cursor.hole_since.map_or_else(
+        || "none".to_string(),
+        |since| {
+            format!(
+                "at ID {} for {} s",
+                st.cursor.w + 1,
+                (now - since).num_seconds().max(0)
+            )
+        },
+    );
+    feed.facts.push(
+        Fact::new("fact-open-hole", "Open hole", hole).warn_if(st.cursor.hole_since.is_some()),
+    );
+    feed.facts.push(Fact::new(
+        "fact-holes-released",
+        "Released holes",
+        st.holes_released.to_string(),
+    ));
+    feed.facts.push(
+        Fact::new("fact-late-rows", "Late rows", st.late_rows.to_string())
+            .warn_if(st.late_rows > 0),
+    );
+    let backlog: i64 = ["PENDING", "FAILED"]
+        .iter()
+        .filter_map(|k| st.proc_state.get(*k))
+        .sum();
+    feed.facts.push(Fact::new(
+        "fact-backlog",
+        "Backlog (PENDING + FAILED)",
+        backlog.to_string(),
+    ));
+    feed.facts.push(Fact::new(
+        "fact-oldest",
+        "Oldest unprocessed",
+        seconds(st.oldest_unprocessed_seconds),
+    ));
+    if st.shadow_mode {
+        feed.facts.push(Fact::new(
+            "fact-shadow",
+            "Shadow mode",
+            "on: msgx writes nothing to the mailbox",
+        ));
+    }
+
+    let mut states = Section::new("overview-states", "Messages by state");
+    for (state, n) in &st.proc_state {
+        let id = format!("fact-state-{}", state.to_ascii_lowercase());
+        states
+            .facts
+            .push(Fact::new(&id, state, n.to_string()).warn_if(state == "DEAD" && *n > 0));
+    }
+    let mut dead_t = Table::new(
+        "table-dead-by-class",
+        vec!["Error class", "DEAD messages"],
+        "no DEAD messages",
+    );
+    for (class, n) in &dead {
+        dead_t.rows.push(Row {
+            id: format!("dead-class-{class}"),
+            cells: vec![
+                Cell::link(class, format!("/messages?state=DEAD&class={class}")),
+                Cell::text(n.to_string()),
+            ],
+            actions: vec![],
+        });
+    }
+    states.table = Some(dead_t);
+
+    let mut outbox = Section::new("overview-outbox", "Outbox by topic");
+    let mut t = Table::new(
+        "table-outbox",
+        vec!["Target", "PENDING", "SENT", "DEAD", "Oldest unsent"],
+        "no events",
+    );
+    for (target, by) in &st.outbox {
+        let n = |k: &str| by.get(k).copied().unwrap_or(0).to_string();
+        t.rows.push(Row {
+            id: format!("outbox-{}", target.replace(':', "-")),
+            cells: vec![
+                Cell::text(target),
+                Cell::text(n("PENDING")),
+                Cell::text(n("SENT")),
+                Cell::link(n("DEAD"), "/events/dead"),
+                Cell::text(seconds(st.oldest_unsent_seconds.get(target).copied())),
+            ],
+            actions: vec![],
+        });
+    }
+    outbox.table = Some(t);
+
+    let mut backfill = Section::new("overview-backfill", "Backfill");
+    let b = &st.backfill;
+    backfill.facts.push(Fact::new(
+        "fact-backfill-pending",
+        "Pending",
+        b.pending.to_string(),
+    ));
+    backfill.facts.push(
+        Fact::new(
+            "fact-backfill-overdue",
+            "Overdue (past R)",
+            b.overdue.to_string(),
+        )
+        .warn_if(b.overdue > 0),
+    );
+    let abandoned: i64 = b.abandoned.values().sum();
+    backfill.facts.push(
+        Fact::new(
+            "fact-backfill-abandoned",
+            "Abandoned (unreconciled)",
+            format!("{abandoned} ({})", b.abandoned_unreconciled),
+        )
+        .warn_if(b.abandoned_unreconciled > 0),
+    );
+
+    let mut charts = Section::new("overview-charts", &format!("Last {CHART_HOURS} hours"));
+    let bucket = Duration::hours(1);
+    let through: Vec<_> = throughput.iter().map(|(t, n)| (*t, *n as f64)).collect();
+    charts.svg.push(chart::bars(
+        "chart-throughput",
+        "Messages drained per hour (JOB_RUN pump-drain)",
+        "msg",
+        &chart::fill_buckets(since, now, bucket, &through),
+    ));
+    let lag_points: Vec<_> = lag.iter().map(|(t, _, secs)| (*t, *secs)).collect();
+    charts.svg.push(chart::bars(
+        "chart-lag",
+        "Longest enqueue-to-finish time per hour",
+        "s",
+        &chart::fill_buckets(since, now, bucket, &lag_points),
+    ));
+
+    let mut jobs = Section::new("overview-jobs", "Last run of every job");
+    let mut jt = Table::new(
+        "table-last-runs",
+        vec!["Job", "Outcome", "Started", "Finished", "Items", "Error"],
+        "no job has run",
+    );
+    for r in &st.jobs {
+        jt.rows.push(Row {
+            id: format!("last-run-{}", r.job),
+            cells: vec![
+                Cell::link(&r.job, format!("/jobs?job={}", r.job)),
+                Cell::text(&r.outcome),
+                Cell::text(time(Some(r.started_at))),
+                Cell::text(time(r.finished_at)),
+                Cell::text(r.items.to_string()),
+                Cell::text(r.error.clone().unwrap_or_default()),
+            ],
+            actions: vec![],
+        });
+    }
+    jobs.table = Some(jt);
+    let p = SectionsPage {
+        nav: Nav::of(&who, "nav-overview"),
+        title: "Overview".into(),
+        page_id: "page-overview",
+        intro: format!("As of {} UTC.", time(Some(now))),
+        sections: vec![feed, charts, states, outbox, backfill, jobs],
+        request_form: false,
+    };
+    page(StatusCode::OK, &p)
+}
+
+pub async fn messages(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+    Query(filter): Query<FilterForm>,
+) -> Response {
+    let mut table = Table::new(
+        "table-messages",
+        vec![
+            "MSG_ID",
+            "State",
+            "Kind",
+            "Class",
+            "Attempts",
+            "Enqueued",
+            "Error / reason",
+        ],
+        "no message matches the filter",
+    );
+    let mut error = None;
+    let mut next = None;
+    match filter.parse() {
+        Err(e) => error = Some(e.to_string()),
+        Ok((q, before)) => {
+            let rows = match message_search::page(&s.pg, &q, before, PAGE_SIZE).await {
+                Ok(r) => r,
+                Err(e) => return unavailable("messages", e),
+            };
+            next = filter
+                .next_page(rows.len(), rows.last().map(|r| r.msg_id))
+                .map(|f| format!("/messages?{}", f.query_string()));
+            for r in rows {
+                let kind = format!(
+                    "{}-{}",
+                    r.msg_type.as_deref().unwrap_or("?"),
+                    r.msg_styp.as_deref().unwrap_or("?")
+                );
+                let why = r.last_error.or(r.outcome_reason).unwrap_or_default();
+                table.rows.push(Row {
+                    id: format!("message-{}", r.msg_id),
+                    cells: vec![
+                        Cell::link(r.msg_id.to_string(), format!("/messages/{}", r.msg_id)),
+                        Cell::text(r.state),
+                        Cell::text(kind),
+                        Cell::text(r.error_class.unwrap_or_default()),
+                        Cell::text(r.attempts.to_string()),
+                        Cell::text(time(r.enqueued_at)),
+                        Cell::text(why),
+                    ],
+                    actions: vec![],
+                });
+            }
+        }
+    }
+    let p = MessagesPage {
+        nav: Nav::of(&who, "nav-messages"),
+        filter,
+        error,
+        states: ProcState::ALL.iter().map(|s| s.as_str()).collect(),
+        classes: ErrorClass::ALL.iter().map(|c| c.as_str()).collect(),
+        table,
+        next,
+    };
+    page(StatusCode::OK, &p)
+}
+
+pub async fn message(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+    Path(msg_id): Path<i64>,
+) -> Response {
+    let view = match inspect::message(&s.pg, &s.mailbox, msg_id).await {
+        Ok(Some(v)) => v,
+        Ok(None) => {
+            return (
+                StatusCode::NOT_FOUND,
+                format!("message {msg_id} is neither in PROC_STATE nor in the mailbox"),
+            )
+                .into_response();
+        }
+        Err(e) => return unavailable("message", e),
+    };
+    let mut facts = Vec::new();
+    let mut can_replay = false;
+    let mut can_skip = false;
+    match &view.record {
+        None => facts.push(Fact::new(
+            "fact-record",
+            "PROC_STATE",
+            "not enqueued yet (beyond W) or a late row (see Holes)",
+        )),
+        Some(r) => {
+            let state = ProcState::ALL.into_iter().find(|p| p.as_str() == r.state);
+            can_replay = matches!(state, Some(ProcState::Failed | ProcState::Dead));
+            can_skip = state.is_some_and(ProcState::is_unfinished);
+            let kind = format!(
+                "{}-{}",
+                r.msg_type.as_deref().unwrap_or("?"),
+                r.msg_styp.as_deref().unwrap_or("?")
+            );
+            facts
+                .push(Fact::new("fact-state", "State", r.state.clone()).warn_if(r.state == "DEAD"));
+            facts.push(Fact::new("fact-kind", "Kind", kind));
+            facts.push(Fact::new(
+                "fact-attempts",
+                "Attempts",
+                r.attempts.to_string(),
+            ));
+            facts.push(Fact::new("fact-source", "Source", r.source.clone()));
+            if let Some(c) = &r.error_class {
+                facts.push(
+                    Fact::new(
+                        "fact-error",
+                        "Error",
+                        format!("{c}: {}", r.last_error.as_deref().unwrap_or("")),
+                    )
+                    .warn_if(true),
+                );
+            }
+            if let Some(reason) = &r.outcome_reason {
+                facts.push(Fact::new("fact-outcome", "Outcome reason", reason.clone()));
+            }
+            facts.push(Fact::new("fact-received", "Received", time(r.received_at)));
+            facts.push(Fact::new("fact-enqueued", "Enqueued", time(r.enqueued_at)));
+            facts.push(Fact::new("fact-finished", "Finished", time(r.finished_at)));
+            if let Some(at) = r.archived_at {
+                facts.push(Fact::new("fact-archived", "Archived", time(Some(at))));
+            }
+            let backfill = if let Some(at) = r.backfill_at {
+                format!("mark written {}", time(Some(at)))
+            } else if let Some(at) = r.backfill_abandoned_at {
+                format!(
+                    "ABANDONED {} ({})",
+                    time(Some(at)),
+                    r.backfill_abandoned_reason.as_deref().unwrap_or("?")
+                )
+            } else if r.backfill_next_at.is_some() {
+                format!("pending, next try {}", time(r.backfill_next_at))
+            } else {
+                "no intent (not terminal)".into()
+            };
+            facts.push(Fact::new("fact-backfill", "Backfill", backfill));
+        }
+    }
+    let mut events = Table::new(
+        "table-message-events",
+        vec!["FLID", "State version"],
+        "this message produced no flight event (still kept)",
+    );
+    for (flid, v) in &view.flights {
+        events.rows.push(Row {
+            id: format!("event-flight-{flid}"),
+            cells: vec![
+                Cell::link(flid, format!("/flights/{flid}")),
+                Cell::text(v.to_string()),
+            ],
+            actions: vec![],
+        });
+    }
+    let (raw, raw_note) = match &view.raw {
+        Raw::Present(b) => (Some(String::from_utf8_lossy(b).into_owned()), String::new()),
+        Raw::Purged => (None, "purged: the mailbox row no longer exists".to_string()),
+        Raw::Unreadable(_) => (
+            None,
+            "the mailbox could not be read (see the msgx log)".to_string(),
+        ),
+    };
+    if let Raw::Unreadable(e) = &view.raw {
+        tracing::warn!(error = %e, msg_id, "Console: mailbox unreadable for a message detail");
+    }
+    let decoded = view.decoded.as_ref().map(|d| {
+        let v = match d {
+            Ok(m) => serde_json::json!({"message": m}),
+            Err(e) => serde_json::json!({"error": e}),
+        };
+        serde_json::to_string_pretty(&v).unwrap_or_default()
+    });
+    let p = MessagePage {
+        nav: Nav::of(&who, "nav-messages"),
+        msg_id,
+        facts,
+        events,
+        raw,
+        raw_note,
+        decoded,
+        can_replay,
+        can_skip,
+    };
+    page(StatusCode::OK, &p)
+}
+
+/// The Flights search form.
+#[derive(Debug, Default, Deserialize)]
+pub struct FlightSearch {
+    #[serde(default)]
+    flid: String,
+    #[serde(default)]
+    flno: String,
+    #[serde(default)]
+    day: String,
+}
+
+pub async fn flights(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+    Query(f): Query<FlightSearch>,
+) -> Response {
+    let mut table = Table::new(
+        "table-flights",
+        vec![
+            "FLID",
+            "Flight",
+            "Movement",
+            "Operation day",
+            "SODT",
+            "State",
+            "Version",
+            "Last message",
+        ],
+        "no flight matches",
+    );
+    let trimmed = |s: &str| Some(s.trim().to_string()).filter(|s| !s.is_empty());
+    let flid = trimmed(&f.flid).map(|v| {
+        v.parse::<i64>()
+            .map_err(|_| format!("flid: {v:?} is not a number"))
+    });
+    let day = trimmed(&f.day).map(|v| {
+        NaiveDate::parse_from_str(&v, "%Y-%m-%d")
+            .map_err(|_| format!("day: {v:?} is not YYYY-MM-DD"))
+    });
+    let mut error = None;
+    match (flid.transpose(), day.transpose()) {
+        (Err(e), _) | (_, Err(e)) => error = Some(e),
+        (Ok(flid), Ok(day)) => {
+            let flno = trimmed(&f.flno);
+            let hits =
+                match flight_search::search(&s.pg, flid, flno.as_deref(), day, LIST_LIMIT).await {
+                    Ok(h) => h,
+                    Err(e) => return unavailable("flights", e),
+                };
+            for h in hits {
+                table.rows.push(Row {
+                    id: format!("flight-{}", h.flid),
+                    cells: vec![
+                        Cell::link(h.flid.to_string(), format!("/flights/{}", h.flid)),
+                        Cell::text(format!(
+                            "{}{}",
+                            h.alcd.unwrap_or_default(),
+                            h.flno.unwrap_or_default()
+                        )),
+                        Cell::text(h.mvin.unwrap_or_default()),
+                        Cell::text(opt(&h.operation_day)),
+                        Cell::text(time(h.sodt)),
+                        Cell::text(h.state),
+                        Cell::text(h.state_version.to_string()),
+                        h.last_msg_id.map_or_else(
+                            || Cell::text("-"),
+                            |m| Cell::link(m.to_string(), format!("/messages/{m}")),
+                        ),
+                    ],
+                    actions: vec![],
+                });
+            }
+        }
+    }
+    let p = FlightsPage {
+        nav: Nav::of(&who, "nav-flights"),
+        flid: f.flid,
+        flno: f.flno,
+        day: f.day,
+        error,
+        table,
+    };
+    page(StatusCode::OK, &p)
+}
+
+pub async fn flight(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+    Path(flid): Path<i64>,
+) -> Response {
+    let view = match inspect::flight(&s.pg, &s.config, flid, LIST_LIMIT).await {
+        Ok(Some(v)) => v,
+        Ok(None) => {
+            return (
+                StatusCode::NOT_FOUND,
+                format!("no flight {flid} in the current state (never created, or moved to the history store)"),
+            )
+                .into_response();
+        }
+        Err(e) => return unavailable("flight", e),
+    };
+    let mut facts = vec![
+        Fact::new(
+            "fact-flight-state",
+            "State",
+            view.state["state"].as_str().unwrap_or("?"),
+        ),
+        Fact::new(
+            "fact-flight-version",
+            "State version",
+            view.state_version.to_string(),
+        ),
+        Fact::new(
+            "fact-flight-last-msg",
+            "Last message",
+            view.last_msg_id.to_string(),
+        ),
+    ];
+    if let Some(m) = view.state.get("maid").filter(|v| !v.is_null()) {
+        facts.push(Fact::new(
+            "fact-flight-master",
+            "Master flight (MAID)",
+            m.to_string(),
+        ));
+    }
+    let mut shares = Table::new(
+        "table-codeshares",
+        vec!["Codeshare FLID", "Flight"],
+        "no codeshare links",
+    );
+    if let Some(list) = view.state.get("mafl").and_then(|v| v.as_array()) {
+        for (i, e) in list.iter().enumerate() {
+            let id = e.get("flid").map(|v| v.to_string()).unwrap_or_default();
+            let name = ["alcd", "flno"]
+                .iter()
+                .filter_map(|k| e.get(*k).and_then(|v| v.as_str()))
+                .collect::<String>();
+            shares.rows.push(Row {
+                id: format!("codeshare-{i}"),
+                cells: vec![Cell::link(&id, format!("/flights/{id}")), Cell::text(name)],
+                actions: vec![],
+            });
+        }
+    }
+    let mut changes = Table::new(
+        "table-flight-messages",
+        vec![
+            "MSG_ID", "Version", "Kind", "Change", "Outcome", "Written", "Fields",
+        ],
+        "none in the outbox (kept for msgx.pipeline.event-retention)",
+    );
+    for c in &view.changes {
+        let fields: Vec<String> = c
+            .changed_fields
+            .as_ref()
+            .and_then(|v| v.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        changes.rows.push(Row {
+            id: format!("change-{}", c.event_id),
+            cells: vec![
+                c.msg_id.map_or_else(
+                    || Cell::text("-"),
+                    |m| Cell::link(m.to_string(), format!("/messages/{m}")),
+                ),
+                Cell::text(c.state_version.to_string()),
+                Cell::text(opt(&c.kind)),
+                Cell::text(opt(&c.change)),
+                Cell::text(opt(&c.outcome)),
+                Cell::text(opt(&c.at)),
+                Cell::text(fields.join(", ")),
+            ],
+            actions: vec![],
+        });
+    }
+    let p = FlightPage {
+        nav: Nav::of(&who, "nav-flights"),
+        flid,
+        facts,
+        shares,
+        state_json: serde_json::to_string_pretty(&view.state).unwrap_or_default(),
+        changes,
+    };
+    page(StatusCode::OK, &p)
+}
+
+pub async fn dead_events(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+) -> Response {
+    let rows = match crate::delivery::dead_letters::list(&s.pg, LIST_LIMIT).await {
+        Ok(r) => r,
+        Err(e) => return unavailable("dead events", e),
+    };
+    let operator = who.role() == super::access::Role::Operator;
+    let mut t = Table::new(
+        "table-dead-events",
+        vec![
+            "EVENT_ID",
+            "Target",
+            "FLID",
+            "Type",
+            "Version",
+            "Message",
+            "Attempts",
+            "Class",
+            "Last error",
+        ],
+        "no DEAD events",
+    );
+    for e in rows {
+        let mut actions = Vec::new();
+        if operator {
+            let id = e.event_id.to_string();
+            actions.push(action(
+                format!("resend-{id}"),
+                "/actions/event-resend",
+                vec![("ids", id.clone())],
+                "Resend",
+            ));
+            actions.push(action(
+                format!("discard-{id}"),
+                "/actions/event-discard",
+                vec![("ids", id)],
+                "Discard",
+            ));
+        }
+        t.rows.push(Row {
+            id: format!("dead-event-{}", e.event_id),
+            cells: vec![
+                Cell::text(e.event_id.to_string()),
+                Cell::text(e.target),
+                Cell::link(&e.partition_key, format!("/flights/{}", e.partition_key)),
+                Cell::text(e.event_type),
+                Cell::text(e.state_version.to_string()),
+                e.msg_id.map_or_else(
+                    || Cell::text("-"),
+                    |m| Cell::link(m.to_string(), format!("/messages/{m}")),
+                ),
+                Cell::text(e.attempts.to_string()),
+                Cell::text(opt(&e.error_class)),
+                Cell::text(e.last_error.unwrap_or_default()),
+            ],
+            actions,
+        });
+    }
+    let mut section = Section::new("dead-events", "DEAD outbox events (oldest first)");
+    section.table = Some(t);
+    let p = SectionsPage {
+        nav: Nav::of(&who, "nav-dead"),
+        title: "Outbox DLQ".into(),
+        page_id: "page-dead-events",
+        intro:
+            "Resend puts an event back to PENDING with a fresh retry budget; discard deletes it \
+                (the row and its payload are recorded). Both are `msgx events resend|discard`."
+                .into(),
+        sections: vec![section],
+        request_form: false,
+    };
+    page(StatusCode::OK, &p)
+}
+
+pub async fn abandoned(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+) -> Response {
+    let rows = match crate::backfill::ops::abandoned(&s.pg).await {
+        Ok(r) => r,
+        Err(e) => return unavailable("abandoned backfill", e),
+    };
+    let operator = who.role() == super::access::Role::Operator;
+    let mut t = Table::new(
+        "table-abandoned",
+        vec![
+            "MSG_ID",
+            "State",
+            "Abandoned",
+            "Reason",
+            "Attempts",
+            "Last error",
+            "Reconciled",
+        ],
+        "no abandoned backfill",
+    );
+    for r in rows {
+        let mut actions = Vec::new();
+        if operator {
+            let id = r.msg_id.to_string();
+            actions.push(action(
+                format!("reopen-{id}"),
+                "/actions/backfill-reopen",
+                vec![("ids", id.clone())],
+                "Reopen",
+            ));
+            if r.backfill_reconciled_at.is_none() {
+                actions.push(action(
+                    format!("reconcile-{id}"),
+                    "/actions/backfill-reconcile",
+                    vec![("ids", id)],
+                    "Reconcile",
+                ));
+            }
+        }
+        t.rows.push(Row {
+            id: format!("abandoned-{}", r.msg_id),
+            cells: vec![
+                Cell::link(r.msg_id.to_string(), format!("/messages/{}", r.msg_id)),
+                Cell::text(r.state),
+                Cell::text(time(r.backfill_abandoned_at)),
+                Cell::text(opt(&r.backfill_abandoned_reason)),
+                Cell::text(r.backfill_attempts.to_string()),
+                Cell::text(r.backfill_last_error.unwrap_or_default()),
+                Cell::text(match r.backfill_reconciled_at {
+                    Some(at) => format!(
+                        "{} {}",
+                        time(Some(at)),
+                        r.backfill_reconciled_note.unwrap_or_default()
+                    ),
+                    None => "no".into(),
+                }),
+            ],
+            actions,
+        });
+    }
+    let mut section = Section::new("abandoned", "Abandoned backfill (§6.2)");
+    section.table = Some(t);
+    let p = SectionsPage {
+        nav: Nav::of(&who, "nav-abandoned"),
+        title: "Abandoned backfill".into(),
+        page_id: "page-abandoned",
+        intro: "Reopen lets the next scan retry the mark (do it once the mailbox is healthy); \
+                reconcile records that the row was confirmed with the mailbox owner, so the archive \
+                job may archive it. Both are `msgx backfill reopen|reconcile`."
+            .into(),
+        sections: vec![section],
+        request_form: false,
+    };
+    page(StatusCode::OK, &p)
+}
+
+pub async fn holes(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+) -> Response {
+    let v = match inspect::holes(&s.pg, s.clock.now(), LIST_LIMIT).await {
+        Ok(v) => v,
+        Err(e) => return unavailable("holes", e),
+    };
+    let mut head = Section::new("holes-open", "Watermark");
+    head.facts
+        .push(Fact::new("fact-holes-w", "W", v.w.to_string()));
+    head.facts.push(match &v.open {
+        Some(h) => Fact::new(
+            "fact-holes-open",
+            "Open hole",
+            format!(
+                "at ID {} since {} ({} s)",
+                h.at_id,
+                time(Some(h.since)),
+                h.open_seconds
+            ),
+        )
+        .warn_if(true),
+        None => Fact::new("fact-holes-open", "Open hole", "none"),
+    });
+    let mut released = Section::new("holes-released", "Released holes (newest first)");
+    let mut t = Table::new(
+        "table-released-holes",
+        vec!["#", "IDs", "First seen", "Released", "Rule"],
+        "no released hole",
+    );
+    for h in &v.released {
+        t.rows.push(Row {
+            id: format!("hole-{}", h.id),
+            cells: vec![
+                Cell::text(h.id.to_string()),
+                Cell::text(format!("{}..={}", h.first_id, h.last_id)),
+                Cell::text(time(Some(h.first_seen))),
+                Cell::text(time(Some(h.released_at))),
+                Cell::text(&h.reason),
+            ],
+            actions: vec![],
+        });
+    }
+    released.table = Some(t);
+    let mut late = Section::new(
+        "holes-late",
+        "Late rows (below W, NOT processed: docs/operations.md)",
+    );
+    let mut t = Table::new(
+        "table-late-rows",
+        vec!["MSG_ID", "Hole", "Detected", "State", "Resolution"],
+        "no late row",
+    );
+    for l in &v.late {
+        t.rows.push(Row {
+            id: format!("late-{}", l.msg_id),
+            cells: vec![
+                Cell::link(l.msg_id.to_string(), format!("/messages/{}", l.msg_id)),
+                Cell::text(opt(&l.hole_id)),
+                Cell::text(time(Some(l.detected_at))),
+                Cell::text(l.state.clone().unwrap_or_else(|| "not enqueued".into())),
+                Cell::text(opt(&l.resolution)),
+            ],
+            actions: vec![],
+        });
+    }
+    late.table = Some(t);
+    let p = SectionsPage {
+        nav: Nav::of(&who, "nav-holes"),
+        title: "Holes and late rows".into(),
+        page_id: "page-holes",
+        intro: "`msgx holes`: where the watermark skipped (design §4.1).".into(),
+        sections: vec![head, released, late],
+        request_form: false,
+    };
+    page(StatusCode::OK, &p)
+}
+
+pub async fn requests(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+) -> Response {
+    let rows = match req_track::list(&s.pg, false, LIST_LIMIT).await {
+        Ok(r) => r,
+        Err(e) => return unavailable("requests", e),
+    };
+    let mut t = Table::new(
+        "table-requests",
+        vec![
+            "#",
+            "Type",
+            "Operation day",
+            "State",
+            "SEQN",
+            "Created",
+            "Sent",
+            "Closed",
+            "Matched",
+            "Note",
+        ],
+        "no upstream request",
+    );
+    for r in rows {
+        t.rows.push(Row {
+            id: format!("request-{}", r.id),
+            cells: vec![
+                Cell::text(r.id.to_string()),
+                Cell::text(r.req_type),
+                Cell::text(opt(&r.operation_day)),
+                Cell::text(r.state),
+                Cell::text(r.seqn),
+                Cell::text(time(Some(r.created_at))),
+                Cell::text(time(r.sent_at)),
+                Cell::text(time(r.closed_at)),
+                r.matched_msg_id.map_or_else(
+                    || Cell::text("-"),
+                    |m| {
+                        Cell::link(
+                            format!("{m} {}", r.match_mode.unwrap_or_default()),
+                            format!("/messages/{m}"),
+                        )
+                    },
+                ),
+                Cell::text(r.close_note.or(r.match_audit).unwrap_or_default()),
+            ],
+            actions: vec![],
+        });
+    }
+    let mut section = Section::new("requests", "Upstream requests (RQFD, RQRD), newest first");
+    section.table = Some(t);
+    let p = SectionsPage {
+        nav: Nav::of(&who, "nav-requests"),
+        title: "Upstream requests".into(),
+        page_id: "page-requests",
+        intro: "`msgx request list` (docs/requests.md).".into(),
+        sections: vec![section],
+        request_form: true,
+    };
+    page(StatusCode::OK, &p)
+}
+
+/// The Jobs page's filter.
+#[derive(Debug, Default, Deserialize)]
+pub struct JobFilter {
+    #[serde(default)]
+    job: String,
+    #[serde(default)]
+    failed: String,
+}
+
+pub async fn jobs(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+    Query(f): Query<JobFilter>,
+) -> Response {
+    let job = Some(f.job.trim()).filter(|j| !j.is_empty());
+    let failed = !f.failed.is_empty();
+    let runs = match job_run::history(&s.pg, job, failed, LIST_LIMIT).await {
+        Ok(r) => r,
+        Err(e) => return unavailable("jobs", e),
+    };
+    let mut t = Table::new(
+        "table-job-runs",
+        vec![
+            "#", "Job", "Trigger", "Instance", "Started", "Duration", "Outcome", "Items", "Error",
+        ],
+        "no run recorded",
+    );
+    for r in &runs {
+        let duration = r.duration().map_or_else(
+            || "running".into(),
+            |d| format!("{:.3} s", d.num_milliseconds() as f64 / 1000.0),
+        );
+        t.rows.push(Row {
+            id: format!("run-{}", r.id),
+            cells: vec![
+                Cell::text(r.id.to_string()),
+                Cell::link(&r.job, format!("/jobs?job={}", r.job)),
+                Cell::text(&r.trigger),
+                Cell::text(&r.instance),
+                Cell::text(time(Some(r.started_at))),
+                Cell::text(duration),
+                Cell::text(&r.outcome),
+                Cell::text(r.items.to_string()),
+                Cell::text(r.error.clone().unwrap_or_default()),
+            ],
+            actions: vec![],
+        });
+    }
+    let manifests = match crate::jobs::manifest::all() {
+        Ok(m) => m,
+        Err(e) => return unavailable("jobs", e),
+    };
+    let can_run = who.role() == super::access::Role::Operator && s.launcher.is_some();
+    let mut jt = Table::new("table-jobs", vec!["Job", "Purpose", "Bounds"], "no job");
+    for m in &manifests {
+        let mut actions = Vec::new();
+        if can_run {
+            actions.push(action(
+                format!("run-now-{}", m.name),
+                "/actions/job-run",
+                vec![("job", m.name.clone())],
+                "Run now",
+            ));
+        }
+        jt.rows.push(Row {
+            id: format!("job-{}", m.name),
+            cells: vec![
+                Cell::link(&m.name, format!("/jobs?job={}", m.name)),
+                Cell::text(&m.purpose),
+                Cell::text(format!(
+                    "{} items, {}",
+                    m.bounds.max_items, m.bounds.time_budget
+                )),
+            ],
+            actions,
+        });
+    }
+    let mut list = Section::new("jobs", "Jobs");
+    list.table = Some(jt);
+    let heading = match job {
+        Some(j) => format!("Runs of {j}, newest first"),
+        None => "Runs, newest first".into(),
+    };
+    let mut section = Section::new("job-runs", &heading);
+    section.table = Some(t);
+    let p = SectionsPage {
+        nav: Nav::of(&who, "nav-jobs"),
+        title: "Jobs".into(),
+        page_id: "page-jobs",
+        intro: "JOB_RUN history (kept for msgx.job-run.retention). Filter: ?job=NAME, ?failed=1. \
+                \"Run now\" is `msgx run JOB`: the same bounds and locks (a pipeline job is refused \
+                while a daemon holds the instance lock)."
+            .into(),
+        sections: vec![list, section],
+        request_form: false,
+    };
+    page(StatusCode::OK, &p)
+}

@@ -1,0 +1,73 @@
+//! What every console handler shares: the state and who is asking.
+
+use super::access::{LoginLimiter, Role, Users};
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::store::mailbox::Mailbox;
+use sqlx::PgPool;
+use std::sync::Arc;
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct ConsoleState {
+    pub pg: PgPool,
+    pub mailbox: Mailbox,
+    pub clock: SharedClock,
+    pub config: Arc<Config>,
+    /// `None`: no users file (loopback only): anonymous read-only access.
+    pub users: Option<Arc<Users>>,
+    pub limiter: Arc<LoginLimiter>,
+    /// The console terminates TLS itself (cookies are `Secure`).
+    pub tls: bool,
+    /// "Run now" on the Jobs page; `None` = not offered.
+    pub launcher: Option<Arc<dyn JobLauncher>>,
+}
+
+/// Runs a job once for the console's "run now". The composition root
+/// supplies it: the job runner lives in the scheduler, above the console.
+#[async_trait::async_trait]
+pub trait JobLauncher: Send + Sync {
+    /// One run of `job` exactly as `msgx run <job>` does it (manifest
+    /// bounds, the same locks); the run's summary, or why it did not run.
+    async fn run_now(&self, job: &str) -> Result<String, String>;
+}
+
+/// Who is asking, resolved once per request.
+#[derive(Debug, Clone)]
+pub enum Principal {
+    /// No users file: a loopback visitor, read-only.
+    Anonymous,
+    /// Logged in through the form; the CSRF token of the session.
+    Session {
+        user: String,
+        role: Role,
+        csrf: String,
+    },
+    /// A bearer token (scripts): no cookie, so no CSRF token needed.
+    Token { name: String, role: Role },
+}
+
+impl Principal {
+    /// The name recorded as the actor of an action.
+    pub fn name(&self) -> &str {
+        match self {
+            Principal::Anonymous => "anonymous",
+            Principal::Session { user, .. } => user,
+            Principal::Token { name, .. } => name,
+        }
+    }
+    pub fn role(&self) -> Role {
+        match self {
+            Principal::Anonymous => Role::Viewer,
+            Principal::Session { role, .. } | Principal::Token { role, .. } => *role,
+        }
+    }
+    /// The session's CSRF token (empty for others: they render no forms
+    /// that need one, or need none).
+    pub fn csrf(&self) -> &str {
+        match self {
+            Principal::Session { csrf, .. } => csrf,
+            _ => "",
+        }
+    }
+}

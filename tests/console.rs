@@ -1,0 +1,997 @@
+//! The operator console (issue 21) over real HTTP: the listener bound by
+//! `msgx::console::bind` on loopback, requests sent over a TCP socket, on a
+//! database filled by a real ingest + drain (PostgreSQL and MariaDB) and a
+//! dispatch to librdkafka's mock cluster.
+
+mod common;
+
+use common::jobs::{drain, pass_ok};
+use common::{TestDb, TestMailbox, fast_kafka, manual_clock, mock_kafka, msgx, runner, sis};
+use msgx::clock::SharedClock;
+use msgx::config::Config;
+use msgx::console::access::{hash_password, sha256_hex};
+use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const ALICE: (&str, &str) = ("alice", "alice-operator-pw");
+const VICTOR: (&str, &str) = ("victor", "victor-viewer-pw");
+const OPERATOR_TOKEN: &str = "ops-token-0123456789abcdef0123456789";
+const VIEWER_TOKEN: &str = "viewer-token-0123456789abcdef01234567";
+
+/// One HTTP response.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: BTreeMap<String, Vec<String>>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(name)
+            .and_then(|v| v.first())
+            .map(String::as_str)
+    }
+}
+
+/// A request over a fresh TCP connection (`Connection: close`).
+async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: console\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req += &format!("{k}: {v}\r\n");
+    }
+    if method == "POST" {
+        req += &format!(
+            "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+    }
+    req += "\r\n";
+    req += body;
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).await.expect("read");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let mut headers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for l in lines {
+        if let Some((k, v)) = l.split_once(':') {
+            headers
+                .entry(k.trim().to_ascii_lowercase())
+                .or_default()
+                .push(v.trim().to_string());
+        }
+    }
+    Answer {
+        status,
+        headers,
+        body: body.to_string(),
+    }
+}
+
+fn form(fields: &[(&str, &str)]) -> String {
+    serde_urlencoded::to_string(fields).expect("form")
+}
+
+/// The value of `<input … name="NAME" value="…">` in a page.
+fn hidden(body: &str, name: &str) -> Option<String> {
+    let at = body.find(&format!("name=\"{name}\" value=\""))?;
+    let rest = &body[at + name.len() + 15..];
+    rest.split('"').next().map(str::to_string)
+}
+
+/// A console on its own database, mailbox and mock Kafka.
+struct Console {
+    addr: SocketAddr,
+    db: TestDb,
+    mailbox: TestMailbox,
+    kafka: rdkafka::mocking::MockCluster<'static, rdkafka::producer::DefaultProducerContext>,
+    runner: msgx::scheduler::runner::JobRunner,
+    _users: tempfile::NamedTempFile,
+    _stop: tokio::sync::watch::Sender<bool>,
+    _runner_stop: tokio::sync::watch::Sender<bool>,
+}
+
+fn users_file() -> tempfile::NamedTempFile {
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    let text = format!(
+        "[[user]]\nname = \"{}\"\nrole = \"operator\"\npassword-hash = \"{}\"\n\n\
+         [[user]]\nname = \"{}\"\nrole = \"viewer\"\npassword-hash = \"{}\"\n\n\
+         [[token]]\nname = \"ops-script\"\nrole = \"operator\"\nsha256 = \"{}\"\n\n\
+         [[token]]\nname = \"dashboard\"\nrole = \"viewer\"\nsha256 = \"{}\"\n",
+        ALICE.0,
+        hash_password(ALICE.1).expect("hash"),
+        VICTOR.0,
+        hash_password(VICTOR.1).expect("hash"),
+        sha256_hex(OPERATOR_TOKEN.as_bytes()),
+        sha256_hex(VIEWER_TOKEN.as_bytes()),
+    );
+    std::fs::write(file.path(), text).expect("write users");
+    file
+}
+
+impl Console {
+    async fn start(tweak: impl FnOnce(&mut Config)) -> Console {
+        let db = TestDb::migrated().await;
+        let mailbox = TestMailbox::new().await;
+        let kafka = mock_kafka(1);
+        let (_clock, shared): (_, SharedClock) = manual_clock();
+        let users = users_file();
+        let bootstrap = kafka.bootstrap_servers();
+        let users_path = users.path().to_path_buf();
+        let (runner, runner_stop) = runner(&db, Some(&mailbox), shared.clone(), |c| {
+            fast_kafka(c, &bootstrap);
+            c.msgx.dispatch.max_attempts = 1;
+            c.msgx.dispatch.retry_backoff = vec![];
+            c.msgx.console.listen = Some("127.0.0.1:0".into());
+            c.msgx.console.users_file = Some(users_path);
+            tweak(c);
+        });
+        let config = runner.config.clone();
+        let launcher = msgx::scheduler::runner::JobRunner::manual(
+            db.pool.clone(),
+            runner.mailbox.clone(),
+            config.clone(),
+            shared.clone(),
+            "console-test".into(),
+            runner.shutdown.clone(),
+        );
+        let launcher: Arc<dyn msgx::console::JobLauncher> = Arc::new(launcher);
+        let server = msgx::console::bind(
+            "127.0.0.1:0",
+            config,
+            db.pool.clone(),
+            runner.mailbox.clone(),
+            shared,
+            Some(launcher),
+        )
+        .await
+        .expect("console binds");
+        let addr = server.local_addr().expect("address");
+        let (stop, rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(server.serve(rx));
+        Console {
+            addr,
+            db,
+            mailbox,
+            kafka,
+            runner,
+            _users: users,
+            _stop: stop,
+            _runner_stop: runner_stop,
+        }
+    }
+
+    /// Fills the database by a real drain: a schedule (SUCCEEDED, flight
+    /// 9001), a malformed message (DEAD MALFORMED) and an unsupported FLOP
+    /// (FAILED UNSUPPORTED, the head); then a dispatch whose records the
+    /// broker refuses (message-specific, one attempt): DEAD events.
+    async fn fill(&self) -> Filled {
+        let schd = self.mailbox.insert(&sis::schd_one_flight(1, 9001)).await;
+        let malformed = self.mailbox.insert("<MSG><META>not closed").await;
+        let unsupported = self.mailbox.insert(&sis::unsupported(3)).await;
+        drain(&self.runner).await;
+        self.kafka.request_errors(
+            RDKafkaApiKey::Produce,
+            &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED; 20],
+        );
+        pass_ok(&self.runner, "dispatch-msg").await;
+        self.kafka.clear_request_errors(RDKafkaApiKey::Produce);
+        let dead: Vec<i64> = sqlx::query_scalar(
+            "SELECT event_id FROM msg_event WHERE status = 'DEAD' ORDER BY event_id",
+        )
+        .fetch_all(&self.db.pool)
+        .await
+        .expect("dead events");
+        assert!(!dead.is_empty(), "the refused dispatch left DEAD events");
+        Filled {
+            schd,
+            malformed,
+            unsupported,
+            dead_event: dead[0],
+        }
+    }
+
+    async fn get(&self, path: &str, cookie: Option<&str>) -> Answer {
+        let c = cookie.map(|c| format!("msgx_console={c}"));
+        let headers: Vec<(&str, &str)> = c.iter().map(|c| ("Cookie", c.as_str())).collect();
+        request(self.addr, "GET", path, &headers, "").await
+    }
+
+    async fn post(&self, path: &str, cookie: Option<&str>, fields: &[(&str, &str)]) -> Answer {
+        let c = cookie.map(|c| format!("msgx_console={c}"));
+        let headers: Vec<(&str, &str)> = c.iter().map(|c| ("Cookie", c.as_str())).collect();
+        request(self.addr, "POST", path, &headers, &form(fields)).await
+    }
+
+    /// Logs in; returns (session cookie value, CSRF token).
+    async fn login(&self, (user, password): (&str, &str)) -> (String, String) {
+        let a = self
+            .post("/login", None, &[("user", user), ("password", password)])
+            .await;
+        assert_eq!(a.status, 303, "{a:?}");
+        let set = a.header("set-cookie").expect("a session cookie");
+        let value = set
+            .split(';')
+            .next()
+            .and_then(|kv| kv.strip_prefix("msgx_console="))
+            .expect("cookie value")
+            .to_string();
+        let page = self.get("/", Some(&value)).await;
+        assert_eq!(page.status, 200, "{page:?}");
+        let csrf = hidden(&page.body, "csrf").expect("the logout form carries the CSRF token");
+        (value, csrf)
+    }
+}
+
+struct Filled {
+    schd: i64,
+    malformed: i64,
+    unsupported: i64,
+    dead_event: i64,
+}
+
+async fn state_of(db: &TestDb, msg_id: i64) -> String {
+    common::queries::state_of(db, msg_id)
+        .await
+        .expect("a PROC_STATE row")
+}
+
+#[tokio::test]
+async fn login_sets_a_strict_session_cookie_and_a_wrong_password_is_refused() {
+    let c = Console::start(|_| {}).await;
+    let a = c.get("/", None).await;
+    assert_eq!(
+        (a.status, a.header("location")),
+        (303, Some("/login")),
+        "{a:?}"
+    );
+    let a = c.get("/login", None).await;
+    assert_eq!(a.status, 200);
+    for id in ["login-form", "login-user", "login-password", "login-submit"] {
+        assert!(a.body.contains(&format!("id=\"{id}\"")), "{id}: {}", a.body);
+    }
+
+    let a = c
+        .post("/login", None, &[("user", "alice"), ("password", "wrong")])
+        .await;
+    assert_eq!(a.status, 401, "{a:?}");
+    assert!(a.body.contains("id=\"login-error\""), "{}", a.body);
+    assert!(a.header("set-cookie").is_none());
+    let a = c
+        .post(
+            "/login",
+            None,
+            &[("user", "mallory"), ("password", ALICE.1)],
+        )
+        .await;
+    assert_eq!(a.status, 401, "an unknown user: {a:?}");
+
+    let a = c
+        .post("/login", None, &[("user", ALICE.0), ("password", ALICE.1)])
+        .await;
+    assert_eq!(a.status, 303, "{a:?}");
+    let cookie = a.header("set-cookie").expect("cookie");
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=28800"] {
+        assert!(cookie.contains(attr), "{attr}: {cookie}");
+    }
+    assert!(
+        !cookie.contains("Secure"),
+        "plain HTTP on loopback: {cookie}"
+    );
+    // Behind a TLS-terminating proxy that says so, the cookie is Secure.
+    let body = form(&[("user", ALICE.0), ("password", ALICE.1)]);
+    let a = request(
+        c.addr,
+        "POST",
+        "/login",
+        &[("X-Forwarded-Proto", "https")],
+        &body,
+    )
+    .await;
+    assert!(
+        a.header("set-cookie")
+            .is_some_and(|v| v.contains("; Secure")),
+        "{a:?}"
+    );
+
+    let (session, csrf) = c.login(ALICE).await;
+    let page = c.get("/", Some(&session)).await;
+    assert!(
+        page.body.contains("id=\"current-user\">alice<"),
+        "{}",
+        page.body
+    );
+    // Only the hash of the cookie value is stored.
+    let stored: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM console_session WHERE id_sha256 = $1")
+            .bind(sha256_hex(session.as_bytes()))
+            .fetch_one(&c.db.pool)
+            .await
+            .expect("count");
+    assert_eq!(stored, 1);
+
+    // Logout needs the CSRF token, then ends the session server-side.
+    let a = c.post("/logout", Some(&session), &[]).await;
+    assert_eq!(a.status, 403, "{a:?}");
+    let a = c.post("/logout", Some(&session), &[("csrf", &csrf)]).await;
+    assert_eq!(a.status, 303, "{a:?}");
+    assert!(
+        a.header("set-cookie")
+            .is_some_and(|v| v.contains("Max-Age=0"))
+    );
+    let a = c.get("/", Some(&session)).await;
+    assert_eq!(a.status, 303, "the session is gone: {a:?}");
+}
+
+#[tokio::test]
+async fn failed_logins_are_rate_limited() {
+    let c = Console::start(|c| c.msgx.console.login_attempts = 2).await;
+    for _ in 0..2 {
+        let a = c
+            .post("/login", None, &[("user", ALICE.0), ("password", "guess")])
+            .await;
+        assert_eq!(a.status, 401);
+    }
+    let a = c
+        .post("/login", None, &[("user", ALICE.0), ("password", ALICE.1)])
+        .await;
+    assert_eq!(
+        a.status, 429,
+        "even the right password waits for the window: {a:?}"
+    );
+}
+
+#[tokio::test]
+async fn every_page_renders_on_a_drained_database_and_a_viewer_sees_no_action() {
+    let c = Console::start(|_| {}).await;
+    let f = c.fill().await;
+    let (viewer, _) = c.login(VICTOR).await;
+    let (operator, _) = c.login(ALICE).await;
+    let pages = [
+        ("/", "page-overview"),
+        ("/messages", "page-messages"),
+        (&format!("/messages/{}", f.schd), "page-message"),
+        (&format!("/messages/{}", f.malformed), "page-message"),
+        ("/flights", "page-flights"),
+        ("/flights?flid=9001", "page-flights"),
+        ("/flights/9001", "page-flight"),
+        ("/events/dead", "page-dead-events"),
+        ("/backfill/abandoned", "page-abandoned"),
+        ("/holes", "page-holes"),
+        ("/requests", "page-requests"),
+        ("/jobs", "page-jobs"),
+    ];
+    for (path, id) in pages {
+        for session in [&viewer, &operator] {
+            let a = c.get(path, Some(session)).await;
+            assert_eq!(a.status, 200, "{path}: {a:?}");
+            assert!(
+                a.body.contains(&format!("id=\"{id}\"")),
+                "{path}: {}",
+                a.body
+            );
+            assert!(!a.body.contains(&c.db.url), "{path} shows no database URL");
+            assert!(!a.body.contains("password"), "{path} shows no password");
+        }
+    }
+    // The overview's facts and charts.
+    let a = c.get("/", Some(&viewer)).await;
+    for id in [
+        "fact-w",
+        "fact-lag-ids",
+        "fact-open-hole",
+        "fact-backlog",
+        "chart-throughput",
+        "chart-lag",
+        "table-outbox",
+        "table-last-runs",
+        "table-dead-by-class",
+    ] {
+        assert!(a.body.contains(&format!("id=\"{id}\"")), "{id}: {}", a.body);
+    }
+    assert!(a.body.contains("<svg"), "{}", a.body);
+    // Message detail: the raw XML, decoded, and the flight it changed.
+    let a = c.get(&format!("/messages/{}", f.schd), Some(&viewer)).await;
+    assert!(
+        a.body.contains("id=\"raw-xml\"") && a.body.contains("id=\"decoded\""),
+        "{}",
+        a.body
+    );
+    assert!(a.body.contains("href=\"/flights/9001\""), "{}", a.body);
+    // Flight detail: the schd JSON and the message that changed it.
+    let a = c.get("/flights/9001", Some(&viewer)).await;
+    assert!(a.body.contains("id=\"flight-state-json\""), "{}", a.body);
+    assert!(
+        a.body.contains(&format!("href=\"/messages/{}\"", f.schd)),
+        "{}",
+        a.body
+    );
+
+    // The viewer sees no action form; the operator does.
+    let forms = [
+        (format!("/messages/{}", f.unsupported), "id=\"replay-form\""),
+        (
+            "/messages?state=FAILED".to_string(),
+            "id=\"replay-filter-form\"",
+        ),
+        (
+            "/events/dead".to_string(),
+            &format!("id=\"resend-{}\"", f.dead_event),
+        ),
+    ];
+    for (path, marker) in &forms {
+        let as_viewer = c.get(path, Some(&viewer)).await;
+        assert!(
+            !as_viewer.body.contains(marker),
+            "{path}: viewer sees {marker}"
+        );
+        assert!(
+            !as_viewer.body.contains("/actions/"),
+            "{path}: {}",
+            as_viewer.body
+        );
+        let as_operator = c.get(path, Some(&operator)).await;
+        assert!(
+            as_operator.body.contains(marker),
+            "{path}: operator misses {marker}: {}",
+            as_operator.body
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_messages_filter_narrows_the_list() {
+    let c = Console::start(|_| {}).await;
+    let f = c.fill().await;
+    let (s, _) = c.login(VICTOR).await;
+    let row = |id: i64| format!("id=\"message-{id}\"");
+    let all = c.get("/messages", Some(&s)).await;
+    for id in [f.schd, f.malformed, f.unsupported] {
+        assert!(all.body.contains(&row(id)), "{id}: {}", all.body);
+    }
+    let cases: [(&str, &[i64], &[i64]); 5] = [
+        ("state=DEAD", &[f.malformed], &[f.schd, f.unsupported]),
+        (
+            "class=UNSUPPORTED",
+            &[f.unsupported],
+            &[f.schd, f.malformed],
+        ),
+        ("kind=SCHD-DNLD", &[f.schd], &[f.malformed, f.unsupported]),
+        ("flid=9001", &[f.schd], &[f.malformed, f.unsupported]),
+        (
+            "state=succeeded&from=2000-01-01&to=2999-01-01",
+            &[f.schd],
+            &[f.malformed],
+        ),
+    ];
+    for (query, shown, hidden_ids) in cases {
+        let a = c.get(&format!("/messages?{query}"), Some(&s)).await;
+        assert_eq!(a.status, 200, "{query}: {a:?}");
+        for id in shown {
+            assert!(a.body.contains(&row(*id)), "{query} shows {id}: {}", a.body);
+        }
+        for id in hidden_ids {
+            assert!(!a.body.contains(&row(*id)), "{query} hides {id}");
+        }
+    }
+    let a = c.get("/messages?from=yesterday", Some(&s)).await;
+    assert!(a.body.contains("id=\"filter-error\""), "{}", a.body);
+    // The keyset cursor: rows below it only.
+    let a = c
+        .get(&format!("/messages?before={}", f.unsupported), Some(&s))
+        .await;
+    assert!(
+        !a.body.contains(&row(f.unsupported)) && a.body.contains(&row(f.schd)),
+        "{}",
+        a.body
+    );
+}
+
+#[tokio::test]
+async fn a_viewer_cannot_act_and_an_action_needs_the_csrf_token() {
+    let c = Console::start(|_| {}).await;
+    let f = c.fill().await;
+    let (viewer, viewer_csrf) = c.login(VICTOR).await;
+    let (operator, csrf) = c.login(ALICE).await;
+    let id = f.unsupported.to_string();
+    let a = c
+        .post(
+            "/actions/replay",
+            Some(&viewer),
+            &[
+                ("csrf", &viewer_csrf),
+                ("step", "apply"),
+                ("ids", &id),
+                ("reason", "x"),
+            ],
+        )
+        .await;
+    assert_eq!(a.status, 403, "{a:?}");
+    let a = c
+        .post(
+            "/actions/replay",
+            Some(&operator),
+            &[("step", "apply"), ("ids", &id), ("reason", "x")],
+        )
+        .await;
+    assert_eq!(a.status, 403, "no CSRF token: {a:?}");
+    let a = c
+        .post(
+            "/actions/replay",
+            Some(&operator),
+            &[
+                ("csrf", &viewer_csrf),
+                ("step", "apply"),
+                ("ids", &id),
+                ("reason", "x"),
+            ],
+        )
+        .await;
+    assert_eq!(a.status, 403, "another session's token: {a:?}");
+    let a = c
+        .post(
+            "/actions/replay",
+            None,
+            &[
+                ("csrf", &csrf),
+                ("step", "apply"),
+                ("ids", &id),
+                ("reason", "x"),
+            ],
+        )
+        .await;
+    assert_eq!(a.status, 403, "not logged in: {a:?}");
+    // A viewer's bearer token may read but not act.
+    let bearer = format!("Bearer {VIEWER_TOKEN}");
+    let a = request(
+        c.addr,
+        "GET",
+        "/messages",
+        &[("Authorization", &bearer)],
+        "",
+    )
+    .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let body = form(&[("step", "apply"), ("ids", &id), ("reason", "x")]);
+    let a = request(
+        c.addr,
+        "POST",
+        "/actions/replay",
+        &[("Authorization", &bearer)],
+        &body,
+    )
+    .await;
+    assert_eq!(a.status, 403, "{a:?}");
+    let a = request(
+        c.addr,
+        "GET",
+        "/",
+        &[("Authorization", "Bearer not-a-token")],
+        "",
+    )
+    .await;
+    assert_eq!(a.status, 401, "{a:?}");
+    assert_eq!(
+        state_of(&c.db, f.unsupported).await,
+        "FAILED",
+        "nothing was replayed"
+    );
+    assert_eq!(common::queries::backfill_actions(&c.db).await.len(), 0);
+}
+
+#[tokio::test]
+async fn a_replay_and_a_resend_through_http_are_confirmed_and_recorded_with_the_user() {
+    let c = Console::start(|_| {}).await;
+    let f = c.fill().await;
+    let (s, csrf) = c.login(ALICE).await;
+    let id = f.unsupported.to_string();
+
+    // Step 1: the confirmation says what will happen.
+    let a = c
+        .post(
+            "/actions/replay",
+            Some(&s),
+            &[("csrf", &csrf), ("step", "confirm"), ("ids", &id)],
+        )
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(
+        a.body.contains("id=\"confirm-form\"") && a.body.contains("id=\"confirm-reason\""),
+        "{}",
+        a.body
+    );
+    assert!(
+        a.body.contains("1 message(s) go back to PENDING"),
+        "{}",
+        a.body
+    );
+    assert_eq!(
+        state_of(&c.db, f.unsupported).await,
+        "FAILED",
+        "confirming changes nothing"
+    );
+    // Without a reason the confirmation comes back.
+    let a = c
+        .post(
+            "/actions/replay",
+            Some(&s),
+            &[
+                ("csrf", &csrf),
+                ("step", "apply"),
+                ("ids", &id),
+                ("reason", " "),
+            ],
+        )
+        .await;
+    assert!(a.body.contains("id=\"confirm-error\""), "{}", a.body);
+    assert_eq!(state_of(&c.db, f.unsupported).await, "FAILED");
+    // Step 2: applied, as `msgx replay` does, with alice as the actor.
+    let a = c
+        .post(
+            "/actions/replay",
+            Some(&s),
+            &[
+                ("csrf", &csrf),
+                ("step", "apply"),
+                ("ids", &id),
+                ("reason", "codec fixed"),
+            ],
+        )
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(a.body.contains("id=\"result\" class=\"ok\""), "{}", a.body);
+    assert_eq!(state_of(&c.db, f.unsupported).await, "PENDING");
+    let recorded = common::queries::backfill_actions(&c.db).await;
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(
+        (
+            recorded[0].0.as_str(),
+            recorded[0].1.as_str(),
+            recorded[0].2.as_str(),
+            recorded[0].3.as_deref()
+        ),
+        ("alice", "REPLAY", id.as_str(), Some("codec fixed"))
+    );
+    // MALFORMED replays only when forced.
+    let m = f.malformed.to_string();
+    let a = c
+        .post(
+            "/actions/replay",
+            Some(&s),
+            &[("csrf", &csrf), ("step", "confirm"), ("ids", &m)],
+        )
+        .await;
+    assert!(
+        a.body.contains("replays only with --force") && a.body.contains("id=\"confirm-force\""),
+        "{}",
+        a.body
+    );
+
+    // Resend a DEAD event: recorded in operator_action with alice.
+    let e = f.dead_event.to_string();
+    let a = c
+        .post(
+            "/actions/event-resend",
+            Some(&s),
+            &[("csrf", &csrf), ("step", "confirm"), ("ids", &e)],
+        )
+        .await;
+    assert!(a.body.contains("id=\"confirm-form\""), "{}", a.body);
+    let a = c
+        .post(
+            "/actions/event-resend",
+            Some(&s),
+            &[
+                ("csrf", &csrf),
+                ("step", "apply"),
+                ("ids", &e),
+                ("reason", "ACL fixed"),
+            ],
+        )
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let status: String = sqlx::query_scalar("SELECT status FROM msg_event WHERE event_id = $1")
+        .bind(f.dead_event)
+        .fetch_one(&c.db.pool)
+        .await
+        .expect("event");
+    assert_eq!(status, "PENDING");
+    let (actor, action, target, reason): (String, String, String, Option<String>) =
+        sqlx::query_as("SELECT actor, action, target, reason FROM operator_action ORDER BY id")
+            .fetch_one(&c.db.pool)
+            .await
+            .expect("operator_action");
+    assert_eq!(
+        (actor.as_str(), action.as_str(), target, reason.as_deref()),
+        (
+            "alice",
+            "EVENT_RESEND",
+            format!("msg_event:{e}"),
+            Some("ACL fixed")
+        )
+    );
+}
+
+#[tokio::test]
+async fn replay_all_matching_shows_the_count_and_refuses_a_changed_set() {
+    let c = Console::start(|_| {}).await;
+    let f = c.fill().await;
+    let (s, csrf) = c.login(ALICE).await;
+    let filter = [
+        ("csrf", csrf.as_str()),
+        ("class", "UNSUPPORTED"),
+        ("state", "FAILED"),
+    ];
+    let mut confirm = filter.to_vec();
+    confirm.push(("step", "confirm"));
+    let a = c.post("/actions/replay-filter", Some(&s), &confirm).await;
+    assert!(a.body.contains("id=\"confirm-count\">1<"), "{}", a.body);
+    assert_eq!(hidden(&a.body, "expected").as_deref(), Some("1"));
+    let mut stale = filter.to_vec();
+    stale.extend([("step", "apply"), ("reason", "bulk"), ("expected", "5")]);
+    let a = c.post("/actions/replay-filter", Some(&s), &stale).await;
+    assert!(a.body.contains("changed from 5 to 1"), "{}", a.body);
+    assert_eq!(state_of(&c.db, f.unsupported).await, "FAILED");
+    let mut apply = filter.to_vec();
+    apply.extend([("step", "apply"), ("reason", "bulk"), ("expected", "1")]);
+    let a = c.post("/actions/replay-filter", Some(&s), &apply).await;
+    assert!(a.body.contains("replayed 1 message(s)"), "{}", a.body);
+    assert_eq!(state_of(&c.db, f.unsupported).await, "PENDING");
+}
+
+#[tokio::test]
+async fn an_operator_token_acts_without_a_csrf_token() {
+    let c = Console::start(|_| {}).await;
+    let f = c.fill().await;
+    let bearer = format!("Bearer {OPERATOR_TOKEN}");
+    let e = f.dead_event.to_string();
+    let body = form(&[("step", "apply"), ("ids", &e), ("reason", "script")]);
+    let a = request(
+        c.addr,
+        "POST",
+        "/actions/event-discard",
+        &[("Authorization", &bearer)],
+        &body,
+    )
+    .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let actor: String =
+        sqlx::query_scalar("SELECT actor FROM operator_action WHERE action = 'EVENT_DISCARD'")
+            .fetch_one(&c.db.pool)
+            .await
+            .expect("recorded");
+    assert_eq!(actor, "ops-script");
+}
+
+#[tokio::test]
+async fn run_now_runs_the_job_as_msgx_run_does() {
+    let c = Console::start(|_| {}).await;
+    c.mailbox.insert(&sis::schd_one_flight(1, 9001)).await;
+    let (viewer, _) = c.login(VICTOR).await;
+    let a = c.get("/jobs", Some(&viewer)).await;
+    assert!(
+        a.body.contains("id=\"table-jobs\"") && !a.body.contains("run-now-"),
+        "{}",
+        a.body
+    );
+    let (s, csrf) = c.login(ALICE).await;
+    let a = c.get("/jobs", Some(&s)).await;
+    assert!(a.body.contains("id=\"run-now-ingest-sweep\""), "{}", a.body);
+    let confirm = [
+        ("csrf", csrf.as_str()),
+        ("step", "confirm"),
+        ("job", "ingest-sweep"),
+    ];
+    let a = c.post("/actions/job-run", Some(&s), &confirm).await;
+    assert!(a.body.contains("id=\"confirm-form\""), "{}", a.body);
+    let apply = [
+        ("csrf", csrf.as_str()),
+        ("step", "apply"),
+        ("job", "ingest-sweep"),
+        ("reason", "catch up"),
+    ];
+    let a = c.post("/actions/job-run", Some(&s), &apply).await;
+    assert!(
+        a.body
+            .contains("ingest-sweep: Succeeded, handled 1 item(s)"),
+        "{}",
+        a.body
+    );
+    let (trigger, instance): (String, String) =
+        sqlx::query_as("SELECT trigger, instance FROM job_run WHERE job = 'ingest-sweep'")
+            .fetch_one(&c.db.pool)
+            .await
+            .expect("a JOB_RUN row");
+    assert_eq!(
+        (trigger.as_str(), instance.as_str()),
+        ("cli", "console-test")
+    );
+}
+
+#[tokio::test]
+async fn an_upstream_request_is_confirmed_then_sent_and_tracked() {
+    let c = Console::start(|_| {}).await;
+    let (s, csrf) = c.login(ALICE).await;
+    let a = c.get("/requests", Some(&s)).await;
+    assert!(a.body.contains("id=\"request-form\""), "{}", a.body);
+    let confirm = [
+        ("csrf", csrf.as_str()),
+        ("step", "confirm"),
+        ("rtype", "glst"),
+    ];
+    let a = c.post("/actions/request", Some(&s), &confirm).await;
+    assert!(
+        a.body.contains("RQRD:GLST") && a.body.contains("id=\"confirm-form\""),
+        "{}",
+        a.body
+    );
+    let apply = [
+        ("csrf", csrf.as_str()),
+        ("step", "apply"),
+        ("rtype", "GLST"),
+        ("reason", "gates changed"),
+    ];
+    let a = c.post("/actions/request", Some(&s), &apply).await;
+    assert!(a.body.contains("id=\"result\" class=\"ok\""), "{}", a.body);
+    let (req_type, state): (String, String) =
+        sqlx::query_as("SELECT req_type, state FROM req_track")
+            .fetch_one(&c.db.pool)
+            .await
+            .expect("tracked");
+    assert_eq!((req_type.as_str(), state.as_str()), ("RQRD:GLST", "SENT"));
+    let a = c.get("/requests", Some(&s)).await;
+    assert!(a.body.contains("RQRD:GLST"), "{}", a.body);
+}
+
+#[tokio::test]
+async fn paging_by_state_reads_an_index_on_a_large_proc_state() {
+    let db = TestDb::migrated().await;
+    sqlx::query(
+        "INSERT INTO proc_state (msg_id, state, msg_type, msg_styp, enqueued_at, updated_at, error_class) \
+         SELECT g, CASE WHEN g % 100 = 0 THEN 'DEAD' ELSE 'SUCCEEDED' END, 'FLOP', 'APPT', now(), now(), \
+                CASE WHEN g % 100 = 0 THEN 'MALFORMED' END \
+         FROM generate_series(1, 200000) g",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("rows");
+    sqlx::query("ANALYZE proc_state")
+        .execute(&db.pool)
+        .await
+        .expect("analyze");
+    let q = msgx::store::pg::message_search::MessageQuery {
+        state: Some("DEAD".into()),
+        ..Default::default()
+    };
+    let plan = msgx::store::pg::message_search::page_plan(&db.pool, &q, Some(150_000), 50)
+        .await
+        .expect("plan")
+        .join("\n");
+    assert!(plan.contains("proc_state_state_msg_idx"), "{plan}");
+    assert!(!plan.contains("Seq Scan"), "{plan}");
+    let rows = msgx::store::pg::message_search::page(&db.pool, &q, Some(150_000), 50)
+        .await
+        .expect("page");
+    assert_eq!(rows.first().map(|r| r.msg_id), Some(149_900));
+    assert_eq!(rows.len(), 50);
+}
+
+#[tokio::test]
+async fn a_non_loopback_console_without_users_refuses_to_start() {
+    let db = TestDb::migrated().await;
+    let cfg = db.config_file_with(|c| c.msgx.console.listen = Some("0.0.0.0:0".into()));
+    let out = msgx(cfg.path(), &["console"]);
+    assert_eq!(common::code(&out), 2, "{}", common::text(&out));
+    assert!(
+        common::text(&out).contains("msgx.console.users-file"),
+        "{}",
+        common::text(&out)
+    );
+    // The check holds in the library too (a caller that skipped validation).
+    let config = Arc::new(db.config());
+    let mailbox = msgx::store::mailbox::Mailbox::new(&config.msgx.mailbox).expect("mailbox");
+    let (_, clock) = manual_clock();
+    let refused =
+        msgx::console::bind("0.0.0.0:0", config, db.pool.clone(), mailbox, clock, None).await;
+    assert!(matches!(
+        refused,
+        Err(msgx::console::ConsoleError::NoUsers(_))
+    ));
+}
+
+#[tokio::test]
+async fn the_daemon_serves_the_console_when_listen_is_set() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let cfg = db.config_file_with(|c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        c.msgx.console.listen = Some("127.0.0.1:0".into());
+    });
+    let d = common::Daemon::spawn(cfg.path(), &[]);
+    let address = || {
+        let log = d.output();
+        let line = log
+            .lines()
+            .find(|l| l.contains("Operator console listening"))?
+            .to_string();
+        let at = line.find("listen=")? + "listen=".len();
+        line[at..]
+            .split_whitespace()
+            .next()?
+            .parse::<SocketAddr>()
+            .ok()
+    };
+    common::wait_until(
+        "the console",
+        std::time::Duration::from_secs(20),
+        || async { address().is_some() },
+    )
+    .await;
+    let addr = address().expect("logged address");
+    // No users file on loopback: an anonymous viewer, every page, no action.
+    let a = request(addr, "GET", "/", &[], "").await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(
+        a.body
+            .contains("id=\"current-role\" class=\"role\">viewer<"),
+        "{}",
+        a.body
+    );
+    let a = request(
+        addr,
+        "POST",
+        "/actions/replay",
+        &[],
+        "step=apply&ids=1&reason=x",
+    )
+    .await;
+    assert_eq!(a.status, 403, "{a:?}");
+    d.terminate();
+}
+
+#[tokio::test]
+async fn hash_password_prints_an_argon2_hash_of_standard_input() {
+    use std::io::Write;
+    let mut child = std::process::Command::new(common::msgx_bin())
+        .args(["console", "hash-password"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"s3cret pass\n")
+        .expect("write");
+    let out = child.wait_with_output().expect("output");
+    assert!(out.status.success());
+    let hash = String::from_utf8(out.stdout).expect("utf8");
+    let hash = hash.trim();
+    assert!(hash.starts_with("$argon2id$"), "{hash}");
+    let file = tempfile::NamedTempFile::new().expect("tmp");
+    std::fs::write(
+        file.path(),
+        format!("[[user]]\nname = \"a\"\nrole = \"viewer\"\npassword-hash = \"{hash}\"\n"),
+    )
+    .expect("write");
+    let users = msgx::console::access::Users::load(file.path()).expect("loads");
+    assert!(users.verify_password("a", "s3cret pass").is_some());
+}
