@@ -25,15 +25,15 @@ PAGES=(
   message=/messages/'<id>'
   flights=/flights
   flight=/flights/'<flid>'
-  outbox=/outbox
-  backfill=/backfill
+  outbox=/events/dead
+  backfill=/backfill/abandoned
   holes=/holes
   requests=/requests
   jobs=/jobs
 )
 # The login form's input ids (docs/console.md lists the console's ids).
-USER_FIELD=username
-PASSWORD_FIELD=password
+USER_FIELD=login-user
+PASSWORD_FIELD=login-password
 
 MESSAGES=2000; OUT=docs/console; BUILD=--debug
 while [ $# -gt 0 ]; do

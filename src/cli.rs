@@ -406,7 +406,8 @@ pub async fn run(cli: Cli) -> i32 {
     } else {
         LogTarget::Command
     };
-    let _log_guard = telemetry::init(&loaded.config.msgx.log, target);
+    let m = &loaded.config.msgx;
+    let _log_guard = telemetry::init(&m.log, &m.telemetry, target);
     let (name, needs, writes) = connections(&cli.command);
     let absent = target::missing(&loaded.config, needs);
     if !absent.is_empty() {

@@ -5,9 +5,66 @@
 //! and rotated files beyond `msgx.log.retention` days are deleted (issue 16,
 //! item 7).
 
-use crate::config::Log;
+//!
+//! Trace context (issue 21 item 5): every message carries a W3C
+//! `traceparent` ([`trace_context`]); [`message_span`] and [`event_span`] put
+//! its trace-id on every log line about the message. With the cargo feature
+//! `otlp` and `msgx.telemetry.otlp-endpoint` set, the same spans are exported
+//! over OTLP as children of the message's context ([`otlp`]).
+
+#[cfg(feature = "otlp")]
+pub mod otlp;
+pub mod trace_context;
+
+use crate::config::{Log, Telemetry};
+use trace_context::TraceParent;
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::{EnvFilter, Layer, fmt, layer::SubscriberExt, util::SubscriberInitExt};
+
+/// What must live until exit: the log file writer (flushes buffered lines)
+/// and, with the `otlp` feature, the span exporter (flushes queued spans).
+#[derive(Default)]
+pub struct TelemetryGuard {
+    _files: Option<WorkerGuard>,
+    #[cfg(feature = "otlp")]
+    _export: Option<otlp::Export>,
+}
+
+/// The span of one message in the pump (processOne, its place in a group
+/// commit, the head checks): `msg_id` and, when the message has a trace
+/// context, `trace_id`, on every line logged inside it, in the text and
+/// JSON formats alike. ERROR level so that any filter that shows a line of
+/// the message also enables its span (a span's level only filters it).
+pub fn message_span(msg_id: i64, trace: Option<&TraceParent>) -> tracing::Span {
+    let span = tracing::error_span!("message", msg_id, trace_id = tracing::field::Empty);
+    follow(&span, trace);
+    span
+}
+
+/// The span of one outbox row's delivery (a Kafka record of `msg_id`'s
+/// events): `event_id`, `flid` (the record key) and the message's
+/// `trace_id` when the row has one.
+pub fn event_span(event_id: i64, key: &str, trace: Option<&TraceParent>) -> tracing::Span {
+    let span = tracing::error_span!(
+        "event",
+        event_id,
+        flid = %key,
+        trace_id = tracing::field::Empty
+    );
+    follow(&span, trace);
+    span
+}
+
+/// Records the trace-id on `span` and, when exporting, makes the span a
+/// child of the message's context, so a collector shows one trace per message.
+fn follow(span: &tracing::Span, trace: Option<&TraceParent>) {
+    if let Some(t) = trace {
+        // Display, not Debug: `trace_id=4bf9…` unquoted in the text format.
+        span.record("trace_id", tracing::field::display(t.trace_id_hex()));
+        #[cfg(feature = "otlp")]
+        otlp::set_parent(span, t);
+    }
+}
 
 /// Where a process logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,8 +76,10 @@ pub enum LogTarget {
 }
 
 /// Installs the global subscriber. Keep the returned guard alive until exit
-/// so buffered file lines are flushed.
-pub fn init(cfg: &Log, target: LogTarget) -> Option<WorkerGuard> {
+/// so buffered file lines (and queued spans) are flushed. `telemetry` is
+/// validated already: an endpoint set in a build without `otlp` never gets
+/// here.
+pub fn init(cfg: &Log, telemetry: &Telemetry, target: LogTarget) -> TelemetryGuard {
     let filter = || {
         EnvFilter::try_from_default_env()
             .or_else(|_| EnvFilter::try_new(format!("{},sqlx::postgres::notice=warn", cfg.level)))
@@ -66,11 +125,28 @@ pub fn init(cfg: &Log, target: LogTarget) -> Option<WorkerGuard> {
     } else {
         (None, None)
     };
-    let _ = tracing_subscriber::registry()
+    #[cfg(feature = "otlp")]
+    let (export_layer, export) = match telemetry.otlp_endpoint.as_deref().map(otlp::layer) {
+        Some(Ok((layer, export))) => (Some(layer.with_filter(filter())), Some(export)),
+        Some(Err(e)) => {
+            eprintln!("msgx: cannot export spans over OTLP: {e}; logging only");
+            (None, None)
+        }
+        None => (None, None),
+    };
+    #[cfg(not(feature = "otlp"))]
+    let _ = telemetry;
+    let registry = tracing_subscriber::registry()
         .with(console.with_filter(filter()))
-        .with(file_layer)
-        .try_init();
-    guard
+        .with(file_layer);
+    #[cfg(feature = "otlp")]
+    let registry = registry.with(export_layer);
+    let _ = registry.try_init();
+    TelemetryGuard {
+        _files: guard,
+        #[cfg(feature = "otlp")]
+        _export: export,
+    }
 }
 
 /// The daily rolling files: umask 0027 first (so the files and any later

@@ -88,7 +88,7 @@ fn the_asyncapi_document_names_every_topic_and_schema() {
             s.file_name()
         );
     }
-    for header in ["event-type", "state-version", "event-id"] {
+    for header in ["event-type", "state-version", "event-id", "traceparent"] {
         assert!(doc.contains(header), "header {header} is described");
     }
     let events =

@@ -340,6 +340,7 @@ async fn send(
             event_type: "UPSERT",
             state_version: 1,
             event_id: i as i64 + 1,
+            traceparent: None,
         })
         .collect();
     producer.send_all(&out).await

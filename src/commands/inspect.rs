@@ -208,6 +208,12 @@ fn record_text(r: &proc_state::MessageRecord) -> String {
         time(r.enqueued_at),
         time(r.finished_at)
     );
+    // The W3C trace context (issue 21 item 5): the `traceparent` header of
+    // its Kafka records and the `trace_id` of its log lines.
+    s += &match &r.traceparent {
+        Some(t) => format!("  traceparent {t}\n"),
+        None => "  traceparent none (enqueued before trace context)\n".into(),
+    };
     let backfill = if let Some(at) = r.backfill_at {
         format!("mark written {}", time(Some(at)))
     } else if let Some(at) = r.backfill_abandoned_at {

@@ -83,6 +83,7 @@ pub struct Msgx {
     pub job_run: JobRun,
     pub daemon: Daemon,
     pub log: Log,
+    pub telemetry: Telemetry,
     pub http: Http,
     pub console: Console,
 }
@@ -107,6 +108,7 @@ impl Default for Msgx {
             job_run: JobRun::default(),
             daemon: Daemon::default(),
             log: Log::default(),
+            telemetry: Telemetry::default(),
             http: Http::default(),
             console: Console::default(),
         }
@@ -800,6 +802,18 @@ impl Default for Log {
             retention: Dur::days(14),
         }
     }
+}
+
+/// `[msgx.telemetry]`: trace export (issue 21 item 5; docs/pipeline.md
+/// "Trace context"). Every message has its W3C trace context whatever is set
+/// here; this only decides whether spans leave the process.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct Telemetry {
+    /// OTLP/HTTP collector URL spans are exported to, e.g.
+    /// `http://127.0.0.1:4318/v1/traces`; unset = no export (the default).
+    /// Needs a binary built with the cargo feature `otlp`.
+    pub otlp_endpoint: Option<String>,
 }
 
 /// `[msgx.http]`: optional listeners, off by default (docs/production/http.md).

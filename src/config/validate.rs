@@ -261,6 +261,9 @@ impl Config {
                 format!("{:?} must be text or json", m.log.format),
             );
         }
+        if let Some(rule) = otlp_issue(&m.telemetry) {
+            fail("msgx.telemetry.otlp-endpoint", rule);
+        }
         // Issue 10: listeners parse; the ops endpoints are unauthenticated, so loopback only.
         if let Some(addr) = &m.http.metrics_listen {
             match addr.parse::<std::net::SocketAddr>() {
@@ -551,6 +554,23 @@ fn retry_issues(p: &super::Pipeline) -> Vec<(String, String)> {
 /// (`env_token`: `MSGX_COMPAT_TOKEN` is set) or a client CA; the SNDR
 /// allow-list names plausible senders; the listener limits are > 0. Files
 /// are not read here: every command validates, and most need not read them.
+/// `msgx.telemetry.otlp-endpoint` (issue 21 item 5): an http(s) URL, and
+/// only in a binary that can export (the `otlp` cargo feature, off by default
+/// because its crates are heavy to build).
+fn otlp_issue(t: &super::Telemetry) -> Option<String> {
+    let endpoint = t.otlp_endpoint.as_deref()?;
+    if !cfg!(feature = "otlp") {
+        return Some(format!(
+            "{endpoint:?} is set, but this msgx was built without the otlp feature \
+             (cargo build --features otlp); unset it or use such a build"
+        ));
+    }
+    let scheme_ok = ["http://", "https://"]
+        .iter()
+        .any(|p| endpoint.len() > p.len() && endpoint.starts_with(p));
+    (!scheme_ok).then(|| format!("{endpoint:?} is not an http:// or https:// URL"))
+}
+
 pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue> {
     let mut issues = Vec::new();
     let mut fail = |key: &str, rule: String| {
@@ -696,6 +716,32 @@ mod tests {
             .into_iter()
             .map(|i| i.key)
             .collect()
+    }
+
+    #[test]
+    fn an_otlp_endpoint_needs_the_otlp_feature_and_an_http_url() {
+        assert!(issue_keys("").is_empty(), "unset by default");
+        let set = |url: &str| {
+            let c = Config::from_toml(
+                &format!("[msgx.telemetry]\notlp-endpoint = {url:?}\n"),
+                "test",
+            )
+            .expect("parses");
+            c.validate().err().unwrap_or_default()
+        };
+        let issues = set("http://127.0.0.1:4318/v1/traces");
+        if cfg!(feature = "otlp") {
+            assert!(issues.is_empty(), "{issues:?}");
+            assert_eq!(set("127.0.0.1:4318")[0].key, "msgx.telemetry.otlp-endpoint");
+        } else {
+            assert_eq!(issues.len(), 1, "{issues:?}");
+            assert_eq!(issues[0].key, "msgx.telemetry.otlp-endpoint");
+            assert!(
+                issues[0].rule.contains("built without the otlp feature"),
+                "{}",
+                issues[0].rule
+            );
+        }
     }
 
     #[test]

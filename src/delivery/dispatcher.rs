@@ -136,6 +136,7 @@ mod tests {
             attempts: 0,
             first_failure_at: None,
             created_at: chrono::DateTime::UNIX_EPOCH,
+            traceparent: None,
         }
     }
 

@@ -26,6 +26,7 @@ use crate::domain::delivery::FailureClass;
 use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
 use crate::kafka::producer::{DeliveryProducer, Outgoing, SendError, Topic, classify};
 use crate::store::pg::msg_event::{self, PendingEvent};
+use crate::telemetry::event_span;
 use chrono::{DateTime, Utc};
 use rdkafka::error::RDKafkaErrorCode;
 use std::sync::Arc;
@@ -265,26 +266,41 @@ impl WaveSender<'_> {
         rows: &[&PendingEvent],
         report: &mut DeliveryCounts,
     ) -> Result<WaveOutcome, JobError> {
+        // Each record carries its message's trace (issue 21 item 5), read
+        // from the row, so a redelivery carries the same one; its span puts
+        // the trace-id on this row's log lines and, when exporting, covers
+        // the send up to the SENT mark.
+        let traces: Vec<Option<String>> = rows
+            .iter()
+            .map(|r| r.trace().map(|t| t.to_string()))
+            .collect();
+        let spans: Vec<tracing::Span> = rows
+            .iter()
+            .map(|r| event_span(r.event_id, &r.partition_key, r.trace().as_ref()))
+            .collect();
         let records: Vec<Outgoing<'_>> = rows
             .iter()
-            .map(|r| Outgoing {
+            .zip(&traces)
+            .map(|(r, trace)| Outgoing {
                 topic,
                 key: &r.partition_key,
                 payload: r.payload.as_deref(),
                 event_type: &r.event_type,
                 state_version: r.state_version,
                 event_id: r.event_id,
+                traceparent: trace.as_deref(),
             })
             .collect();
         let results = self.producer.send_all(&records).await;
         let now = self.ctx.clock.now();
 
         let mut confirmed = Vec::with_capacity(rows.len());
-        let mut failures: Vec<(&PendingEvent, SendError, FailureClass)> = Vec::new();
+        let mut failures: Vec<(&PendingEvent, &tracing::Span, SendError, FailureClass)> =
+            Vec::new();
         let mut fatal = false;
         let latency =
             metrics::histogram!("msgx_outbox_delivery_latency_seconds", "target" => topic.target());
-        for (row, result) in rows.iter().zip(results) {
+        for ((row, span), result) in rows.iter().zip(&spans).zip(results) {
             match result {
                 Ok(()) => {
                     // Commit → broker ack (docs/metrics.md).
@@ -295,7 +311,7 @@ impl WaveSender<'_> {
                     confirmed.push(false);
                     fatal |= e.code() == Some(RDKafkaErrorCode::Fatal);
                     let class = classify(&e);
-                    failures.push((row, e, class));
+                    failures.push((row, span, e, class));
                 }
             }
         }
@@ -328,7 +344,7 @@ impl WaveSender<'_> {
             }
         }
         let mut broker_failures = 0;
-        for (row, err, class) in &failures {
+        for (row, span, err, class) in &failures {
             let update = self
                 .policy
                 .on_failure(row.attempts, row.first_failure_at, *class, now);
@@ -346,14 +362,19 @@ impl WaveSender<'_> {
             }
             if update.dead {
                 report.dead.add(1);
-                tracing::error!(event_id = row.event_id, flid = %row.partition_key, error_class = class.as_str(), attempts = update.attempts, error = %error, "Outbox event is DEAD (kept as the DLQ)");
-            } else {
-                tracing::debug!(event_id = row.event_id, flid = %row.partition_key, attempts = update.attempts, counted = update.counted, next_attempt_at = ?update.next_attempt_at, error = %error, "Outbox event not delivered; backing off");
             }
+            // The event span names the row (event_id, flid, trace_id).
+            span.in_scope(|| {
+                if update.dead {
+                    tracing::error!(error_class = class.as_str(), attempts = update.attempts, error = %error, "Outbox event is DEAD (kept as the DLQ)");
+                } else {
+                    tracing::debug!(attempts = update.attempts, counted = update.counted, next_attempt_at = ?update.next_attempt_at, error = %error, "Outbox event not delivered; backing off");
+                }
+            });
         }
         tx.commit().await?;
         super::latency::record(&sent_msgs, now);
-        if let Some((row, err, class)) = failures.first() {
+        if let Some((row, _, err, class)) = failures.first() {
             tracing::warn!(failed = failures.len(), of = rows.len(), first_event_id = row.event_id, first_class = ?class, first_error = %err, "Outbox events not delivered; their FLIDs back off");
         }
         Ok(WaveOutcome {

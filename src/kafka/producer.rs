@@ -13,7 +13,8 @@
 //!   out a new producer on the next call.
 //!
 //! Headers on every record: `event-type` (`UPSERT`/`TOMBSTONE`),
-//! `state-version` and `event-id`, all as decimal/ASCII text.
+//! `state-version` and `event-id`, all as decimal/ASCII text; and
+//! `traceparent` (W3C Trace Context) when the row's message has one.
 
 use crate::config;
 use crate::domain::delivery::FailureClass;
@@ -62,6 +63,9 @@ pub struct Outgoing<'a> {
     pub event_type: &'a str,
     pub state_version: i64,
     pub event_id: i64,
+    /// The message's W3C `traceparent`, sent as the header of that name;
+    /// `None` sends no such header (rows from before migration 0011).
+    pub traceparent: Option<&'a str>,
 }
 
 /// Why one record was not confirmed.
@@ -209,7 +213,7 @@ impl DeliveryProducer {
     pub async fn send_all(&self, records: &[Outgoing<'_>]) -> Vec<Result<(), SendError>> {
         let mut pending = Vec::with_capacity(records.len());
         for r in records {
-            let headers = OwnedHeaders::new_with_capacity(3)
+            let headers = OwnedHeaders::new_with_capacity(4)
                 .insert(Header {
                     key: "event-type",
                     value: Some(r.event_type),
@@ -222,6 +226,13 @@ impl DeliveryProducer {
                     key: "event-id",
                     value: Some(&r.event_id.to_string()),
                 });
+            let headers = match r.traceparent {
+                Some(t) => headers.insert(Header {
+                    key: "traceparent",
+                    value: Some(t),
+                }),
+                None => headers,
+            };
             let mut record = FutureRecord::<str, [u8]>::to(self.topic(r.topic))
                 .key(r.key)
                 .headers(headers);

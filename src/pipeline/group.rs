@@ -42,6 +42,7 @@ use crate::jobs::JobError;
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::msg_event;
 use crate::store::pg::proc_state::{self, GroupOutcome, Head, IdentityBinding};
+use crate::telemetry::message_span;
 
 /// What [`MessageProcessor::process_group`] did.
 #[derive(Debug)]
@@ -98,6 +99,13 @@ impl MessageProcessor<'_> {
         let (Some(last), true) = (members.last().map(|(h, _)| h.msg_id), members.len() >= 2) else {
             return Ok(GroupResult::NotFormed);
         };
+        // One message span per member (issue 21 item 5): its trace_id on the
+        // member's log lines, and, when exporting, a span in each member's
+        // trace covering the group's transaction.
+        let spans: HashMap<i64, tracing::Span> = members
+            .iter()
+            .map(|(h, _)| (h.msg_id, message_span(h.msg_id, h.trace.as_ref())))
+            .collect();
         let mut tx = self.ctx.pg.begin().await?;
         let done = match self.group_body(&mut tx, &members).await {
             Ok(Some(records)) => tx.commit().await.map(|()| records).map_err(JobError::from),
@@ -126,7 +134,11 @@ impl MessageProcessor<'_> {
                 (ProcState::Succeeded, _) => ProcessOutcome::Succeeded,
                 (ProcState::Dead, Some(class)) => {
                     let reason = r.reason.unwrap_or_default();
-                    log_dead(r.msg_id, class, &reason);
+                    let log = || log_dead(r.msg_id, class, &reason);
+                    match spans.get(&r.msg_id) {
+                        Some(span) => span.in_scope(log),
+                        None => log(),
+                    }
                     ProcessOutcome::Dead(class, reason)
                 }
                 _ => ProcessOutcome::Skipped(r.reason.unwrap_or_default()),

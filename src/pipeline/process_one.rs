@@ -439,7 +439,8 @@ impl MessageProcessor<'_> {
             return Ok(ProcessOutcome::AlreadyTerminal);
         }
         let reason = crate::error_text::cut(reason);
-        tracing::warn!(msg_id = head.msg_id, class = class.as_str(), attempts, %next, reason = %reason, "Message failed; will retry");
+        // msg_id and trace_id come from the pump's message span.
+        tracing::warn!(class = class.as_str(), attempts, %next, reason = %reason, "Message failed; will retry");
         Ok(ProcessOutcome::Failed(class, reason.into_owned()))
     }
 }

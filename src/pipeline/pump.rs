@@ -25,7 +25,9 @@ use crate::jobs::{
 };
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::proc_state;
+use crate::telemetry::message_span;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use tracing::Instrument;
 
 /// Counts one processed message (docs/metrics.md).
 fn count_processed(outcome: &'static str, error_class: &'static str) {
@@ -208,14 +210,14 @@ impl Job for Pump {
                 break;
             }
             let now = ctx.clock.now();
+            // The head's span: its msg_id and trace_id on every line about it.
+            let span = message_span(head.msg_id, head.trace.as_ref());
             if retry.exhausted(head.state, head.error_class, head.attempts) {
                 if proc_state::mark_exhausted(&ctx.pg, head.msg_id, now).await? {
                     count_processed("dead", ErrorClass::Exhausted.as_str());
-                    tracing::warn!(
-                        msg_id = head.msg_id,
-                        attempts = head.attempts,
-                        "Message DEAD(EXHAUSTED)"
-                    );
+                    span.in_scope(|| {
+                        tracing::warn!(attempts = head.attempts, "Message DEAD(EXHAUSTED)")
+                    });
                     report.items += 1;
                     report.details.exhausted.add(1);
                 }
@@ -226,11 +228,12 @@ impl Job for Pump {
                 if InfraHead::outage_over(self.last_infra_head(), head) {
                     early = true;
                     report.details.retried_early.add(1);
-                    tracing::info!(
-                        msg_id = head.msg_id,
-                        w = head.w,
-                        "Ingest has read the mailbox since the head's INFRA failure; retrying it now"
-                    );
+                    span.in_scope(|| {
+                        tracing::info!(
+                            w = head.w,
+                            "Ingest has read the mailbox since the head's INFRA failure; retrying it now"
+                        )
+                    });
                 } else {
                     report.details.waiting_for_retry.add(1);
                     report.more = true;
@@ -266,7 +269,7 @@ impl Job for Pump {
                 }
             }
             let started = ctx.clock.now();
-            let outcome = processor.process_one(head).await?;
+            let outcome = processor.process_one(head).instrument(span).await?;
             self.remember_infra_head(head, &outcome, early);
             metrics::histogram!("msgx_pipeline_processing_duration_seconds")
                 .record(seconds_between(started, ctx.clock.now()));
@@ -296,6 +299,7 @@ mod tests {
             error_class: Some(class),
             identity_key: None,
             w,
+            trace: None,
         };
         let failed = |early| InfraHead {
             msg_id: 7,

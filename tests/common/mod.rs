@@ -663,8 +663,9 @@ pub async fn consume(
 
 /// Every record a test reads from the topics keeps the consumer contract
 /// (docs/asyncapi.yaml, issue 18 item 5): key and value by schemas/, the
-/// three headers, and the `state-version` header equal to the value's
-/// version (`state_version`, or a season record's `revision`).
+/// three headers (and a valid `traceparent` when there is one), and the
+/// `state-version` header equal to the value's version (`state_version`, or
+/// a season record's `revision`).
 pub fn check_contract(r: &msgx::commands::tail::TailRecord) {
     // The tests use the default topic names, which are the logical ones.
     let event_type = r.headers.get("event-type").map_or("", String::as_str);
@@ -679,6 +680,11 @@ pub fn check_contract(r: &msgx::commands::tail::TailRecord) {
         version.is_some() && r.header_i64("event-id").is_some(),
         "headers: {r:?}"
     );
+    // Optional (issue 21 item 5), but valid W3C Trace Context when present.
+    if let Some(t) = r.headers.get("traceparent") {
+        let parsed = msgx::telemetry::trace_context::TraceParent::parse(t);
+        assert!(parsed.is_ok(), "traceparent {t:?}: {parsed:?}");
+    }
     if let Some(v) = &r.value {
         let v: serde_json::Value = serde_json::from_str(v).expect("checked JSON");
         let own = v["state_version"].as_i64().or(v["revision"].as_i64());

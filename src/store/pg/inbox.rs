@@ -3,6 +3,7 @@
 //! transaction).
 
 use crate::domain::watermark::{Cursor, ReleasedHole};
+use crate::telemetry::trace_context::TraceParent;
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool, Row};
 
@@ -85,26 +86,30 @@ pub async fn seed(
 }
 
 /// The compat entry's insertIfAbsent (design §4.4): the row it just wrote
-/// to the mailbox as PENDING, received now, source `compat`. An existing
-/// MSG_ID (the poller was first) is left as it is.
+/// to the mailbox as PENDING, received now, source `compat`, with a new
+/// trace context. An existing MSG_ID (the poller was first) is left as it is,
+/// its trace too.
 pub async fn enqueue_compat(
     pool: &PgPool,
     msg_id: i64,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO proc_state (msg_id, state, received_at, enqueued_at, updated_at, source) \
-         VALUES ($1, 'PENDING', $2, $2, $2, 'compat') ON CONFLICT (msg_id) DO NOTHING",
+        "INSERT INTO proc_state (msg_id, state, received_at, enqueued_at, updated_at, source, traceparent) \
+         VALUES ($1, 'PENDING', $2, $2, $2, 'compat', $3) ON CONFLICT (msg_id) DO NOTHING",
     )
     .bind(msg_id)
     .bind(now)
+    .bind(TraceParent::random().to_string())
     .execute(pool)
     .await?;
     Ok(())
 }
 
-/// insertIfAbsent: new PENDING rows; an existing MSG_ID (re-scan, compat
-/// entry) is neither counted nor an error. Returns the number inserted.
+/// insertIfAbsent: new PENDING rows, each with a new trace context (its
+/// `traceparent`, issue 21 item 5); an existing MSG_ID (re-scan, compat
+/// entry) is neither counted nor an error, and keeps its trace. Returns the
+/// number inserted.
 pub async fn enqueue(
     conn: &mut PgConnection,
     ids: &[i64],
@@ -114,14 +119,20 @@ pub async fn enqueue(
     if ids.is_empty() {
         return Ok(0);
     }
+    let traces: Vec<String> = ids
+        .iter()
+        .map(|_| TraceParent::random().to_string())
+        .collect();
     Ok(sqlx::query(
-        "INSERT INTO proc_state (msg_id, state, received_at, enqueued_at, updated_at, source) \
-         SELECT id, 'PENDING', r, $3, $3, 'poller' FROM UNNEST($1::bigint[], $2::timestamptz[]) AS t(id, r) \
+        "INSERT INTO proc_state (msg_id, state, received_at, enqueued_at, updated_at, source, traceparent) \
+         SELECT id, 'PENDING', r, $3, $3, 'poller', tp \
+         FROM UNNEST($1::bigint[], $2::timestamptz[], $4::text[]) AS t(id, r, tp) \
          ON CONFLICT (msg_id) DO NOTHING",
     )
     .bind(ids)
     .bind(received)
     .bind(now)
+    .bind(&traces)
     .execute(conn)
     .await?
     .rows_affected())

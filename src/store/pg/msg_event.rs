@@ -10,6 +10,7 @@
 use super::sweep::SweepSql;
 use crate::domain::delivery::FailureUpdate;
 use crate::domain::{DomainEvent, EventTarget};
+use crate::telemetry::trace_context::TraceParent;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
@@ -29,6 +30,20 @@ pub struct PendingEvent {
     pub first_failure_at: Option<DateTime<Utc>>,
     /// Commit time of this version (the start of the delivery latency).
     pub created_at: DateTime<Utc>,
+    /// The `traceparent` of the message that wrote this row (migration
+    /// 0011): the record's header. `None` for rows older than that.
+    pub traceparent: Option<String>,
+}
+
+impl PendingEvent {
+    /// The row's trace context; `None` without one or when the stored text
+    /// does not parse (then the record goes without the header rather than
+    /// with an invalid one).
+    pub fn trace(&self) -> Option<TraceParent> {
+        self.traceparent
+            .as_deref()
+            .and_then(|t| TraceParent::parse(t).ok())
+    }
 }
 
 /// Due KAFKA:msg rows with EVENT_ID > `after`, in EVENT_ID order, leaving
@@ -42,7 +57,7 @@ pub async fn fetch_due_msg(
 ) -> Result<Vec<PendingEvent>, sqlx::Error> {
     sqlx::query_as(
         "SELECT e.event_id, e.partition_key, e.event_type, e.state_version, e.payload, \
-                e.attempts, e.first_failure_at, e.created_at \
+                e.attempts, e.first_failure_at, e.created_at, e.traceparent \
          FROM msg_event e \
          WHERE e.target = 'KAFKA:msg' AND e.status = 'PENDING' \
            AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= $1) \
@@ -83,7 +98,8 @@ pub async fn fetch_due_latest(
     limit: i64,
 ) -> Result<Vec<PendingEvent>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT event_id, partition_key, event_type, state_version, payload, attempts, first_failure_at, created_at \
+        "SELECT event_id, partition_key, event_type, state_version, payload, attempts, first_failure_at, \
+                created_at, traceparent \
          FROM msg_event \
          WHERE target = $4 AND status = 'PENDING' \
            AND (next_attempt_at IS NULL OR next_attempt_at <= $1) \
@@ -387,10 +403,11 @@ pub async fn append_many(
         // only forward in STATE_VERSION, with a fresh EVENT_ID as generation).
         // The leading comment marks msgx's own appends: the test harness
         // checks exactly these rows against schemas/ (tests/common, issue 18
-        // item 5), not rows a test inserts by hand.
+        // item 5), not rows a test inserts by hand. Each row takes its
+        // message's trace context from PROC_STATE (issue 21 item 5).
         sqlx::query(sqlx::AssertSqlSafe(format!(
-            "/* msgx:outbox-append */ INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
-             SELECT g, k, t, v, m, p, $7 \
+            "/* msgx:outbox-append */ INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at, traceparent) \
+             SELECT g, k, t, v, m, p, $7, {TRACE_OF_M} \
              FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[]) \
                   WITH ORDINALITY AS x(g, k, t, v, m, p, n) \
              ORDER BY n {}",
@@ -409,14 +426,19 @@ pub async fn append_many(
     Ok(())
 }
 
+/// The trace context of the appended row's message `m` (NULL without one).
+const TRACE_OF_M: &str = "(SELECT ps.traceparent FROM proc_state ps WHERE ps.msg_id = m)";
+
 /// The conflict clause of a one-row-per-key target (KAFKA:schd per FLID,
 /// KAFKA:season per series, §8.2): the row is replaced only forward in
-/// STATE_VERSION, with a fresh EVENT_ID as generation, reset to PENDING.
+/// STATE_VERSION, with a fresh EVENT_ID as generation, reset to PENDING, and
+/// with the trace of the message that replaced it.
 fn replace_forward(target: EventTarget) -> String {
     format!(
         "ON CONFLICT (partition_key) WHERE target = '{}' DO UPDATE SET \
                event_id = EXCLUDED.event_id, event_type = EXCLUDED.event_type, \
                state_version = EXCLUDED.state_version, msg_id = EXCLUDED.msg_id, \
+               traceparent = EXCLUDED.traceparent, \
                payload = EXCLUDED.payload, status = 'PENDING', attempts = 0, next_attempt_at = NULL, \
                first_failure_at = NULL, last_error = NULL, error_class = NULL, \
                created_at = EXCLUDED.created_at, sent_at = NULL \
@@ -451,9 +473,10 @@ pub async fn append_season(
         let versions: Vec<i64> = chunk.iter().map(|e| e.revision).collect();
         let payloads: Vec<Option<&[u8]>> = chunk.iter().map(|e| e.payload.as_deref()).collect();
         sqlx::query(sqlx::AssertSqlSafe(format!(
-            "/* msgx:outbox-append */ INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at) \
-             SELECT 'KAFKA:season', k, t, v, $5, p, $6 \
+            "/* msgx:outbox-append */ INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at, traceparent) \
+             SELECT 'KAFKA:season', k, t, v, m, p, $6, {TRACE_OF_M} \
              FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::bytea[]) WITH ORDINALITY AS x(k, t, v, p, n) \
+             CROSS JOIN (SELECT $5::bigint AS m) AS msg \
              ORDER BY n {}",
             replace_forward(EventTarget::KafkaSeason)
         )))

@@ -3,6 +3,7 @@
 //! (`BACKFILL_NEXT_AT`), so a terminal row can never lack it (§5.3).
 
 use crate::domain::proc_state::{ErrorClass, ProcState};
+use crate::telemetry::trace_context::TraceParent;
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool, Row};
 
@@ -19,6 +20,10 @@ pub struct Head {
     pub identity_key: Option<String>,
     /// The watermark W read in the same statement (§5.1 step 2).
     pub w: i64,
+    /// The message's trace context (issue 21 item 5): `None` for a row
+    /// enqueued before migration 0011 (or one whose stored value does not
+    /// parse: a trace is for following a message, never a reason to stop it).
+    pub trace: Option<TraceParent>,
 }
 
 /// The head: the smallest PENDING/FAILED MSG_ID. Terminal rows are left out
@@ -33,7 +38,7 @@ pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
 /// its group commit in one round trip.
 pub async fn unfinished(pool: &PgPool, limit: i64) -> Result<Vec<Head>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT msg_id, state, attempts, next_attempt_at, error_class, identity_key, \
+        "SELECT msg_id, state, attempts, next_attempt_at, error_class, identity_key, traceparent, \
                 (SELECT w FROM inbox_cursor WHERE id = 1) AS w FROM proc_state \
          WHERE state IN ('PENDING', 'FAILED') AND state <> 'ARCHIVED' ORDER BY msg_id LIMIT $1",
     )
@@ -53,6 +58,9 @@ pub async fn unfinished(pool: &PgPool, limit: i64) -> Result<Vec<Head>, sqlx::Er
                     .and_then(ErrorClass::parse),
                 identity_key: r.try_get("identity_key")?,
                 w: r.try_get::<Option<i64>, _>("w")?.unwrap_or(0),
+                trace: r
+                    .try_get::<Option<String>, _>("traceparent")?
+                    .and_then(|t| TraceParent::parse(&t).ok()),
             })
         })
         .collect()
@@ -614,17 +622,23 @@ pub struct MessageRecord {
     pub backfill_abandoned_reason: Option<String>,
     pub backfill_reconciled_at: Option<DateTime<Utc>>,
     pub backfill_reconciled_note: Option<String>,
+    /// The message's W3C `traceparent` (migration 0011; `None` before it).
+    pub traceparent: Option<String>,
     /// Set when the row comes from PROC_STATE_HST (archived, §9.3).
     pub archived_at: Option<DateTime<Utc>>,
 }
 
+/// Every PROC_STATE column, in table order: `msgx msg show` reads them and
+/// the archive copies them to PROC_STATE_HST by name (proc_state_hst.rs).
+pub(super) const COLUMNS: &str = "msg_id, state, identity_key, msg_type, msg_styp, attempts, next_attempt_at, \
+     error_class, last_error, outcome_reason, source, received_at, enqueued_at, updated_at, \
+     finished_at, backfill_next_at, backfill_at, backfill_attempts, backfill_last_error, \
+     backfill_abandoned_at, backfill_abandoned_reason, backfill_reconciled_at, backfill_reconciled_note, \
+     traceparent";
+
 /// The message's record: the live row, or its PROC_STATE_HST row once it is
 /// archived (the live table keeps only an ARCHIVED shadow then).
 pub async fn record(pool: &PgPool, msg_id: i64) -> Result<Option<MessageRecord>, sqlx::Error> {
-    const COLUMNS: &str = "msg_id, state, identity_key, msg_type, msg_styp, attempts, next_attempt_at, \
-         error_class, last_error, outcome_reason, source, received_at, enqueued_at, updated_at, \
-         finished_at, backfill_next_at, backfill_at, backfill_attempts, backfill_last_error, \
-         backfill_abandoned_at, backfill_abandoned_reason, backfill_reconciled_at, backfill_reconciled_note";
     let sql = format!(
         "SELECT {COLUMNS}, archived_at FROM proc_state_hst WHERE msg_id = $1 \
          UNION ALL \

@@ -91,10 +91,14 @@ pub async fn copy(
     ids: &[i64],
     now: DateTime<Utc>,
 ) -> Result<u64, sqlx::Error> {
-    Ok(sqlx::query(
-        "INSERT INTO proc_state_hst SELECT p.*, $2 FROM proc_state p WHERE p.msg_id = ANY($1) \
-         ON CONFLICT (msg_id) DO UPDATE SET archived_at = EXCLUDED.archived_at",
-    )
+    // By column name: migration 0011 added TRACEPARENT to both tables after
+    // PROC_STATE_HST's ARCHIVED_AT, so the column orders differ.
+    let columns = super::proc_state::COLUMNS;
+    Ok(sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO proc_state_hst ({columns}, archived_at) \
+         SELECT {columns}, $2 FROM proc_state p WHERE p.msg_id = ANY($1) \
+         ON CONFLICT (msg_id) DO UPDATE SET archived_at = EXCLUDED.archived_at"
+    )))
     .bind(ids)
     .bind(now)
     .execute(conn)
@@ -111,7 +115,7 @@ pub async fn shadows_make(conn: &mut PgConnection, ids: &[i64]) -> Result<u64, s
            received_at = NULL, enqueued_at = NULL, updated_at = NULL, finished_at = NULL, \
            backfill_next_at = NULL, backfill_at = NULL, backfill_attempts = 0, backfill_last_error = NULL, \
            backfill_abandoned_at = NULL, backfill_abandoned_reason = NULL, backfill_reconciled_at = NULL, \
-           backfill_reconciled_note = NULL \
+           backfill_reconciled_note = NULL, traceparent = NULL \
          WHERE msg_id = ANY($1) AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD')",
     )
     .bind(ids)
