@@ -714,11 +714,13 @@ async fn a_replay_and_a_resend_through_http_are_confirmed_and_recorded_with_the_
         .await
         .expect("event");
     assert_eq!(status, "PENDING");
-    let (actor, action, target, reason): (String, String, String, Option<String>) =
-        sqlx::query_as("SELECT actor, action, target, reason FROM operator_action ORDER BY id")
-            .fetch_one(&c.db.pool)
-            .await
-            .expect("operator_action");
+    let (actor, action, target, reason): (String, String, String, Option<String>) = sqlx::query_as(
+        "SELECT actor, action, target, reason FROM operator_action \
+             WHERE action = 'EVENT_RESEND' ORDER BY id",
+    )
+    .fetch_one(&c.db.pool)
+    .await
+    .expect("operator_action");
     assert_eq!(
         (actor.as_str(), action.as_str(), target, reason.as_deref()),
         (
@@ -727,6 +729,16 @@ async fn a_replay_and_a_resend_through_http_are_confirmed_and_recorded_with_the_
             format!("msg_event:{e}"),
             Some("ACL fixed")
         )
+    );
+    // The replay is in the same audit trail, with the user.
+    let replay: (String, String, Option<String>) =
+        sqlx::query_as("SELECT actor, target, reason FROM operator_action WHERE action = 'REPLAY'")
+            .fetch_one(&c.db.pool)
+            .await
+            .expect("the replay in operator_action");
+    assert_eq!(
+        (replay.0.as_str(), replay.1, replay.2.as_deref()),
+        ("alice", format!("proc_state:{id}"), Some("codec fixed"))
     );
 }
 
@@ -859,6 +871,15 @@ async fn an_upstream_request_is_confirmed_then_sent_and_tracked() {
     assert_eq!((req_type.as_str(), state.as_str()), ("RQRD:GLST", "SENT"));
     let a = c.get("/requests", Some(&s)).await;
     assert!(a.body.contains("RQRD:GLST"), "{}", a.body);
+    let (actor, target, reason): (String, String, Option<String>) = sqlx::query_as(
+        "SELECT actor, target, reason FROM operator_action WHERE action = 'REQUEST_SEND'",
+    )
+    .fetch_one(&c.db.pool)
+    .await
+    .expect("the request in operator_action");
+    assert_eq!(actor, "alice");
+    assert!(target.starts_with("req_track:"), "{target}");
+    assert_eq!(reason.as_deref(), Some("gates changed"));
 }
 
 #[tokio::test]
@@ -994,4 +1015,180 @@ async fn hash_password_prints_an_argon2_hash_of_standard_input() {
     .expect("write");
     let users = msgx::console::access::Users::load(file.path()).expect("loads");
     assert!(users.verify_password("a", "s3cret pass").is_some());
+}
+
+// ------------------------------------------------------------ in a browser --
+
+/// Issue 21 item 4: the console in headless Chromium (tests/common/browser.rs)
+/// on a database filled by a real drain: every page loads after a login
+/// through the form; a viewer is shown no action and is refused one even with
+/// its own CSRF token; an operator's action without the token is refused; a
+/// filter narrows the messages; a replay and a resend done by clicking
+/// through the confirmation are applied and recorded with the user.
+#[tokio::test]
+async fn in_a_browser_an_operator_filters_replays_and_resends_and_a_viewer_cannot() {
+    let Some(b) = common::browser::Browser::start().await else {
+        return;
+    };
+    let c = Console::start(|_| {}).await;
+    let f = c.fill().await;
+    let base = format!("http://{}", c.addr);
+    let log_in = |(user, password): (&'static str, &'static str)| {
+        let b = &b;
+        let base = base.clone();
+        async move {
+            b.clear_cookies().await;
+            b.goto(&format!("{base}/login")).await;
+            b.fill("login-user", user).await;
+            b.fill("login-password", password).await;
+            b.click("login-submit").await;
+            b.wait_for("#page-overview").await;
+            assert!(
+                b.cookie("msgx_console").await.is_some(),
+                "{user} has a session"
+            );
+        }
+    };
+    // A page asked for without a session shows the login form.
+    b.goto(&format!("{base}/messages")).await;
+    b.wait_for("#page-login").await;
+
+    // The viewer: every page, no action, and an action posted anyway is refused.
+    log_in(VICTOR).await;
+    let pages = [
+        ("/".to_string(), "page-overview"),
+        ("/messages".to_string(), "page-messages"),
+        (format!("/messages/{}", f.unsupported), "page-message"),
+        ("/flights?flid=9001".to_string(), "page-flights"),
+        ("/flights/9001".to_string(), "page-flight"),
+        ("/events/dead".to_string(), "page-dead-events"),
+        ("/backfill/abandoned".to_string(), "page-abandoned"),
+        ("/holes".to_string(), "page-holes"),
+        ("/requests".to_string(), "page-requests"),
+        ("/jobs".to_string(), "page-jobs"),
+    ];
+    for (path, id) in &pages {
+        b.goto(&format!("{base}{path}")).await;
+        b.wait_for(&format!("#{id}")).await;
+    }
+    b.goto(&format!("{base}/messages/{}", f.unsupported)).await;
+    b.wait_for("#page-message").await;
+    let none = std::time::Duration::from_millis(300);
+    assert!(
+        b.wait_for_within("#replay-form", none).await.is_none(),
+        "a viewer is shown no replay form"
+    );
+    let forge = "const f = document.createElement('form'); f.method = 'post'; \
+                 f.action = '/actions/replay'; \
+                 for (const [k, v] of arguments[0]) { const i = document.createElement('input'); \
+                 i.type = 'hidden'; i.name = k; i.value = v; f.appendChild(i); } \
+                 document.body.appendChild(f); f.submit();";
+    let csrf_of_page =
+        "const i = document.querySelector('input[name=csrf]'); return i ? i.value : '';";
+    let viewer_csrf = b
+        .client()
+        .execute(csrf_of_page, vec![])
+        .await
+        .expect("read the csrf token");
+    let viewer_csrf = viewer_csrf.as_str().unwrap_or_default().to_string();
+    assert!(!viewer_csrf.is_empty(), "the logout form carries the token");
+    let id = f.unsupported.to_string();
+    let fields = serde_json::json!([
+        ["csrf", viewer_csrf],
+        ["step", "apply"],
+        ["ids", id],
+        ["reason", "viewer tries"]
+    ]);
+    b.client()
+        .execute(forge, vec![fields])
+        .await
+        .expect("post the forged form");
+    b.wait_for_url(|u| u.ends_with("/actions/replay")).await;
+    assert!(
+        b.text_of("body").await.contains("refused"),
+        "a viewer's action is refused"
+    );
+    assert_eq!(state_of(&c.db, f.unsupported).await, "FAILED");
+
+    // The operator.
+    log_in(ALICE).await;
+    // An action without the CSRF token is refused.
+    b.goto(&format!("{base}/messages/{}", f.unsupported)).await;
+    b.wait_for("#replay-form").await;
+    let fields = serde_json::json!([["step", "apply"], ["ids", id], ["reason", "no token"]]);
+    b.client()
+        .execute(forge, vec![fields])
+        .await
+        .expect("post the form without a token");
+    b.wait_for_url(|u| u.ends_with("/actions/replay")).await;
+    assert!(b.text_of("body").await.contains("refused"));
+    assert_eq!(state_of(&c.db, f.unsupported).await, "FAILED");
+
+    // A filter: DEAD messages only.
+    b.goto(&format!("{base}/messages")).await;
+    b.wait_for("#filter-form").await;
+    b.client()
+        .find(fantoccini::Locator::Id("filter-state"))
+        .await
+        .expect("the state filter")
+        .select_by_value("DEAD")
+        .await
+        .expect("choose DEAD");
+    b.click("filter-submit").await;
+    b.wait_for_url(|u| u.contains("state=DEAD")).await;
+    b.wait_for(&format!("#message-{}", f.malformed)).await;
+    for other in [f.schd, f.unsupported] {
+        assert!(
+            b.wait_for_within(&format!("#message-{other}"), none)
+                .await
+                .is_none(),
+            "message {other} is not DEAD"
+        );
+    }
+
+    // Replay through the confirmation page.
+    b.goto(&format!("{base}/messages/{}", f.unsupported)).await;
+    b.click("replay-submit").await;
+    b.wait_for("#page-confirm").await;
+    assert_eq!(state_of(&c.db, f.unsupported).await, "FAILED", "not yet");
+    b.fill("confirm-reason", "codec fixed").await;
+    b.click("confirm-submit").await;
+    b.wait_for("#result.ok").await;
+    assert_eq!(state_of(&c.db, f.unsupported).await, "PENDING");
+    let recorded = common::queries::backfill_actions(&c.db).await;
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(
+        (
+            recorded[0].0.as_str(),
+            recorded[0].1.as_str(),
+            recorded[0].3.as_deref()
+        ),
+        ("alice", "REPLAY", Some("codec fixed"))
+    );
+
+    // Resend a DEAD event from the Outbox DLQ page.
+    let e = f.dead_event;
+    b.goto(&format!("{base}/events/dead")).await;
+    b.click(&format!("resend-{e}-submit")).await;
+    b.wait_for("#page-confirm").await;
+    b.fill("confirm-reason", "ACL fixed").await;
+    b.click("confirm-submit").await;
+    b.wait_for("#result.ok").await;
+    let status: String = sqlx::query_scalar("SELECT status FROM msg_event WHERE event_id = $1")
+        .bind(e)
+        .fetch_one(&c.db.pool)
+        .await
+        .expect("event");
+    assert_eq!(status, "PENDING");
+    let (actor, action, reason): (String, String, Option<String>) = sqlx::query_as(
+        "SELECT actor, action, reason FROM operator_action WHERE target = $1 ORDER BY id DESC",
+    )
+    .bind(format!("msg_event:{e}"))
+    .fetch_one(&c.db.pool)
+    .await
+    .expect("operator_action");
+    assert_eq!(
+        (actor.as_str(), action.as_str(), reason.as_deref()),
+        ("alice", "EVENT_RESEND", Some("ACL fixed"))
+    );
 }

@@ -23,3 +23,13 @@ CREATE INDEX proc_state_state_msg_idx ON proc_state (state, msg_id);
 CREATE INDEX msg_event_msg_idx ON msg_event (msg_id) WHERE msg_id IS NOT NULL;
 -- Messages page FLID filter and flight detail: a flight's message events.
 CREATE INDEX msg_event_flid_msg_idx ON msg_event (partition_key, msg_id) WHERE target = 'KAFKA:msg';
+
+-- One audit trail for every operator action (issue 21 item 2): replay, skip,
+-- reopen and reconcile are recorded in OPERATOR_ACTION too (beside their
+-- BACKFILL_ACTION row, same transaction; target `proc_state:<ids>`), and the
+-- console records the upstream requests and job runs it starts.
+ALTER TABLE operator_action DROP CONSTRAINT operator_action_action_check;
+ALTER TABLE operator_action ADD CONSTRAINT operator_action_action_check
+    CHECK (action IN ('EVENT_RESEND', 'EVENT_DISCARD', 'REQUEST_MATCH_DEGRADED',
+                      'REPLAY', 'REPLAY_FORCED', 'SKIP', 'BACKFILL_REOPEN', 'BACKFILL_RECONCILE',
+                      'REQUEST_SEND', 'JOB_RUN'));

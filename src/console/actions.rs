@@ -559,6 +559,39 @@ fn filter_fields(f: &FilterForm) -> Vec<(String, String)> {
     .collect()
 }
 
+/// Records an action the console started that its service does not audit
+/// itself (an upstream request, a job run) in OPERATOR_ACTION with the
+/// authenticated user (issue 21 item 2); the result line says so, or that
+/// the record failed (the action itself has happened either way).
+async fn audit(
+    s: &ConsoleState,
+    actor: &str,
+    action: &str,
+    target: &str,
+    reason: &str,
+    detail: serde_json::Value,
+) -> String {
+    let row = crate::store::pg::operator_action::NewAction {
+        at: s.clock.now(),
+        actor,
+        action,
+        target,
+        reason: Some(reason),
+        detail,
+    };
+    let recorded = match s.pg.acquire().await {
+        Ok(mut conn) => crate::store::pg::operator_action::insert(&mut conn, &row).await,
+        Err(e) => Err(e),
+    };
+    match recorded {
+        Ok(id) => format!("recorded as operator_action #{id} by {actor}"),
+        Err(e) => {
+            tracing::error!(user = actor, action, target, error = %e, "Console: the action happened but could not be recorded");
+            format!("the action happened but its record failed: {e}")
+        }
+    }
+}
+
 /// Does the action; `(applied, what happened)`.
 async fn apply_action(
     s: &ConsoleState,
@@ -697,6 +730,11 @@ async fn apply_action(
                 Ok(sent) => {
                     let r = &sent.request;
                     tracing::info!(user = actor, reason, request = r.id, req_type = %r.req_type, "Console: upstream request sent");
+                    let detail = serde_json::json!({
+                        "req_type": r.req_type.to_string(), "seqn": r.seqn, "coutmsgs_id": r.coutmsgs_id,
+                    });
+                    let target = format!("req_track:{}", r.id);
+                    let audit = audit(s, actor, "REQUEST_SEND", &target, reason, detail).await;
                     let mut lines = vec![format!(
                         "request {} {} SEQN {} sent: COUTMSGS {}",
                         r.id,
@@ -710,6 +748,7 @@ async fn apply_action(
                             sent.superseded
                         ));
                     }
+                    lines.push(audit);
                     Ok((true, lines))
                 }
                 Err(e) => Ok((false, vec![format!("{}: {e}", kind.req_type())])),
@@ -725,7 +764,14 @@ async fn apply_action(
             let job = f.job.trim();
             tracing::info!(user = actor, reason, job, "Console: job run requested");
             match launcher.run_now(job).await {
-                Ok(summary) => Ok((true, summary.lines().map(str::to_string).collect())),
+                Ok(summary) => {
+                    let detail = serde_json::json!({ "summary": summary });
+                    let target = format!("job:{job}");
+                    let audit = audit(s, actor, "JOB_RUN", &target, reason, detail).await;
+                    let mut lines: Vec<String> = summary.lines().map(str::to_string).collect();
+                    lines.push(audit);
+                    Ok((true, lines))
+                }
                 Err(e) => Ok((false, vec![format!("{job} did not run: {e}")])),
             }
         }

@@ -429,8 +429,10 @@ pub async fn reconcile(
     .rows_affected())
 }
 
-/// Appends one operator action to BACKFILL_ACTION. TARGET = the MSG_IDs,
-/// comma-separated.
+/// Appends one operator action to BACKFILL_ACTION (TARGET = the MSG_IDs,
+/// comma-separated) and, in the same transaction, to OPERATOR_ACTION
+/// (target `proc_state:<ids>`), the one audit trail of every operator action
+/// (issue 21 item 2; migration 0010). Returns the BACKFILL_ACTION id.
 pub async fn record_action(
     conn: &mut PgConnection,
     at: DateTime<Utc>,
@@ -440,15 +442,28 @@ pub async fn record_action(
     reason: Option<&str>,
 ) -> Result<i64, sqlx::Error> {
     let target = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-    sqlx::query_scalar(
+    let id: i64 = sqlx::query_scalar(
         "INSERT INTO backfill_action (at, actor, action, target, reason) \
          VALUES ($1, $2, $3, $4, $5) RETURNING id",
     )
     .bind(at)
     .bind(actor)
     .bind(action)
-    .bind(target)
+    .bind(&target)
     .bind(reason)
-    .fetch_one(conn)
-    .await
+    .fetch_one(&mut *conn)
+    .await?;
+    super::operator_action::insert(
+        conn,
+        &super::operator_action::NewAction {
+            at,
+            actor,
+            action,
+            target: &format!("proc_state:{target}"),
+            reason,
+            detail: serde_json::json!({ "backfill_action": id, "msg_ids": ids }),
+        },
+    )
+    .await?;
+    Ok(id)
 }

@@ -9,7 +9,8 @@ use sqlx::PgConnection;
 pub struct NewAction<'a> {
     pub at: DateTime<Utc>,
     pub actor: &'a str,
-    /// `EVENT_RESEND` or `EVENT_DISCARD`.
+    /// One of the actions migration 0010's CHECK lists (`EVENT_RESEND`,
+    /// `REPLAY`, `REQUEST_SEND`, …).
     pub action: &'a str,
     /// The row acted on, e.g. `msg_event:4711`.
     pub target: &'a str,
