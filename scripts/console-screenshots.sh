@@ -75,6 +75,18 @@ listen = "127.0.0.1:$CONSOLE_PORT"
 users-file = "$WORK/users.toml"
 TOML
 "$MSGX" migrate >/dev/null
+# The users file before the drain: the daemon serves the console too (the
+# config has its [msgx.console]) and refuses to start without the file.
+SHOT_USER=screenshots
+MSGX_SHOT_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
+export MSGX_SHOT_PASSWORD
+hash=$(printf '%s' "$MSGX_SHOT_PASSWORD" | "$MSGX" console hash-password)
+cat >"$WORK/users.toml" <<TOML
+[[user]]
+name = "$SHOT_USER"
+role = "operator"
+password-hash = '$hash'
+TOML
 "$MSGX" mailbox generate --messages "$MESSAGES" --flights "$(harness_default_flights "$MESSAGES")" \
   --seed 21 --duplicates 0.02 --malformed 0.005 --holes $(( MESSAGES / 2000 + 1 )) >/dev/null
 harness_dev_kafka "$WORK/kafka.log"
@@ -91,16 +103,6 @@ FLID=$(psql "$MSGX_DATABASE_URL" -qtAX -c \
 echo "message $MSG_ID, flight $FLID"
 
 echo "== msgx console on 127.0.0.1:$CONSOLE_PORT"
-SHOT_USER=screenshots
-MSGX_SHOT_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
-export MSGX_SHOT_PASSWORD
-hash=$(printf '%s' "$MSGX_SHOT_PASSWORD" | "$MSGX" console hash-password)
-cat >"$WORK/users.toml" <<TOML
-[[user]]
-name = "$SHOT_USER"
-role = "operator"
-password-hash = '$hash'
-TOML
 "$MSGX" console >"$WORK/console.log" 2>&1 &
 harness_track $!
 base=http://127.0.0.1:$CONSOLE_PORT

@@ -1073,6 +1073,18 @@ async fn in_a_browser_an_operator_filters_replays_and_resends_and_a_viewer_canno
     }
     b.goto(&format!("{base}/messages/{}", f.unsupported)).await;
     b.wait_for("#page-message").await;
+    // Its trace context, as its Kafka records and log lines carry it.
+    let trace: Option<String> =
+        sqlx::query_scalar("SELECT traceparent FROM proc_state WHERE msg_id = $1")
+            .bind(f.unsupported)
+            .fetch_one(&c.db.pool)
+            .await
+            .expect("proc_state");
+    let trace = trace.expect("ingest gave the message a trace context");
+    assert!(
+        b.text_of("#fact-traceparent").await.contains(&trace),
+        "the detail shows {trace}"
+    );
     let none = std::time::Duration::from_millis(300);
     assert!(
         b.wait_for_within("#replay-form", none).await.is_none(),

@@ -243,6 +243,48 @@ async fn a_then_chain_starts_the_next_job_when_the_first_handled_items() {
     );
 }
 
+/// Issue 20: a pipeline run that stopped at its bound with work left runs
+/// again at once. pump-drain's own cron never fires during the test; one
+/// ingest run enqueues 2,500 messages and starts it once through `[then]`; its
+/// first run stops at the manifest's 2,000 and the rest are processed only
+/// because the run reported more work (before, they waited for the next tick:
+/// up to a second of an idle pump per 2,000 messages of a backlog).
+#[tokio::test]
+async fn a_pipeline_run_that_stopped_at_its_bound_runs_again_at_once() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.exec(
+        "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) \
+         SELECT '<MSG><META>', NOW(), 'VALID' FROM seq_1_to_2500",
+    )
+    .await;
+    let (cfg, _profile) = profile_config(
+        &db,
+        "[jobs]\ningest-sweep = \"* * * * * *\"\npump-drain = \"0 0 0 1 1 *\"\n\
+         [then]\ningest-sweep = [\"pump-drain\"]\n",
+        |c| c.msgx.mailbox.url = mb.url.clone(),
+    );
+    let _d = Daemon::spawn(cfg.path(), &[]);
+    let dead = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM proc_state WHERE state = 'DEAD'")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap()
+    };
+    wait_until(
+        "all 2,500 messages processed",
+        Duration::from_secs(60),
+        || async { dead().await == 2500 },
+    )
+    .await;
+    let runs: Vec<i64> = sqlx::query_scalar(
+        "SELECT items FROM job_run WHERE job = 'pump-drain' AND trigger = 'daemon' ORDER BY id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(runs, [2000, 500], "the bounded run, then at once the rest");
+}
+
 /// Issue 17, item 1: a panic inside a job run is recorded FAILED with the
 /// panic message, counted, and the next tick runs the job again (before, the
 /// running flag stayed set and every later tick was skipped).

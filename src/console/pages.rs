@@ -414,6 +414,13 @@ pub async fn message(
                 "no intent (not terminal)".into()
             };
             facts.push(Fact::new("fact-backfill", "Backfill", backfill));
+            // The W3C trace context (issue 21 item 5): the `traceparent`
+            // header of its Kafka records, the `trace_id` of its log lines.
+            let trace = r
+                .traceparent
+                .clone()
+                .unwrap_or_else(|| "none (enqueued before trace context)".into());
+            facts.push(Fact::new("fact-traceparent", "Trace (traceparent)", trace));
         }
     }
     let mut events = Table::new(

@@ -10,7 +10,7 @@ use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::http::ops::{self, Heartbeat, JobsSlot, LockSlot, OpsState};
 use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
-use crate::jobs::manifest;
+use crate::jobs::manifest::{self, JobClass};
 use crate::jobs::profile::{JobSchedule, Profile};
 use crate::jobs::supervision::JobWatch;
 use crate::pipeline::identity;
@@ -57,6 +57,9 @@ struct Inner {
     again: BTreeMap<String, AtomicBool>,
     /// The profile's `[then]` table.
     then: BTreeMap<String, Vec<String>>,
+    /// The pipeline-class jobs: a run of one that stopped at its bound with
+    /// work left starts again at once (see [`Inner::tick_inner`]).
+    pipeline: std::collections::BTreeSet<String>,
     stopping: AtomicBool,
     heartbeat: Arc<Heartbeat>,
     /// Whether each job keeps up with its schedule (`/readyz`).
@@ -119,8 +122,10 @@ impl Inner {
             // The runner contains a panic inside the job's passes; this
             // catches one in the code around them (lock, JOB_RUN writes).
             let result = std::panic::AssertUnwindSafe(run).catch_unwind().await;
+            let mut more = false;
             let (items, error) = match result {
                 Ok(Ok(summary)) => {
+                    more = summary.more;
                     let error = match summary.outcome {
                         Outcome::Succeeded | Outcome::SkippedLocked => None,
                         other => Some(format!(
@@ -160,7 +165,19 @@ impl Inner {
             }
             // Checked after clearing the flag: a chained start that saw the
             // flag set has stored `again` by now; a later one runs itself.
-            if !again.swap(false, Ordering::SeqCst) {
+            let handed_over = again.swap(false, Ordering::SeqCst);
+            // A pipeline job that stopped at its bound with work left (a
+            // backlog) runs again at once instead of at its next tick: a
+            // 2,000-message pump-drain run waited up to a second for the
+            // next `*/1` tick, 10–25 % of a backlog drain (issue 20,
+            // docs/BENCHMARKS.md). Only after progress (items > 0), so a run
+            // that reports work it cannot do yet never spins; maintenance
+            // jobs keep their bound per tick.
+            let backlog = more
+                && items > 0
+                && matches!(polled, Polled::Ran { .. })
+                && self.pipeline.contains(&job);
+            if !handed_over && !backlog {
                 return Some(polled);
             }
             chained = true;
@@ -363,6 +380,11 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         }),
     ));
     let _ = jobs_slot.set(watch.clone());
+    let pipeline = running
+        .keys()
+        .filter(|job| manifest::find(job).is_some_and(|m| m.class == JobClass::Pipeline))
+        .cloned()
+        .collect();
     let inner = Arc::new(Inner {
         runner: JobRunner {
             pg: pool.clone(),
@@ -379,6 +401,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         running,
         again,
         then: profile.then.clone(),
+        pipeline,
         stopping: AtomicBool::new(false),
         heartbeat: heartbeat.clone(),
         watch,
