@@ -206,7 +206,7 @@ pub fn unreachable(e: &MailboxError) -> bool {
     }
 }
 
-/// What [`BackfillScan::mark_one`] did, and whether the mailbox turned out
+/// What [`BackfillScan::mark_round`] did to a row, and whether the mailbox turned out
 /// unreachable (the run then stops).
 struct Marked {
     outcome: RowOutcome,
@@ -248,64 +248,38 @@ fn alert_abandoned(msg_id: i64, reason: AbandonReason, error: &str) {
 }
 
 impl BackfillScan {
-    /// One row inside the gate (see the module docs).
-    async fn mark_one(&self, ctx: &JobContext, msg_id: i64) -> Result<Marked, JobError> {
-        let p = &self.config;
-        let mut tx = gate::enter(&ctx.pg, p.gate_wait)
-            .await
-            .map_err(gate_error)?;
-        ctx.fence(&mut tx).await?;
-        let Some(row) = store::lock_unconfirmed(&mut tx, msg_id).await? else {
-            tx.rollback().await?;
-            return Ok(RowOutcome::Changed.into());
-        };
-        let now = ctx.clock.now();
-        let answer = ctx
-            .mailbox
-            .mark_processed(msg_id, mark_value(now, p.timezone))
-            .await;
-        if let Err(MailboxError::Shadow) = answer {
-            // Shadow mode is checked before any row is taken; reaching
-            // this means the config and the handle disagree.
-            tx.rollback().await?;
-            return Err(MailboxError::Shadow.into());
-        }
-        let marked = self.record(&mut tx, msg_id, row, answer, now).await?;
-        tx.commit().await?;
-        count_mark(marked.outcome);
-        Ok(marked)
-    }
-
     /// A round's rows in one gate transaction and one mailbox statement
     /// (issue 20: per row, each mark was a gate transaction and a mailbox
     /// commit of its own, ≈ 4.5 ms, and the scan fell behind a 1,000 msg/s
     /// burst). The gate is still held for one bounded mailbox call. The
     /// §6.2 outcomes stay per row: a reachable mailbox that refuses the
-    /// statement may be refusing one row, so each row is then tried alone;
-    /// an unreachable one is an outage, charged to the round's first row
-    /// (the probe) and ending the run, the other rows not tried.
-    async fn mark_batch(&self, ctx: &JobContext, ids: &[i64]) -> Result<Vec<Marked>, JobError> {
-        if let [one] = ids {
-            return Ok(vec![self.mark_one(ctx, *one).await?]);
-        }
+    /// statement for several rows may be refusing one of them, so the answer
+    /// is `None` and the caller tries each row alone (a refusal of one row is
+    /// that row's failure); an unreachable one is an outage, charged to the
+    /// round's first row (the probe) and ending the run, the others not tried.
+    async fn mark_round(
+        &self,
+        ctx: &JobContext,
+        ids: &[i64],
+    ) -> Result<Option<Vec<Marked>>, JobError> {
         let p = &self.config;
         let mut tx = gate::enter(&ctx.pg, p.gate_wait)
             .await
             .map_err(gate_error)?;
         ctx.fence(&mut tx).await?;
-        let rows = store::lock_unconfirmed_many(&mut tx, ids).await?;
+        let rows = store::lock_unconfirmed(&mut tx, ids).await?;
         let changed = ids.iter().filter(|id| !rows.contains_key(id)).count();
         let mut out: Vec<Marked> = (0..changed).map(|_| RowOutcome::Changed.into()).collect();
         // The round's order (fairness, §6.1), for the probe of an outage.
         let Some(&probe) = ids.iter().find(|id| rows.contains_key(id)) else {
             tx.rollback().await?;
-            return Ok(out);
+            return Ok(Some(out));
         };
         let locked: Vec<i64> = rows.keys().copied().collect();
         let now = ctx.clock.now();
         let answer = ctx
             .mailbox
-            .mark_processed_many(&locked, mark_value(now, p.timezone))
+            .mark_processed(&locked, mark_value(now, p.timezone))
             .await;
         match answer {
             Ok(answers) => {
@@ -314,60 +288,62 @@ impl BackfillScan {
                     .filter(|(_, o)| matches!(o, MarkOutcome::Written | MarkOutcome::AlreadyMarked))
                     .map(|(id, _)| *id)
                     .collect();
-                store::confirm_many(&mut tx, &confirmed, now).await?;
+                store::confirm(&mut tx, &confirmed, now).await?;
                 for (id, outcome) in answers {
-                    out.push(match outcome {
-                        MarkOutcome::Written => RowOutcome::Written.into(),
-                        MarkOutcome::AlreadyMarked => {
-                            tracing::info!(
-                                msg_id = id,
-                                "Mailbox row was already marked; kept its mark"
-                            );
-                            RowOutcome::AlreadyMarked.into()
-                        }
-                        MarkOutcome::Missing => {
-                            let row = rows[&id];
-                            self.record(&mut tx, id, row, Ok(outcome), now).await?
-                        }
-                    });
+                    out.push(
+                        self.record(&mut tx, id, rows[&id], Ok(outcome), now)
+                            .await?,
+                    );
                 }
                 tx.commit().await?;
                 for m in &out {
                     count_mark(m.outcome);
                 }
-                Ok(out)
+                Ok(Some(out))
             }
             Err(MailboxError::Shadow) => {
+                // Shadow mode is checked before any row is taken; reaching
+                // this means the config and the handle disagree.
                 tx.rollback().await?;
                 Err(MailboxError::Shadow.into())
             }
-            Err(e) if unreachable(&e) => {
+            Err(e) if locked.len() > 1 && !unreachable(&e) => {
+                tx.rollback().await?;
+                tracing::debug!(error = %e, rows = locked.len(), "Batch mark refused; marking each row alone");
+                Ok(None)
+            }
+            Err(e) => {
                 let marked = self
                     .record(&mut tx, probe, rows[&probe], Err(e), now)
                     .await?;
                 tx.commit().await?;
                 out.push(marked);
-                Ok(out)
-            }
-            Err(e) => {
-                tx.rollback().await?;
-                tracing::debug!(error = %e, rows = locked.len(), "Batch mark refused; marking each row alone");
-                out.clear();
-                for &id in ids {
-                    let marked = self.mark_one(ctx, id).await?;
-                    let stop = marked.outage.is_some();
-                    out.push(marked);
-                    if stop {
-                        break;
-                    }
-                }
-                Ok(out)
+                Ok(Some(out))
             }
         }
     }
 
+    /// [`BackfillScan::mark_round`], and when the mailbox refused the round
+    /// as a whole, each of its rows alone until one finds an outage.
+    async fn mark_rows(&self, ctx: &JobContext, ids: &[i64]) -> Result<Vec<Marked>, JobError> {
+        if let Some(out) = self.mark_round(ctx, ids).await? {
+            return Ok(out);
+        }
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let one = self.mark_round(ctx, &[id]).await?.unwrap_or_default();
+            let stop = one.iter().any(|m| m.outage.is_some());
+            out.extend(one);
+            if stop {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
     /// Records what the mailbox answered for one locked row (the §6.2 table
-    /// in the module docs), inside the gate transaction `tx`.
+    /// in the module docs), inside the gate transaction `tx`; a written or
+    /// already-marked row is confirmed by the caller.
     async fn record(
         &self,
         tx: &mut sqlx::PgConnection,
@@ -379,12 +355,9 @@ impl BackfillScan {
         let p = &self.config;
         let mut outage = None;
         let outcome = match answer {
-            Ok(MarkOutcome::Written) => {
-                store::confirm(tx, msg_id, now).await?;
-                RowOutcome::Written
-            }
+            // Confirmed by the caller, one statement for the round.
+            Ok(MarkOutcome::Written) => RowOutcome::Written,
             Ok(MarkOutcome::AlreadyMarked) => {
-                store::confirm(tx, msg_id, now).await?;
                 tracing::info!(msg_id, "Mailbox row was already marked; kept its mark");
                 RowOutcome::AlreadyMarked
             }
@@ -453,7 +426,9 @@ impl BackfillScan {
             .map_err(gate_error)?;
         ctx.fence(&mut tx).await?;
         let now = ctx.clock.now();
-        let row = store::lock_unconfirmed(&mut tx, msg_id).await?;
+        let row = store::lock_unconfirmed(&mut tx, &[msg_id])
+            .await?
+            .remove(&msg_id);
         if !row.is_some_and(|r| reached_deadline(r.enqueued_at, now, p.deadline)) {
             tx.rollback().await?;
             return Ok(RowOutcome::Changed);
@@ -559,7 +534,7 @@ impl Job for BackfillScan {
                 break;
             }
             let mut outage = None;
-            for marked in self.mark_batch(ctx, &ids).await? {
+            for marked in self.mark_rows(ctx, &ids).await? {
                 report.items += 1;
                 report.details.of(marked.outcome).add(1);
                 outage = outage.or(marked.outage);

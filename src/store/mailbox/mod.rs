@@ -313,60 +313,22 @@ impl Mailbox {
         self.shadow
     }
 
-    /// Writes the processing mark of one row (design §6.2), never
-    /// overwriting an existing mark:
-    /// `UPDATE CMINMSGS SET <mark> = ? WHERE CMINMSGS_ID = ? AND <mark> IS NULL`.
-    /// On 0 rows it checks, on the same connection and within the same
-    /// bound, whether the row exists, to tell "already marked" from "row
-    /// missing". Any failure (timeout, refused connection, server error) is
-    /// an `Err` — never [`MarkOutcome::Missing`], which is only the answer of
-    /// a reachable mailbox. Refused in shadow mode.
-    pub async fn mark_processed(
-        &self,
-        id: i64,
-        mark: NaiveDateTime,
-    ) -> Result<MarkOutcome, MailboxError> {
-        if self.shadow {
-            return Err(MailboxError::Shadow);
-        }
-        let update = format!(
-            "UPDATE {t} SET {c} = ? WHERE CMINMSGS_ID = ? AND {c} IS NULL",
-            t = self.inbox().await?.sql(),
-            c = self.processed_column
-        );
-        let exists = format!(
-            "SELECT 1 FROM {} WHERE CMINMSGS_ID = ?",
-            self.inbox().await?.sql()
-        );
-        self.bounded(async {
-            let mut conn = self.pool.get_conn().await?;
-            conn.exec_drop(update, (mark, id)).await?;
-            if conn.affected_rows() == 1 {
-                return Ok(MarkOutcome::Written);
-            }
-            let found: Option<i64> = conn.exec_first(exists, (id,)).await?;
-            Ok(if found.is_some() {
-                MarkOutcome::AlreadyMarked
-            } else {
-                MarkOutcome::Missing
-            })
-        })
-        .await
-    }
-
-    /// [`Mailbox::mark_processed`] for a batch of rows in one statement
-    /// (issue 20: under a 1,000 msg/s burst one UPDATE per row, each its own
-    /// commit, held the scan to ≈ 220 marks/s):
-    /// `UPDATE … SET <mark> = ? WHERE CMINMSGS_ID IN (…) AND <mark> IS NULL`.
+    /// Writes the processing marks of a round of rows (design §6.2) in one
+    /// statement, never overwriting an existing mark (issue 20: one UPDATE
+    /// per row, each its own commit, held the scan to ≈ 220 marks/s under a
+    /// 1,000 msg/s burst):
+    /// `UPDATE CMINMSGS SET <mark> = ? WHERE CMINMSGS_ID IN (…) AND <mark> IS NULL`.
     /// When every row is written that is the only statement; otherwise one
-    /// `SELECT` of the same IDs tells the rest apart, in the same bound:
-    /// absent = [`MarkOutcome::Missing`]; present with exactly this mark =
-    /// written now, else already marked. (A row marked earlier with the same
-    /// second by someone else counts as written: the outcome is the same,
-    /// BACKFILL_AT, only the counter's label differs.) The answer has one
-    /// entry per ID, in the order given. Any failure is an `Err` for the
-    /// whole batch; the caller decides per row.
-    pub async fn mark_processed_many(
+    /// `SELECT` of the same IDs, on the same connection and within the same
+    /// bound, tells the rest apart: absent = [`MarkOutcome::Missing`];
+    /// present with exactly this mark = written now, else already marked. (A
+    /// row marked earlier with the same second by someone else counts as
+    /// written: the outcome is the same, BACKFILL_AT, only the counter's label
+    /// differs.) The answer has one entry per ID, in the order given. Any
+    /// failure (timeout, refused connection, server error) is an `Err` for the
+    /// whole round — never [`MarkOutcome::Missing`], which is only the answer
+    /// of a reachable mailbox. Refused in shadow mode.
+    pub async fn mark_processed(
         &self,
         ids: &[i64],
         mark: NaiveDateTime,

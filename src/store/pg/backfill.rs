@@ -115,37 +115,13 @@ pub struct Unconfirmed {
     pub attempts: i32,
 }
 
-/// Inside the gate transaction: locks `msg_id` if it is still terminal,
-/// unconfirmed and not abandoned. `None` = it changed since the batch was
-/// selected (a replay moved it back to PENDING, another run confirmed it):
-/// no mark may be written for it.
+/// Inside the gate transaction: locks the rows of `msg_ids` that are still
+/// terminal, unconfirmed and not abandoned, in MSG_ID order (one order for
+/// every locker of PROC_STATE rows, so two rounds cannot deadlock; issue 20:
+/// one gate transaction per round of marks). A row missing from the answer
+/// changed since the round was selected (a replay moved it back to PENDING,
+/// another run confirmed it): no mark may be written for it.
 pub async fn lock_unconfirmed(
-    conn: &mut PgConnection,
-    msg_id: i64,
-) -> Result<Option<Unconfirmed>, sqlx::Error> {
-    let row = sqlx::query(
-        "SELECT enqueued_at, backfill_attempts FROM proc_state WHERE msg_id = $1 \
-         AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND state <> 'ARCHIVED' \
-         AND backfill_at IS NULL AND backfill_abandoned_at IS NULL FOR UPDATE",
-    )
-    .bind(msg_id)
-    .fetch_optional(conn)
-    .await?;
-    row.map(|r| {
-        Ok(Unconfirmed {
-            enqueued_at: r.try_get("enqueued_at")?,
-            attempts: r.try_get("backfill_attempts")?,
-        })
-    })
-    .transpose()
-}
-
-/// [`lock_unconfirmed`] for a batch (issue 20: one gate transaction per
-/// batch of marks): the rows of `msg_ids` that still owe their mark, locked
-/// in MSG_ID order (one order for every locker of PROC_STATE rows, so two
-/// batches cannot deadlock). A row missing from the answer changed since the
-/// batch was selected.
-pub async fn lock_unconfirmed_many(
     conn: &mut PgConnection,
     msg_ids: &[i64],
 ) -> Result<BTreeMap<i64, Unconfirmed>, sqlx::Error> {
@@ -170,8 +146,11 @@ pub async fn lock_unconfirmed_many(
         .collect()
 }
 
-/// [`confirm`] for a batch, in one statement.
-pub async fn confirm_many(
+/// Written, or already marked (§6.2 rows 1–2): BACKFILL_AT = now; the intent
+/// is fulfilled (BACKFILL_NEXT_AT cleared). UPDATED_AT moves: settling the
+/// backfill starts the archive threshold (§9.3). One statement for a
+/// round's rows.
+pub async fn confirm(
     conn: &mut PgConnection,
     msg_ids: &[i64],
     now: DateTime<Utc>,
@@ -184,25 +163,6 @@ pub async fn confirm_many(
          WHERE msg_id = ANY($1)",
     )
     .bind(msg_ids)
-    .bind(now)
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
-/// Written, or already marked (§6.2 rows 1–2): BACKFILL_AT = now; the intent
-/// is fulfilled (BACKFILL_NEXT_AT cleared). UPDATED_AT moves: settling the
-/// backfill starts the archive threshold (§9.3).
-pub async fn confirm(
-    conn: &mut PgConnection,
-    msg_id: i64,
-    now: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE proc_state SET backfill_at = $2, backfill_next_at = NULL, updated_at = $2 \
-         WHERE msg_id = $1",
-    )
-    .bind(msg_id)
     .bind(now)
     .execute(conn)
     .await?;
