@@ -3,7 +3,9 @@
 //! `lock_timeout` and `idle_in_transaction_session_timeout` from
 //! `[msgx.postgres]`, the instance-lock session has no idle limit, and every
 //! mailbox session has the server-side `msgx.mailbox.statement-timeout`.
-//! Each timeout is a recorded failure, never a hang.
+//! Each timeout is a recorded failure, never a hang. Every pooled session
+//! also plans with index paths preferred, so a plan cached on an empty table
+//! does not scan it once it has grown (issue 20).
 
 mod common;
 
@@ -60,6 +62,52 @@ async fn pooled_sessions_carry_the_timeouts_and_the_lock_session_has_no_idle_lim
         "0"
     );
     assert_eq!(show(&mut lock, "idle_session_timeout").await, "0");
+}
+
+/// The plan a pooled session caches for a key lookup on `proc_state` while
+/// the table is empty, as the pump's opening statement gets it when the daemon
+/// starts on a fresh database (the generic plan a session keeps after five
+/// executions, forced here).
+async fn cached_plan_on_empty_proc_state(conn: &mut sqlx::PgConnection) -> String {
+    for sql in [
+        "PREPARE by_msg_id(bigint[]) AS SELECT msg_id, state FROM proc_state \
+         WHERE msg_id = ANY($1) ORDER BY msg_id",
+        "SET plan_cache_mode = force_generic_plan",
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(&mut *conn)
+            .await
+            .expect(sql);
+    }
+    let lines: Vec<String> = sqlx::query_scalar("EXPLAIN EXECUTE by_msg_id('{1,2,3}')")
+        .fetch_all(&mut *conn)
+        .await
+        .expect("EXPLAIN");
+    lines.join("\n")
+}
+
+#[tokio::test]
+async fn a_plan_cached_on_an_empty_table_uses_the_index() {
+    let db = TestDb::migrated().await;
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(count, 0, "a fresh database");
+    // A plain session (the test pool) plans the scan: what msgx's sessions
+    // did before, and kept as the table grew.
+    let mut plain = db.pool.acquire().await.unwrap();
+    let plan = cached_plan_on_empty_proc_state(&mut plain).await;
+    assert!(plan.contains("Seq Scan"), "plain session: {plan}");
+    drop(plain);
+    let pool = pg::connect(&db.config().msgx.postgres).await.expect("pool");
+    let mut conn = pool.acquire().await.unwrap();
+    assert_eq!(show(&mut conn, "enable_seqscan").await, "off");
+    let plan = cached_plan_on_empty_proc_state(&mut conn).await;
+    assert!(
+        plan.contains("Index") && !plan.contains("Seq Scan"),
+        "msgx session: {plan}"
+    );
 }
 
 #[tokio::test]

@@ -197,9 +197,25 @@ pub fn timeout_note(e: &sqlx::Error) -> String {
         .unwrap_or_default()
 }
 
-/// Opens the job pool, every session bounded by [`with_timeouts`].
+/// Makes every pooled session prefer index paths (`enable_seqscan = off`;
+/// issue 20, docs/BENCHMARKS.md). msgx's statements are key lookups by design
+/// (MSG_ID, FLID, MAID, IDENTITY_KEY, the partial indexes of the head, the
+/// outbox and backfill), and a session keeps a prepared statement's generic
+/// plan for its whole life. Planned while a table was still empty (a fresh
+/// install, or a daemon started before its first schedule), that plan scanned
+/// the whole table on every later call: on the latency bench the pump's
+/// opening statement, its identity lookup and its flight load were sequential
+/// scans of tables that then grew to 70,000 rows, and a burst's catch-up took
+/// 53–111 s instead of 11 s. A statement no index can serve still scans; the
+/// setting only makes every other path cheaper than a scan.
+pub fn with_index_plans(opts: PgConnectOptions) -> PgConnectOptions {
+    opts.options([("enable_seqscan", "off")])
+}
+
+/// Opens the job pool, every session bounded by [`with_timeouts`] and
+/// planning with [`with_index_plans`].
 pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError> {
-    let opts = with_timeouts(connect_options(&cfg.url)?, cfg);
+    let opts = with_index_plans(with_timeouts(connect_options(&cfg.url)?, cfg));
     PgPoolOptions::new()
         .max_connections(cfg.max_connections)
         .acquire_timeout(cfg.acquire_timeout.std())
