@@ -157,6 +157,12 @@ pub const CATALOG: &[MetricSpec] = &[
         &[],
         "Time to process one message (a group commit counts its mean per message).",
     ),
+    m(
+        "msgx_pipeline_flight_cache_total",
+        Counter,
+        &["result"],
+        "Flights a group commit took from the pump's flight cache (hit) or loaded (miss).",
+    ),
     // end-to-end latency (issue 20 item 3; crate::delivery::latency)
     m(
         "msgx_pipeline_end_to_end_seconds",
@@ -415,6 +421,9 @@ fn register_known_series() {
     let other = crate::pipeline::unknown::OTHER;
     metrics::counter!("msgx_codec_unknown_elements_total", "kind" => other, "name" => other)
         .increment(0);
+    for result in ["hit", "miss"] {
+        metrics::counter!("msgx_pipeline_flight_cache_total", "result" => result).increment(0);
+    }
     // Registering a histogram (without a sample) exports it with zero counts.
     let _ = metrics::histogram!("msgx_pipeline_processing_duration_seconds");
     for target in TARGETS {

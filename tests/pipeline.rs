@@ -5,7 +5,7 @@
 mod common;
 
 use chrono::Duration;
-use common::jobs::{detail, drain, drain_past_backoff, run};
+use common::jobs::{detail, drain, drain_ok, drain_past_backoff, run};
 use common::queries::outcomes;
 use common::sis::{OWN, flop, fltr, own_files, schd};
 use common::*;
@@ -1013,6 +1013,67 @@ async fn group_commit_equivalence_covers_the_edge_cases() {
         );
         assert_eq!(a, b, "group {group}");
     }
+}
+
+/// The pump keeps the flights a group read or wrote for later groups
+/// (issue 20, `pipeline/flight_cache.rs`), checked against the stored row's
+/// version: a flight another writer changed between two runs of the same pump
+/// (same `updated_at`, so only the row version tells) is read again, never
+/// decided on from the copy the first run kept; an unchanged one is taken from
+/// the cache and gives the same result.
+#[tokio::test]
+async fn a_flight_changed_outside_the_pump_is_read_again_not_taken_from_its_cache() {
+    use common::sis::schd_dnld;
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.pipeline.group_commit = 50;
+    });
+    mb.insert(&schd_dnld(
+        1,
+        &[fltr(9001, "01DEC260835", ""), fltr(9002, "01DEC260935", "")],
+    ))
+    .await;
+    mb.insert(&flop(2, 9001, "RENO", "<RENO>B1</RENO>")).await;
+    mb.insert(&flop(3, 9002, "RENO", "<RENO>B2</RENO>")).await;
+    let s = drain_ok(&r).await;
+    assert_eq!(detail(&s, "grouped"), 2, "{s:?}");
+    // Another writer: the row changes, its updated_at does not.
+    sqlx::query("UPDATE flight_schd SET remc = 'set outside' WHERE flid = 9001")
+        .execute(&db.pool)
+        .await
+        .unwrap();
+    mb.insert(&flop(4, 9001, "STND", "<STND>501</STND>")).await;
+    mb.insert(&flop(5, 9002, "STND", "<STND>502</STND>")).await;
+    let s = drain_ok(&r).await;
+    assert_eq!(detail(&s, "grouped"), 2, "{s:?}");
+    type Row = (i64, Option<String>, Option<String>, Option<String>);
+    let rows: Vec<Row> =
+        sqlx::query_as("SELECT flid, reno, stnd, remc FROM flight_schd ORDER BY flid")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            (
+                9001,
+                Some("B1".into()),
+                Some("501".into()),
+                Some("set outside".into())
+            ),
+            (9002, Some("B2".into()), Some("502".into()), None),
+        ]
+    );
+    // The schd state published for 9001 is the stored one, REMC included.
+    let payload: String = sqlx::query_scalar(
+        "SELECT convert_from(payload, 'UTF8') FROM msg_event \
+         WHERE target = 'KAFKA:schd' AND partition_key = '9001' ORDER BY event_id DESC LIMIT 1",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert!(payload.contains("set outside"), "{payload}");
 }
 
 /// A database failure in the middle of a group (the outbox insert of

@@ -19,6 +19,11 @@
 //! would allocate them (one) and every terminal state with its backfill
 //! intent and identity binding (one); COMMIT.
 //!
+//! The flights come through the pump's [`FlightCache`]: the group reads the
+//! versions of the flights it needs and loads only those not cached at that
+//! version (module docs of [`super::flight_cache`]); after COMMIT what it
+//! read and wrote is cached.
+//!
 //! Equivalence with one message per transaction: each member decides on
 //! exactly the set the single path would load. Flights a member changed stay
 //! in memory until a later member needs one of them; then the changes are
@@ -30,6 +35,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use super::flight_cache::{CacheUpdate, FlightCache};
 use super::identity::identity_of;
 use super::ladder::{self, Route, Step, Verdict};
 use super::process_one::{MessageProcessor, ProcessOutcome, decode_off_thread, log_dead};
@@ -39,7 +45,7 @@ use crate::domain::{
 };
 use crate::domain::{ErrorClass, ProcState};
 use crate::jobs::JobError;
-use crate::store::pg::flight::FlightStore;
+use crate::store::pg::flight::{FlightStore, StoredVersion};
 use crate::store::pg::msg_event;
 use crate::store::pg::proc_state::{self, GroupOutcome, Head, IdentityBinding};
 use crate::telemetry::message_span;
@@ -108,12 +114,18 @@ impl MessageProcessor<'_> {
             .collect();
         let mut tx = self.ctx.pg.begin().await?;
         let done = match self.group_body(&mut tx, &members).await {
-            Ok(Some(records)) => tx.commit().await.map(|()| records).map_err(JobError::from),
+            Ok(Some(body)) => tx.commit().await.map(|()| body).map_err(JobError::from),
             Ok(None) => return Ok(GroupResult::RolledBack { last }),
             Err(e) => Err(e),
         };
         let records = match done {
-            Ok(records) => records,
+            Ok((records, update)) => {
+                self.flights
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .apply(update);
+                records
+            }
             Err(JobError::LockLost) => return Err(JobError::LockLost),
             Err(e) => {
                 tracing::debug!(first = heads[0].msg_id, last, error = %e, "Group rolled back; processing one by one");
@@ -147,13 +159,14 @@ impl MessageProcessor<'_> {
         Ok(GroupResult::Done(outcomes))
     }
 
-    /// The group's statements on its open transaction. `None`: a member's
-    /// row is no longer PENDING (nothing written; the caller rolls back).
+    /// The group's statements on its open transaction, and what to cache
+    /// once it commits. `None`: a member's row is no longer PENDING (nothing
+    /// written; the caller rolls back).
     async fn group_body(
         &self,
         conn: &mut sqlx::PgConnection,
         members: &[(&Head, Member)],
-    ) -> Result<Option<Vec<GroupOutcome>>, JobError> {
+    ) -> Result<Option<(Vec<GroupOutcome>, CacheUpdate)>, JobError> {
         let ids: Vec<i64> = members.iter().map(|(h, _)| h.msg_id).collect();
         let rows = self.ctx.open_group(&mut *conn, &ids).await?;
         if rows.len() != ids.len() || rows.iter().any(|(_, state)| *state != ProcState::Pending) {
@@ -179,7 +192,7 @@ impl MessageProcessor<'_> {
             .into_iter()
             .collect();
 
-        let mut working = Working::default();
+        let mut working = Working::new(self.flights);
         let named: BTreeSet<i64> = members
             .iter()
             .filter_map(|(_, member)| match member {
@@ -299,25 +312,65 @@ impl MessageProcessor<'_> {
                 records.len()
             )));
         }
-        Ok(Some(records))
+        Ok(Some((records, working.into_cache_update())))
+    }
+}
+
+/// Counts a flight the group took from the cache or had to load
+/// (docs/metrics.md).
+fn count_cache(result: &'static str, n: usize) {
+    if n > 0 {
+        metrics::counter!("msgx_pipeline_flight_cache_total", "result" => result)
+            .increment(n as u64);
     }
 }
 
 /// The flights a group has read, as the database would now return them
 /// after the group's writes so far.
-#[derive(Default)]
-struct Working {
+struct Working<'c> {
+    cache: &'c std::sync::Mutex<FlightCache>,
     flights: HashMap<i64, FlightState>,
     /// FLIDs whose own row (if any) and every ACTIVE child are in `flights`.
     loaded: HashSet<i64>,
     /// Changed in memory, not yet written: FLID → the stored state before
     /// (`None` = no row).
     dirty: BTreeMap<i64, Option<FlightState>>,
+    /// Loaded from committed rows, with their versions (for the cache).
+    read: Vec<(StoredVersion, FlightState)>,
+    /// The version each written flight's last write returned.
+    written: HashMap<i64, StoredVersion>,
 }
 
-impl Working {
+impl<'c> Working<'c> {
+    fn new(cache: &'c std::sync::Mutex<FlightCache>) -> Self {
+        Self {
+            cache,
+            flights: HashMap::new(),
+            loaded: HashSet::new(),
+            dirty: BTreeMap::new(),
+            read: Vec::new(),
+            written: HashMap::new(),
+        }
+    }
+
+    /// What to cache once the group has committed: what it read, and the
+    /// final state of every flight it wrote.
+    fn into_cache_update(mut self) -> CacheUpdate {
+        let written = self
+            .written
+            .into_values()
+            .filter_map(|v| Some((v, self.flights.remove(&v.flid)?)))
+            .collect();
+        CacheUpdate {
+            read: self.read,
+            written,
+        }
+    }
+
     /// Reads the flights among `flids` not yet known, with their ACTIVE
-    /// children (one statement); flights already known are kept (newer).
+    /// children: their versions (one statement), then the content of those
+    /// not cached at that version (one more, if any); flights already known
+    /// are kept (newer).
     async fn ensure(
         &mut self,
         store: &FlightStore,
@@ -332,9 +385,30 @@ impl Working {
         if missing.is_empty() {
             return Ok(());
         }
-        for f in store.load_with_children(conn, &missing).await? {
+        let versions = store.versions_with_children(&mut *conn, &missing).await?;
+        let mut to_load = Vec::new();
+        let mut hits = 0;
+        {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            for v in versions {
+                if self.flights.contains_key(&v.flid) {
+                    continue;
+                }
+                match cache.get(&v) {
+                    Some(s) => {
+                        self.flights.insert(v.flid, s.clone());
+                        hits += 1;
+                    }
+                    None => to_load.push(v.flid),
+                }
+            }
+        }
+        for (v, f) in store.load_versioned(conn, &to_load).await? {
+            self.read.push((v, f.clone()));
             self.flights.entry(f.flid).or_insert(f);
         }
+        count_cache("hit", hits);
+        count_cache("miss", to_load.len());
         self.loaded.extend(missing);
         Ok(())
     }
@@ -419,7 +493,9 @@ impl Working {
             .iter()
             .filter_map(|(flid, before)| Some((before.as_ref(), self.flights.get(flid)?)))
             .collect();
-        store.write_many(conn, &items).await?;
+        for v in store.write_many_versioned(conn, &items).await? {
+            self.written.insert(v.flid, v);
+        }
         Ok(dirty.into_keys().collect())
     }
 }

@@ -2,6 +2,7 @@
 //! domain/watermark.rs), the Pump and processOne, and the transactional
 //! processors.
 
+pub mod flight_cache;
 pub mod group;
 pub mod identity;
 pub mod inbox_poller;

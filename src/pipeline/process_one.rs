@@ -87,6 +87,8 @@ pub struct MessageProcessor<'a> {
     pub decoded: std::sync::Mutex<Option<(i64, DecodedMessage)>>,
     /// This run's report of unknown elements (once per name per run).
     pub unknown: super::unknown::UnknownReporter,
+    /// The pump's flight cache (kept by the `Pump`, across runs).
+    pub flights: &'a std::sync::Mutex<super::flight_cache::FlightCache>,
 }
 
 /// One read-ahead range: every ID in `first..=last` is known, as a text, a

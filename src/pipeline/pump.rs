@@ -83,6 +83,10 @@ pub struct Pump {
     /// item 5): job state like `warned_beyond_w`, so a head failed by an
     /// earlier process waits its tier as before.
     infra_head: std::sync::Mutex<Option<InfraHead>>,
+    /// Flight states the group commit read or wrote, with their row
+    /// versions (issue 20, [`super::flight_cache`]): job state, so a daemon's
+    /// runs share it.
+    flights: std::sync::Mutex<super::flight_cache::FlightCache>,
 }
 
 /// A FAILED(INFRA) head as this pump recorded it.
@@ -119,6 +123,7 @@ impl Pump {
             warned_beyond_w: AtomicI64::new(-1),
             identity_checked: AtomicBool::new(false),
             infra_head: std::sync::Mutex::new(None),
+            flights: Default::default(),
         })
     }
 }
@@ -163,6 +168,7 @@ impl Job for Pump {
             read_ahead: std::sync::Mutex::new(None),
             decoded: std::sync::Mutex::new(None),
             unknown: Default::default(),
+            flights: &self.flights,
         };
         let retry = &c.retry;
         let mut report = RunReport::<PumpCounts>::default();

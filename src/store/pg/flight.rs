@@ -6,13 +6,20 @@
 //! keys are the `flight_schd` column names (lower-case SIS tags, `fdiv_*`,
 //! `fret_*`, `flab_*`, lifecycle columns) plus one key per list (`rout`,
 //! `gtdt`, …) holding the items as the domain serialises them. PostgreSQL maps
-//! it with `jsonb_populate_record(set)`; loading is one round trip that
-//! aggregates the row and every list with `to_jsonb`.
+//! it with `json_populate_recordset`; loading is one round trip that
+//! aggregates the row and every list with `to_json` / `json_agg`.
+//!
+//! Both directions use `json`, never `jsonb`: a `jsonb` value is built by
+//! sorting and de-duplicating every object's keys, which was a quarter of
+//! PostgreSQL's CPU in the pump (`qsort_arg` and `memcmp` at the top of a
+//! `perf` profile; a 50-flight load 13–15 ms as `jsonb`, 5–6 ms as `json`;
+//! issue 20, docs/BENCHMARKS.md). Nothing is stored as JSON (VIPF's `vipt`
+//! aside), so nothing needs `jsonb`'s binary form.
 //!
 //! A write is at most two statements, for one flight or many: (1) upsert of
 //! the rows (a JSON array of row documents) together with the `DELETE` of
 //! every list that changed, per stored FLID (one `bigint[]` per list), (2)
-//! the INSERT of those lists (a JSON object of one row array per list).
+//! the INSERT of those lists (one JSON array of table rows per list).
 //! Changed lists are thus rewritten delete-then-insert per FLID (INV-14);
 //! unchanged detail rows are not touched. Each JSON value is sent and parsed
 //! once, and each list statement reads only its own part of it (issue 17
@@ -203,8 +210,11 @@ static SCALAR_COLUMNS: LazyLock<Vec<(ScalarTag, String)>> = LazyLock::new(|| {
 });
 
 /// One document per flight of `flight_schd` rows matching `filter` (on
-/// alias `f`), in FLID order. Decimal columns are overridden with their exact
-/// text. Each list is aggregated once per statement for all the selected
+/// alias `f`), in FLID order: `{"row": <the row>, <decimal column>: <its
+/// exact text>, <list key>: [items]}` ([`FlightStore::read`] flattens it; a
+/// `json` object cannot have a key replaced in SQL as `jsonb ||` did). The
+/// row carries `row_xmin`, its version ([`StoredVersion`]). Each
+/// list is aggregated once per statement for all the selected
 /// flights (one grouped scan per detail table), not once per flight: a
 /// correlated subquery per list and flight cost 4.3 s of a re-sent
 /// 20,000-flight SCHD (issue 17 item 5).
@@ -215,13 +225,13 @@ fn load_select(filter: &str) -> String {
         .map(|(_, c)| format!("'{c}', f.{c}::text"));
     let lists = LISTS
         .iter()
-        .map(|l| format!("'{k}', COALESCE(l_{k}.items, '[]'::jsonb)", k = l.key));
+        .map(|l| format!("'{k}', COALESCE(l_{k}.items, '[]'::json)", k = l.key));
     let pairs: Vec<String> = decimals.chain(lists).collect();
     let aggregates: Vec<String> = LISTS
         .iter()
         .map(|l| {
             format!(
-                "l_{k} AS (SELECT x.flid, jsonb_agg(to_jsonb(x) ORDER BY x.ordinal) AS items \
+                "l_{k} AS (SELECT x.flid, json_agg(x ORDER BY x.ordinal) AS items \
                  FROM {t} x WHERE x.flid IN (SELECT flid FROM f){kind} GROUP BY x.flid)",
                 k = l.key,
                 t = l.table,
@@ -234,8 +244,8 @@ fn load_select(filter: &str) -> String {
         .map(|l| format!("LEFT JOIN l_{k} ON l_{k}.flid = f.flid", k = l.key))
         .collect();
     format!(
-        "WITH f AS MATERIALIZED (SELECT * FROM flight_schd f WHERE {filter}), {} \
-         SELECT to_jsonb(f) || jsonb_build_object({}) FROM f {} ORDER BY f.flid",
+        "WITH f AS MATERIALIZED (SELECT *, xmin::text::bigint AS row_xmin FROM flight_schd f WHERE {filter}), {} \
+         SELECT json_build_object('row', to_json(f), {}) FROM f {} ORDER BY f.flid",
         aggregates.join(", "),
         pairs.join(", "),
         joins.join(" ")
@@ -253,7 +263,7 @@ static LOAD_ACTIVE_CHILDREN: LazyLock<String> =
 /// Statement 1 of a write: deletes the stored detail rows of the lists
 /// that changed, per list the FLIDs in `$2`, `$3`, … (one `bigint[]` per
 /// list, [`LISTS`] order), and upserts the `flight_schd` rows of the JSON
-/// array `$1` (row columns only). The FLIDs come from Rust: a flight never
+/// array `$1` (row columns only, sent as text and read as `json`). The FLIDs come from Rust: a flight never
 /// stored has no detail rows to delete, and searching the JSON documents
 /// once per list cost 3.7 s of a 20,000-flight SCHD (issue 17 item 5).
 static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
@@ -278,28 +288,31 @@ static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
         .collect();
     let excluded: Vec<String> = columns.iter().map(|c| format!("EXCLUDED.{c}")).collect();
     format!(
-        "WITH {} INSERT INTO flight_schd SELECT * FROM jsonb_populate_recordset(NULL::flight_schd, $1) \
-         ON CONFLICT (flid) DO UPDATE SET ({}) = ROW({})",
+        "WITH {} INSERT INTO flight_schd SELECT * FROM json_populate_recordset(NULL::flight_schd, $1::text::json) \
+         ON CONFLICT (flid) DO UPDATE SET ({}) = ROW({}) RETURNING flid, xmin::text::bigint",
         deletes.join(", "),
         columns.join(", "),
         excluded.join(", ")
     )
 });
 
-/// Statement 2 of a write: inserts the detail rows of the JSON object `$1`,
-/// one array of complete table rows (with `flid`, and `route_kind` for
-/// ROUT/ERUT) per list key; a missing key inserts nothing. Each list reads
-/// only its own array: searching every flight document once per list cost
-/// most of a 20,000-flight SCHD (issue 17 item 5, docs/BENCHMARKS.md).
+/// Statement 2 of a write: inserts the detail rows of each list from its own
+/// parameter (`$1`, `$2`, … in [`LISTS`] order), a JSON array of complete
+/// table rows (with `flid`, and `route_kind` for ROUT/ERUT); `[]` inserts
+/// nothing. Each list reads only its own array: searching every flight
+/// document once per list cost most of a 20,000-flight SCHD (issue 17 item 5,
+/// docs/BENCHMARKS.md), and a `json` value would be parsed again per lookup.
 static INSERT_LISTS: LazyLock<String> = LazyLock::new(|| {
     let inserts: Vec<String> = LISTS
         .iter()
-        .map(|l| {
+        .enumerate()
+        .map(|(i, l)| {
             format!(
                 "i_{key} AS (INSERT INTO {table} SELECT * FROM \
-                 jsonb_populate_recordset(NULL::{table}, $1->'{key}'))",
+                 json_populate_recordset(NULL::{table}, ${n}::text::json))",
                 key = l.key,
                 table = l.table,
+                n = i + 1,
             )
         })
         .collect();
@@ -313,6 +326,23 @@ pub struct FlightLink {
     pub maid: Option<i64>,
     pub operation_day: Option<chrono::NaiveDate>,
 }
+
+/// Which version of a `flight_schd` row is stored: the transaction that
+/// wrote it (`xmin`, as a number) and its `updated_at`. Every write of a
+/// flight rewrites its row ([`FlightStore::write_many`] always upserts it), so
+/// a state read or written at this version is still the stored one while the
+/// row shows it (the pump's flight cache, issue 20; `updated_at` as well
+/// guards against a transaction ID seen again after wraparound).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredVersion {
+    pub flid: i64,
+    pub xmin: i64,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// The versions of what [`FlightStore::load_with_children`] returns.
+const VERSIONS_WITH_CHILDREN: &str = "SELECT flid, xmin::text::bigint, updated_at FROM flight_schd \
+     WHERE flid = ANY($1) OR (maid = ANY($1) AND state = 'ACTIVE') ORDER BY flid";
 
 /// Reads and writes complete flight states (design §11.1, INV-14).
 #[derive(Debug, Clone)]
@@ -371,6 +401,41 @@ impl FlightStore {
         self.fetch(conn, &LOAD_WITH_CHILDREN, flids).await
     }
 
+    /// The [`StoredVersion`] of every flight
+    /// [`load_with_children`](Self::load_with_children) would return, without
+    /// their content (index lookups only): what the pump checks its flight
+    /// cache against.
+    pub async fn versions_with_children(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        flids: &[i64],
+    ) -> Result<Vec<StoredVersion>, sqlx::Error> {
+        if flids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<(i64, i64, DateTime<chrono::Utc>)> = sqlx::query_as(VERSIONS_WITH_CHILDREN)
+            .bind(flids)
+            .fetch_all(conn)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(flid, xmin, updated_at)| StoredVersion {
+                flid,
+                xmin,
+                updated_at,
+            })
+            .collect())
+    }
+
+    /// [`load`](Self::load), each state with the version it was read at.
+    pub async fn load_versioned(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        flids: &[i64],
+    ) -> Result<Vec<(StoredVersion, FlightState)>, sqlx::Error> {
+        self.fetch_versioned(conn, &LOAD_BY_FLID, flids).await
+    }
+
     /// The light form of [`load_with_children`](Self::load_with_children):
     /// FLID, stored MAID and operation day of the flights `flids` (any state)
     /// and of the ACTIVE flights whose MAID is one of them, without their
@@ -421,12 +486,22 @@ impl FlightStore {
         conn: &mut sqlx::PgConnection,
         flights: &[(Option<&FlightState>, &FlightState)],
     ) -> Result<(), sqlx::Error> {
+        self.write_many_versioned(conn, flights).await.map(|_| ())
+    }
+
+    /// [`write_many`](Self::write_many), returning each written row's
+    /// [`StoredVersion`] (this transaction's ID: valid once it commits).
+    pub async fn write_many_versioned(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        flights: &[(Option<&FlightState>, &FlightState)],
+    ) -> Result<Vec<StoredVersion>, sqlx::Error> {
         if flights.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let encode = |e: serde_json::Error| sqlx::Error::Encode(Box::new(e));
         let mut rows = Vec::with_capacity(flights.len());
-        let mut items: Map<String, Value> = Map::new();
+        let mut items: Vec<Vec<Value>> = vec![Vec::new(); LISTS.len()];
         let mut stale: Vec<Vec<i64>> = vec![Vec::new(); LISTS.len()];
         for (before, after) in flights {
             rows.push(Value::Object(row_document(after).map_err(encode)?));
@@ -441,34 +516,47 @@ impl FlightStore {
                 if before.is_some() {
                     stale[i].push(after.flid);
                 }
-                let out = items
-                    .entry(list.key)
-                    .or_insert_with(|| Value::Array(Vec::new()));
-                if let Value::Array(out) = out {
-                    out.extend(
-                        list_items
-                            .into_iter()
-                            .map(|item| list.table_row(after.flid, item)),
-                    );
-                }
+                items[i].extend(
+                    list_items
+                        .into_iter()
+                        .map(|item| list.table_row(after.flid, item)),
+                );
             }
         }
-        let mut upsert =
-            sqlx::query(AssertSqlSafe(UPSERT_AND_DELETE.as_str())).bind(Value::Array(rows));
+        let rows = serde_json::to_string(&rows).map_err(encode)?;
+        let mut upsert = sqlx::query(AssertSqlSafe(UPSERT_AND_DELETE.as_str())).bind(rows);
         for flids in &stale {
             upsert = upsert.bind(flids);
         }
-        upsert.execute(&mut *conn).await?;
-        let has_items = items
-            .values()
-            .any(|v| v.as_array().is_some_and(|a| !a.is_empty()));
-        if has_items {
-            sqlx::query(AssertSqlSafe(INSERT_LISTS.as_str()))
-                .bind(Value::Object(items))
-                .execute(&mut *conn)
-                .await?;
+        let written: Vec<(i64, i64)> = upsert
+            .try_map(|row: sqlx::postgres::PgRow| {
+                use sqlx::Row as _;
+                Ok((row.try_get(0)?, row.try_get(1)?))
+            })
+            .fetch_all(&mut *conn)
+            .await?;
+        let updated: std::collections::HashMap<i64, DateTime<chrono::Utc>> = flights
+            .iter()
+            .map(|(_, after)| (after.flid, after.updated_at))
+            .collect();
+        let versions = written
+            .into_iter()
+            .filter_map(|(flid, xmin)| {
+                updated.get(&flid).map(|updated_at| StoredVersion {
+                    flid,
+                    xmin,
+                    updated_at: *updated_at,
+                })
+            })
+            .collect();
+        if items.iter().any(|list| !list.is_empty()) {
+            let mut insert = sqlx::query(AssertSqlSafe(INSERT_LISTS.as_str()));
+            for list in &items {
+                insert = insert.bind(serde_json::to_string(list).map_err(encode)?);
+            }
+            insert.execute(&mut *conn).await?;
         }
-        Ok(())
+        Ok(versions)
     }
 
     /// Removes the flight (row + details via ON DELETE CASCADE). Returns rows deleted (0 or 1).
@@ -524,6 +612,16 @@ impl FlightStore {
         sql: &str,
         ids: &[i64],
     ) -> Result<Vec<FlightState>, sqlx::Error> {
+        let versioned = self.fetch_versioned(conn, sql, ids).await?;
+        Ok(versioned.into_iter().map(|(_, s)| s).collect())
+    }
+
+    async fn fetch_versioned(
+        &self,
+        conn: &mut PgConnection,
+        sql: &str,
+        ids: &[i64],
+    ) -> Result<Vec<(StoredVersion, FlightState)>, sqlx::Error> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -532,8 +630,22 @@ impl FlightStore {
             .fetch_all(conn)
             .await?;
         docs.into_iter()
-            .map(|d| self.read(d).map_err(sqlx::Error::from))
-            .collect()
+            .map(|d| {
+                let xmin = d
+                    .get("row")
+                    .and_then(|r| r.get("row_xmin"))
+                    .and_then(Value::as_i64)
+                    .ok_or(FlightStoreError::Document)?;
+                let state = self.read(d)?;
+                let version = StoredVersion {
+                    flid: state.flid,
+                    xmin,
+                    updated_at: state.updated_at,
+                };
+                Ok((version, state))
+            })
+            .collect::<Result<_, FlightStoreError>>()
+            .map_err(sqlx::Error::from)
     }
 
     /// Rebuilds a stored time in the airport zone.
@@ -546,6 +658,13 @@ impl FlightStore {
         let Value::Object(mut doc) = doc else {
             return Err(FlightStoreError::Document);
         };
+        // Flatten `{"row": {...}, overrides…}` (load_select): the row's
+        // columns, except where the document gives a column its exact text.
+        if let Some(Value::Object(row)) = doc.remove("row") {
+            for (k, v) in row {
+                doc.entry(k).or_insert(v);
+            }
+        }
         let flid = doc
             .get("flid")
             .and_then(Value::as_i64)
