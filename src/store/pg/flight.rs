@@ -325,6 +325,8 @@ pub struct FlightLink {
     pub flid: i64,
     pub maid: Option<i64>,
     pub operation_day: Option<chrono::NaiveDate>,
+    /// The row's version (the pump's flight cache checks it).
+    pub version: StoredVersion,
 }
 
 /// Which version of a `flight_schd` row is stored: the transaction that
@@ -340,9 +342,9 @@ pub struct StoredVersion {
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
-/// The versions of what [`FlightStore::load_with_children`] returns.
-const VERSIONS_WITH_CHILDREN: &str = "SELECT flid, xmin::text::bigint, updated_at FROM flight_schd \
-     WHERE flid = ANY($1) OR (maid = ANY($1) AND state = 'ACTIVE') ORDER BY flid";
+/// The links and versions of what [`FlightStore::load_with_children`] returns.
+const LINKS_WITH_CHILDREN: &str = "SELECT flid, maid, operation_day, xmin::text::bigint, updated_at \
+     FROM flight_schd WHERE flid = ANY($1) OR (maid = ANY($1) AND state = 'ACTIVE') ORDER BY flid";
 
 /// Reads and writes complete flight states (design §11.1, INV-14).
 #[derive(Debug, Clone)]
@@ -410,21 +412,8 @@ impl FlightStore {
         conn: &mut sqlx::PgConnection,
         flids: &[i64],
     ) -> Result<Vec<StoredVersion>, sqlx::Error> {
-        if flids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let rows: Vec<(i64, i64, DateTime<chrono::Utc>)> = sqlx::query_as(VERSIONS_WITH_CHILDREN)
-            .bind(flids)
-            .fetch_all(conn)
-            .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(flid, xmin, updated_at)| StoredVersion {
-                flid,
-                xmin,
-                updated_at,
-            })
-            .collect())
+        let links = self.load_links(conn, flids).await?;
+        Ok(links.into_iter().map(|l| l.version).collect())
     }
 
     /// [`load`](Self::load), each state with the version it was read at.
@@ -449,19 +438,28 @@ impl FlightStore {
         if flids.is_empty() {
             return Ok(Vec::new());
         }
-        let rows: Vec<(i64, Option<i64>, Option<chrono::NaiveDate>)> = sqlx::query_as(
-            "SELECT flid, maid, operation_day FROM flight_schd \
-             WHERE flid = ANY($1) OR (maid = ANY($1) AND state = 'ACTIVE') ORDER BY flid",
-        )
-        .bind(flids)
-        .fetch_all(conn)
-        .await?;
+        type Row = (
+            i64,
+            Option<i64>,
+            Option<chrono::NaiveDate>,
+            i64,
+            DateTime<chrono::Utc>,
+        );
+        let rows: Vec<Row> = sqlx::query_as(LINKS_WITH_CHILDREN)
+            .bind(flids)
+            .fetch_all(conn)
+            .await?;
         Ok(rows
             .into_iter()
-            .map(|(flid, maid, operation_day)| FlightLink {
+            .map(|(flid, maid, operation_day, xmin, updated_at)| FlightLink {
                 flid,
                 maid,
                 operation_day,
+                version: StoredVersion {
+                    flid,
+                    xmin,
+                    updated_at,
+                },
             })
             .collect())
     }
