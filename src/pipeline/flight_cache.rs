@@ -60,9 +60,6 @@ impl FlightCache {
     /// newer than anything the group read).
     pub fn apply(&mut self, update: CacheUpdate) {
         for (v, s) in update.read.into_iter().chain(update.written) {
-            if v.flid != s.flid {
-                continue;
-            }
             if !self.entries.contains_key(&v.flid) && self.entries.len() >= FLIGHT_CACHE_CAPACITY {
                 self.entries.clear();
             }

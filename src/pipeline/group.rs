@@ -337,8 +337,8 @@ struct Working<'c> {
     dirty: BTreeMap<i64, Option<FlightState>>,
     /// Loaded from committed rows, with their versions (for the cache).
     read: Vec<(StoredVersion, FlightState)>,
-    /// The version each written flight's last write returned.
-    written: HashMap<i64, StoredVersion>,
+    /// FLID → the `xmin` its last write returned.
+    written: HashMap<i64, i64>,
 }
 
 impl<'c> Working<'c> {
@@ -358,8 +358,11 @@ impl<'c> Working<'c> {
     fn into_cache_update(mut self) -> CacheUpdate {
         let written = self
             .written
-            .into_values()
-            .filter_map(|v| Some((v, self.flights.remove(&v.flid)?)))
+            .into_iter()
+            .filter_map(|(flid, xmin)| {
+                let s = self.flights.remove(&flid)?;
+                Some((StoredVersion::of(&s, xmin), s))
+            })
             .collect();
         CacheUpdate {
             read: self.read,
@@ -385,12 +388,12 @@ impl<'c> Working<'c> {
         if missing.is_empty() {
             return Ok(());
         }
-        let versions = store.versions_with_children(&mut *conn, &missing).await?;
+        let links = store.load_links(&mut *conn, &missing).await?;
         let mut to_load = Vec::new();
         let mut hits = 0;
         {
             let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            for v in versions {
+            for v in links.into_iter().map(|l| l.version) {
                 if self.flights.contains_key(&v.flid) {
                     continue;
                 }
@@ -493,9 +496,8 @@ impl<'c> Working<'c> {
             .iter()
             .filter_map(|(flid, before)| Some((before.as_ref(), self.flights.get(flid)?)))
             .collect();
-        for v in store.write_many_versioned(conn, &items).await? {
-            self.written.insert(v.flid, v);
-        }
+        self.written
+            .extend(store.write_many_versioned(conn, &items).await?);
         Ok(dirty.into_keys().collect())
     }
 }

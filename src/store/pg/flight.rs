@@ -342,6 +342,17 @@ pub struct StoredVersion {
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
+impl StoredVersion {
+    /// The version of `state` as a row written by transaction `xmin`.
+    pub fn of(state: &FlightState, xmin: i64) -> Self {
+        Self {
+            flid: state.flid,
+            xmin,
+            updated_at: state.updated_at,
+        }
+    }
+}
+
 /// The links and versions of what [`FlightStore::load_with_children`] returns.
 const LINKS_WITH_CHILDREN: &str = "SELECT flid, maid, operation_day, xmin::text::bigint, updated_at \
      FROM flight_schd WHERE flid = ANY($1) OR (maid = ANY($1) AND state = 'ACTIVE') ORDER BY flid";
@@ -403,19 +414,6 @@ impl FlightStore {
         self.fetch(conn, &LOAD_WITH_CHILDREN, flids).await
     }
 
-    /// The [`StoredVersion`] of every flight
-    /// [`load_with_children`](Self::load_with_children) would return, without
-    /// their content (index lookups only): what the pump checks its flight
-    /// cache against.
-    pub async fn versions_with_children(
-        &self,
-        conn: &mut sqlx::PgConnection,
-        flids: &[i64],
-    ) -> Result<Vec<StoredVersion>, sqlx::Error> {
-        let links = self.load_links(conn, flids).await?;
-        Ok(links.into_iter().map(|l| l.version).collect())
-    }
-
     /// [`load`](Self::load), each state with the version it was read at.
     pub async fn load_versioned(
         &self,
@@ -429,7 +427,9 @@ impl FlightStore {
     /// FLID, stored MAID and operation day of the flights `flids` (any state)
     /// and of the ACTIVE flights whose MAID is one of them, without their
     /// content. A large schedule is sliced by these links and validated with
-    /// these days before any flight is loaded whole (issue 17 item 5).
+    /// these days before any flight is loaded whole (issue 17 item 5). Each
+    /// link carries the row's [`StoredVersion`]: the pump's group commit checks
+    /// its flight cache against them (issue 20).
     pub async fn load_links(
         &self,
         conn: &mut sqlx::PgConnection,
@@ -487,13 +487,13 @@ impl FlightStore {
         self.write_many_versioned(conn, flights).await.map(|_| ())
     }
 
-    /// [`write_many`](Self::write_many), returning each written row's
-    /// [`StoredVersion`] (this transaction's ID: valid once it commits).
+    /// [`write_many`](Self::write_many), returning `(FLID, xmin)` of each
+    /// written row (this transaction's ID: a [`StoredVersion`] once it commits).
     pub async fn write_many_versioned(
         &self,
         conn: &mut sqlx::PgConnection,
         flights: &[(Option<&FlightState>, &FlightState)],
-    ) -> Result<Vec<StoredVersion>, sqlx::Error> {
+    ) -> Result<Vec<(i64, i64)>, sqlx::Error> {
         if flights.is_empty() {
             return Ok(Vec::new());
         }
@@ -533,20 +533,6 @@ impl FlightStore {
             })
             .fetch_all(&mut *conn)
             .await?;
-        let updated: std::collections::HashMap<i64, DateTime<chrono::Utc>> = flights
-            .iter()
-            .map(|(_, after)| (after.flid, after.updated_at))
-            .collect();
-        let versions = written
-            .into_iter()
-            .filter_map(|(flid, xmin)| {
-                updated.get(&flid).map(|updated_at| StoredVersion {
-                    flid,
-                    xmin,
-                    updated_at: *updated_at,
-                })
-            })
-            .collect();
         if items.iter().any(|list| !list.is_empty()) {
             let mut insert = sqlx::query(AssertSqlSafe(INSERT_LISTS.as_str()));
             for list in &items {
@@ -554,7 +540,7 @@ impl FlightStore {
             }
             insert.execute(&mut *conn).await?;
         }
-        Ok(versions)
+        Ok(written)
     }
 
     /// Removes the flight (row + details via ON DELETE CASCADE). Returns rows deleted (0 or 1).
@@ -635,12 +621,7 @@ impl FlightStore {
                     .and_then(Value::as_i64)
                     .ok_or(FlightStoreError::Document)?;
                 let state = self.read(d)?;
-                let version = StoredVersion {
-                    flid: state.flid,
-                    xmin,
-                    updated_at: state.updated_at,
-                };
-                Ok((version, state))
+                Ok((StoredVersion::of(&state, xmin), state))
             })
             .collect::<Result<_, FlightStoreError>>()
             .map_err(sqlx::Error::from)
