@@ -28,6 +28,20 @@ use super::{flop, fltr, refdata, schs, time};
 /// but not representable by this version.
 pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 
+/// The longest SNDR, TYPE and STYP accepted, in characters. They are parts
+/// of the business identity (design §2), which PROC_STATE keeps in a unique
+/// index (a btree row holds at most 2,704 bytes): unbounded, one over-long
+/// value failed the binding on every attempt (issue 31). sis-format §1.2:
+/// SNDR is VARCHAR(4) in the mailbox, TYPE and STYP are four letters in the
+/// catalogue and every sample; 16 leaves room for a longer code.
+pub const MAX_CODE_CHARS: usize = 16;
+
+/// The longest SEQN accepted, in decimal digits. sis-format §1.2: the
+/// mailbox keeps it as MEDIUMINT (at most 8,388,607: seven digits) and the
+/// outbound form is zero-padded to six; ten leave room for padding and a
+/// wider counter. With [`MAX_CODE_CHARS`] an identity stays under 300 bytes.
+pub const MAX_SEQN_DIGITS: usize = 10;
+
 /// Decodes one SIS message. Never panics; every failure is classified as
 /// [`DecodeError::Malformed`] or [`DecodeError::Codec`] with the element
 /// path and a precise reason (it becomes LAST_ERROR).
@@ -144,11 +158,11 @@ pub(crate) fn envelope(root: El<'_, '_>) -> Result<(Meta, Vec<UnknownElement>), 
             format!("missing <{tag}>; it is mandatory (sis-format §1.2)"),
         )),
     };
-    let sndr = need(sndr, "SNDR")?;
-    let seqn = need(seqn, "SEQN")?;
-    let mut msg_type = need(typ, "TYPE")?;
+    let sndr = bounded(need(sndr, "SNDR")?, "SNDR", MAX_CODE_CHARS)?;
+    let seqn = seqn_of(need(seqn, "SEQN")?)?;
+    let mut msg_type = bounded(need(typ, "TYPE")?, "TYPE", MAX_CODE_CHARS)?;
     msg_type.make_ascii_uppercase();
-    let mut styp = need(styp, "STYP")?;
+    let mut styp = bounded(need(styp, "STYP")?, "STYP", MAX_CODE_CHARS)?;
     styp.make_ascii_uppercase();
     let dttm = match (dttm, dttm_el) {
         (Field::Value(s), Some(el)) => Some(time::parse_dttm(&s).map_err(|e| e.at(el.path()))?),
@@ -164,6 +178,38 @@ pub(crate) fn envelope(root: El<'_, '_>) -> Result<(Meta, Vec<UnknownElement>), 
         },
         unknown,
     ))
+}
+
+/// `value` of the META field `tag` if it has at most `max` characters, else
+/// MALFORMED naming the field and its length (an identity part, design §2).
+fn bounded(value: String, tag: &str, max: usize) -> Result<String, DecodeError> {
+    let chars = value.chars().count();
+    if chars > max {
+        return Err(DecodeError::malformed(
+            format!("MSG/META/{tag}"),
+            format!(
+                "<{tag}> is {chars} characters long; at most {max} are accepted \
+                 (an identity part, design §2; sis-format §1.2)"
+            ),
+        ));
+    }
+    Ok(value)
+}
+
+/// SEQN: at most [`MAX_SEQN_DIGITS`] decimal digits (sis-format §1.2: the
+/// mailbox keeps it as MEDIUMINT), else MALFORMED.
+fn seqn_of(seqn: String) -> Result<String, DecodeError> {
+    let seqn = bounded(seqn, "SEQN", MAX_SEQN_DIGITS)?;
+    if !seqn.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(DecodeError::malformed(
+            "MSG/META/SEQN",
+            format!(
+                "<SEQN> {seqn:?} is not a decimal number (sis-format §1.2: a sequence number, \
+                 MEDIUMINT in the mailbox)"
+            ),
+        ));
+    }
+    Ok(seqn)
 }
 
 fn dispatch(
@@ -216,6 +262,57 @@ mod tests {
         format!(
             "<SNDR>AODB</SNDR><SEQN>7</SEQN><DTTM>20261201080000</DTTM><TYPE>{t}</TYPE><STYP>{s}</STYP>"
         )
+    }
+
+    #[test]
+    fn identity_parts_are_bounded_naming_the_field_and_its_length() {
+        let flop = |sndr: &str, seqn: &str, t: &str, s: &str| {
+            let meta =
+                format!("<SNDR>{sndr}</SNDR><SEQN>{seqn}</SEQN><TYPE>{t}</TYPE><STYP>{s}</STYP>");
+            decode(msg(&meta, "<FLOP><FLID>1</FLID><APPT/></FLOP>").as_bytes())
+        };
+        let long = "9".repeat(6_000);
+        let e = flop("AODB", &long, "FLOP", "APPT").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "MALFORMED at MSG/META/SEQN: <SEQN> is 6000 characters long; at most 10 are \
+             accepted (an identity part, design §2; sis-format §1.2)"
+        );
+        let e = flop("AODB", "12a4", "FLOP", "APPT").unwrap_err();
+        assert!(
+            matches!(&e, DecodeError::Malformed { path, reason }
+                if path == "MSG/META/SEQN" && reason.contains("\"12a4\" is not a decimal")),
+            "{e}"
+        );
+        assert!(flop("AODB", "-1", "FLOP", "APPT").is_err(), "digits only");
+        let code = "X".repeat(MAX_CODE_CHARS + 1);
+        for (tag, e) in [
+            ("SNDR", flop(&code, "1", "FLOP", "APPT")),
+            ("TYPE", flop("AODB", "1", &code, "APPT")),
+            ("STYP", flop("AODB", "1", "FLOP", &code)),
+        ] {
+            let e = e.unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "MALFORMED at MSG/META/{tag}: <{tag}> is 17 characters"
+                )),
+                "{e}"
+            );
+        }
+        // At the bounds: accepted (a zero-padded outbound SEQN too).
+        let ten = "0".repeat(MAX_SEQN_DIGITS);
+        let m = flop("ÄÖÜÄÖÜÄÖÜÄÖÜÄÖÜÄ", &ten, "FLOP", "APPT").expect("at the bounds");
+        assert_eq!(
+            (m.meta.seqn.as_str(), m.meta.sndr.chars().count()),
+            (ten.as_str(), 16)
+        );
+        assert_eq!(
+            flop("AODB", " 000042 ", "FLOP", "APPT")
+                .expect("trimmed")
+                .meta
+                .seqn,
+            "000042"
+        );
     }
 
     #[test]

@@ -224,17 +224,21 @@ impl DecodedMessage {
     }
 }
 
-/// META (sis-format §1.2). SNDR, TYPE, STYP and SEQN are mandatory.
+/// META (sis-format §1.2). SNDR, TYPE, STYP and SEQN are mandatory, and
+/// bounded (the identity parts, design §2; `decode::MAX_CODE_CHARS`,
+/// `decode::MAX_SEQN_DIGITS`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Meta {
+    /// At most `MAX_CODE_CHARS` characters.
     pub sndr: String,
-    /// Kept as sent (trimmed); inbound SEQN is not zero-padded.
+    /// Decimal digits as sent (trimmed), at most `MAX_SEQN_DIGITS`; inbound
+    /// SEQN is not zero-padded, outbound is.
     pub seqn: String,
     /// `yyyyMMddHHmmss`, naive local time; `None` when DTTM was not sent.
     pub dttm: Option<NaiveDateTime>,
-    /// Upper-cased.
+    /// Upper-cased, at most `MAX_CODE_CHARS` characters.
     pub msg_type: String,
-    /// Upper-cased.
+    /// Upper-cased, at most `MAX_CODE_CHARS` characters.
     pub styp: String,
 }
 
