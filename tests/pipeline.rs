@@ -1083,7 +1083,7 @@ async fn a_flight_changed_outside_the_pump_is_read_again_not_taken_from_its_cach
 async fn a_failure_in_the_middle_of_a_group_leaves_the_same_state() {
     let backlog = edge_backlog();
     let boom = "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-           IF NEW.msg_id = 10 THEN RAISE EXCEPTION 'disk full (test)'; END IF; RETURN NEW; END $$; \
+           IF NEW.msg_id = 10 THEN RAISE EXCEPTION 'disk full (test)' USING ERRCODE = 'disk_full'; END IF; RETURN NEW; END $$; \
          CREATE TRIGGER boom BEFORE INSERT ON msg_event FOR EACH ROW EXECUTE FUNCTION boom();";
     let (a, _) = final_state(&backlog, 1, |_| {}, boom, "").await;
     let (b, sb) = final_state(&backlog, 50, |_| {}, boom, "").await;
@@ -1122,7 +1122,7 @@ async fn a_failure_inside_a_group_is_recorded_on_its_own_message() {
     drain(&r).await;
     sqlx::raw_sql(
         "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-           IF NEW.partition_key = '9002' THEN RAISE EXCEPTION 'disk full for 9002 (test)'; END IF; RETURN NEW; END $$; \
+           IF NEW.partition_key = '9002' THEN RAISE EXCEPTION 'disk full for 9002 (test)' USING ERRCODE = 'disk_full'; END IF; RETURN NEW; END $$; \
          CREATE TRIGGER boom BEFORE INSERT ON msg_event FOR EACH ROW EXECUTE FUNCTION boom();",
     )
     .execute(&db.pool)

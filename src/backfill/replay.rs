@@ -1,7 +1,8 @@
 //! `ReplayService` (design §9.1; §5.3 "人工重放：单语句批量"): moves FAILED /
 //! DEAD messages back to PENDING so the pump processes them again.
 //!
-//! - Only the whitelist replays: CODEC_ERROR, INFRA, UNSUPPORTED, EXHAUSTED.
+//! - Only the whitelist replays: CODEC_ERROR, INFRA, UNSUPPORTED, EXHAUSTED,
+//!   DATA.
 //!   MALFORMED and PROTOCOL replay only with `force` and a reason, recorded
 //!   as `REPLAY_FORCED`. SUCCEEDED / SKIPPED (and PENDING, ARCHIVED) never
 //!   replay. The rules are the lifecycle type's

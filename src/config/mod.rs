@@ -438,7 +438,7 @@ impl Pipeline {
 /// `[msgx.pipeline.retry]`: how long each FAILED class holds the head
 /// (issue 17 item 4). The queue is strictly FIFO, so a failing head holds
 /// every later message: a message-specific failure (UNSUPPORTED,
-/// CODEC_ERROR) gives up fast and is replayed once fixed; an outage (INFRA)
+/// CODEC_ERROR, DATA) gives up fast and is replayed once fixed; an outage (INFRA)
 /// is waited out, never turned DEAD(EXHAUSTED). docs/configuration.md.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
@@ -450,6 +450,11 @@ pub struct RetrySchedules {
     pub codec_error: RetrySchedule,
     /// UNSUPPORTED: likewise.
     pub unsupported: RetrySchedule,
+    /// DATA: a database error the message's own data provokes (a data
+    /// exception, a constraint, a program limit; issue 31). A few attempts
+    /// over minutes (a conflicting row may be corrected meanwhile), ending
+    /// DEAD(EXHAUSTED) before the head-blocked alert.
+    pub data: RetrySchedule,
 }
 
 impl Default for RetrySchedules {
@@ -465,17 +470,22 @@ impl Default for RetrySchedules {
             },
             codec_error: fast.clone(),
             unsupported: fast,
+            data: RetrySchedule {
+                max_attempts: Some(3),
+                backoff: vec![Dur::secs(30), Dur::mins(2)],
+            },
         }
     }
 }
 
 impl RetrySchedules {
     /// Each schedule with its TOML key, in the order the docs list them.
-    pub fn by_key(&self) -> [(&'static str, &RetrySchedule); 3] {
+    pub fn by_key(&self) -> [(&'static str, &RetrySchedule); 4] {
         [
             ("infra", &self.infra),
             ("codec-error", &self.codec_error),
             ("unsupported", &self.unsupported),
+            ("data", &self.data),
         ]
     }
 }
@@ -1186,6 +1196,14 @@ mod tests {
             assert!(waited < chrono::Duration::minutes(1), "{s:?}");
             assert!(s.max_attempts.is_some());
         }
+        // DATA gives up within minutes, before the head-blocked alert (5m).
+        let waited: chrono::Duration = all.data.backoff.iter().map(|d| d.chrono()).sum();
+        assert_eq!(all.data.max_attempts, Some(3));
+        assert!(waited < p_head_blocked_alert(), "{:?}", all.data);
+    }
+
+    fn p_head_blocked_alert() -> chrono::Duration {
+        Pipeline::default().head_blocked_alert.chrono()
     }
 
     #[test]

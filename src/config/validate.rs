@@ -455,8 +455,8 @@ impl Config {
 /// The retry schedules (issue 17 item 4; §9.1): a limited schedule has
 /// exactly max-attempts − 1 tiers, so no tier can be configured that never
 /// fires; INFRA is unlimited (an outage must never turn a head
-/// DEAD(EXHAUSTED)) and repeats its last tier, so it needs one; CODEC_ERROR
-/// and UNSUPPORTED are limited (they hold the FIFO head while they retry).
+/// DEAD(EXHAUSTED)) and repeats its last tier, so it needs one; CODEC_ERROR,
+/// UNSUPPORTED and DATA are limited (they hold the FIFO head while they retry).
 /// The removed single-schedule keys are refused with a pointer.
 /// Issue 21: the console parses its address, and a non-loopback console
 /// needs users (a console anyone on the network could open would show the
@@ -511,8 +511,8 @@ fn retry_issues(p: &super::Pipeline) -> Vec<(String, String)> {
             issues.push((
                 format!("msgx.pipeline.{key}"),
                 "was removed (issue 17): set one schedule per class in [msgx.pipeline.retry.infra], \
-                 [msgx.pipeline.retry.codec-error] and [msgx.pipeline.retry.unsupported] \
-                 (docs/configuration.md)"
+                 [msgx.pipeline.retry.codec-error], [msgx.pipeline.retry.unsupported] and \
+                 [msgx.pipeline.retry.data] (docs/configuration.md)"
                     .into(),
             ));
         }
@@ -765,6 +765,11 @@ mod tests {
         assert_eq!(keys, vec!["msgx.pipeline.retry.infra.backoff"]);
         let keys = issue_keys("[msgx.pipeline.retry.unsupported]\nbackoff = [\"10s\"]\n");
         assert_eq!(keys, vec!["msgx.pipeline.retry.unsupported.max-attempts"]);
+        let keys = issue_keys("[msgx.pipeline.retry.data]\nbackoff = [\"30s\"]\n");
+        assert_eq!(keys, vec!["msgx.pipeline.retry.data.max-attempts"]);
+        let keys =
+            issue_keys("[msgx.pipeline.retry.data]\nmax-attempts = 3\nbackoff = [\"30s\"]\n");
+        assert_eq!(keys, vec!["msgx.pipeline.retry.data.backoff"]);
         let keys = issue_keys("[msgx.pipeline.retry.infra]\nbackoff = [\"0s\"]\n");
         assert_eq!(keys, vec!["msgx.pipeline.retry.infra.backoff[0]"]);
     }

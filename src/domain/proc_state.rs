@@ -125,6 +125,11 @@ pub enum ErrorClass {
     Unsupported,
     Protocol,
     Exhausted,
+    /// A database error of the message's own statement that is not an
+    /// outage (a data exception, a constraint, a program limit):
+    /// [`database_error_class`]. Retried on a finite schedule, then
+    /// EXHAUSTED (§3, §5.1: the attempt limit is the terminal rule).
+    Data,
 }
 
 impl ErrorClass {
@@ -137,17 +142,19 @@ impl ErrorClass {
             ErrorClass::Unsupported => "UNSUPPORTED",
             ErrorClass::Protocol => "PROTOCOL",
             ErrorClass::Exhausted => "EXHAUSTED",
+            ErrorClass::Data => "DATA",
         }
     }
 
-    /// Every class, in stored-text order of design §3.
-    pub const ALL: [ErrorClass; 6] = [
+    /// Every class, in stored-text order of design §3 (DATA, issue 31, last).
+    pub const ALL: [ErrorClass; 7] = [
         ErrorClass::Malformed,
         ErrorClass::CodecError,
         ErrorClass::Infra,
         ErrorClass::Unsupported,
         ErrorClass::Protocol,
         ErrorClass::Exhausted,
+        ErrorClass::Data,
     ];
 
     /// The class stored as `text` (case-insensitive), if any.
@@ -162,7 +169,7 @@ impl ErrorClass {
     pub const fn retries(self) -> bool {
         matches!(
             self,
-            ErrorClass::Infra | ErrorClass::CodecError | ErrorClass::Unsupported
+            ErrorClass::Infra | ErrorClass::CodecError | ErrorClass::Unsupported | ErrorClass::Data
         )
     }
 
@@ -190,12 +197,15 @@ impl std::str::FromStr for ErrorClass {
     }
 }
 
-/// Classes that replay without force (design §9.1).
-pub const REPLAY_WHITELIST: [ErrorClass; 4] = [
+/// Classes that replay without force (design §9.1). DATA too: the message
+/// was well-formed and its statement failed on the database; once the cause
+/// is fixed (a schema limit, a conflicting row) it may simply run again.
+pub const REPLAY_WHITELIST: [ErrorClass; 5] = [
     ErrorClass::CodecError,
     ErrorClass::Infra,
     ErrorClass::Unsupported,
     ErrorClass::Exhausted,
+    ErrorClass::Data,
 ];
 
 /// Classes that replay only with `--force --reason`.
@@ -242,6 +252,38 @@ pub fn class_refusal(class: ErrorClass, force: bool) -> Option<String> {
     }
 }
 
+/// The class of a database error raised by a message's own statement (the
+/// identity binding, a processor's transaction), by its SQLSTATE (`None`:
+/// no server error at all — connection lost, I/O, TLS, pool timeout).
+/// Design §3, §5.1: INFRA is for outages and never exhausts, so only what
+/// a wait can cure is INFRA; an error the message's data provokes every
+/// time is DATA, which has a finite schedule (docs/pipeline.md "Database
+/// errors" gives each class's reason).
+///
+/// INFRA: no SQLSTATE; `08` connection; `53` insufficient resources; `57`
+/// operator intervention (shutdown, statement timeout); `58` system error;
+/// `XX` internal error; `40001` serialization failure, `40P01` deadlock,
+/// `40003` completion unknown; `55P03` lock timeout; `25` transaction state
+/// (read-only after a failover, idle timeout); `28` authorization, `3D`
+/// database, `3F` schema and `42` syntax/access (a missing grant, table or
+/// migration fails every message alike). DATA: everything else — `22` data
+/// exception, `23` integrity violation, `54` program limit, `21`
+/// cardinality, `40002` deferred constraint, `P0` a trigger's RAISE, and any
+/// class not listed.
+pub fn database_error_class(sqlstate: Option<&str>) -> ErrorClass {
+    let Some(code) = sqlstate else {
+        return ErrorClass::Infra;
+    };
+    const INFRA_CODES: [&str; 4] = ["40001", "40P01", "40003", "55P03"];
+    const INFRA_CLASSES: [&str; 10] = ["08", "53", "57", "58", "XX", "25", "28", "3D", "3F", "42"];
+    let class = code.get(..2).unwrap_or(code);
+    if INFRA_CODES.contains(&code) || INFRA_CLASSES.contains(&class) {
+        ErrorClass::Infra
+    } else {
+        ErrorClass::Data
+    }
+}
+
 /// One class's retry schedule (`msgx.pipeline.retry.<class>`, issue 17
 /// item 4), as plain values.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -281,7 +323,7 @@ impl Schedule {
 /// The FailureScheduler (design §9.1): when a failed message may be retried,
 /// with one schedule per retryable class.
 ///
-/// - A limited schedule (CODEC_ERROR, UNSUPPORTED) has one tier per retry
+/// - A limited schedule (CODEC_ERROR, UNSUPPORTED, DATA) has one tier per retry
 ///   (exactly max-attempts − 1, checked at startup). At the limit the head is
 ///   due at once, and the pump turns it into DEAD(EXHAUSTED) (§5.1 step 3).
 /// - The INFRA schedule is unlimited: its last tier repeats, and the head is
@@ -297,6 +339,7 @@ pub struct FailureScheduler {
     pub infra: Schedule,
     pub codec_error: Schedule,
     pub unsupported: Schedule,
+    pub data: Schedule,
 }
 
 impl FailureScheduler {
@@ -307,6 +350,7 @@ impl FailureScheduler {
             ErrorClass::Infra => Some(&self.infra),
             ErrorClass::CodecError => Some(&self.codec_error),
             ErrorClass::Unsupported => Some(&self.unsupported),
+            ErrorClass::Data => Some(&self.data),
             ErrorClass::Malformed | ErrorClass::Protocol | ErrorClass::Exhausted => None,
         }
     }
@@ -373,7 +417,58 @@ mod tests {
             },
             codec_error: fast.clone(),
             unsupported: fast,
+            data: Schedule {
+                max_attempts: Some(3),
+                backoff: secs(&[30, 120]),
+            },
         }
+    }
+
+    #[test]
+    fn outages_are_infra_and_what_the_data_provokes_is_data() {
+        use ErrorClass::{Data, Infra};
+        let table: [(Option<&str>, ErrorClass, &str); 28] = [
+            (
+                None,
+                Infra,
+                "no server error: connection lost, pool timeout",
+            ),
+            (Some("08006"), Infra, "connection failure"),
+            (Some("08P01"), Infra, "protocol violation"),
+            (Some("53100"), Infra, "disk full"),
+            (Some("53300"), Infra, "too many connections"),
+            (Some("57014"), Infra, "statement timeout"),
+            (Some("57P01"), Infra, "admin shutdown"),
+            (Some("57P03"), Infra, "cannot connect now"),
+            (Some("58030"), Infra, "I/O error"),
+            (Some("XX000"), Infra, "internal error"),
+            (Some("40001"), Infra, "serialization failure"),
+            (Some("40P01"), Infra, "deadlock"),
+            (Some("40003"), Infra, "statement completion unknown"),
+            (Some("55P03"), Infra, "lock timeout"),
+            (Some("25006"), Infra, "read-only transaction: a failover"),
+            (Some("25P03"), Infra, "idle-in-transaction timeout"),
+            (Some("28P01"), Infra, "authentication"),
+            (Some("3D000"), Infra, "database gone"),
+            (Some("42501"), Infra, "a revoked grant"),
+            (Some("42P01"), Infra, "a missing table (migration)"),
+            (Some("22001"), Data, "string too long"),
+            (Some("22003"), Data, "numeric out of range"),
+            (Some("23505"), Data, "unique violation"),
+            (Some("23514"), Data, "check violation"),
+            (Some("54000"), Data, "index row too large"),
+            (Some("21000"), Data, "a row affected twice"),
+            (Some("40002"), Data, "deferred constraint"),
+            (Some("P0001"), Data, "a trigger's RAISE"),
+        ];
+        for (code, class, what) in table {
+            assert_eq!(database_error_class(code), class, "{code:?} {what}");
+        }
+        assert_eq!(
+            database_error_class(Some("")),
+            Data,
+            "no class: not an outage"
+        );
     }
 
     #[test]
@@ -414,7 +509,10 @@ mod tests {
             assert_eq!(all.schedule(c).is_some(), c.retries(), "{c:?}");
             let retryable = matches!(
                 c,
-                ErrorClass::Infra | ErrorClass::CodecError | ErrorClass::Unsupported
+                ErrorClass::Infra
+                    | ErrorClass::CodecError
+                    | ErrorClass::Unsupported
+                    | ErrorClass::Data
             );
             assert_eq!(c.retries(), retryable, "{c:?}");
         }
@@ -461,7 +559,11 @@ mod tests {
             );
         }
         assert_eq!(replayable_classes(false), REPLAY_WHITELIST.to_vec());
-        assert_eq!(replayable_classes(true).len(), 6);
+        assert_eq!(replayable_classes(true).len(), 7);
+        assert!(
+            ErrorClass::Data.replays_freely(),
+            "DATA replays after a fix"
+        );
     }
 
     #[test]
@@ -560,7 +662,7 @@ mod tests {
         /// A class without a schedule (the terminal classes) is never
         /// retried later than now, and no state but FAILED ever exhausts.
         #[test]
-        fn terminal_classes_never_wait(attempts in 0i32..1000, i in 0usize..6, j in 0usize..6) {
+        fn terminal_classes_never_wait(attempts in 0i32..1000, i in 0usize..7, j in 0usize..6) {
             let s = scheduler();
             let class = ErrorClass::ALL[i];
             if !class.retries() {

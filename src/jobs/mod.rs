@@ -207,6 +207,7 @@ pub fn failure_scheduler(retry: &crate::config::RetrySchedules) -> crate::domain
         infra: schedule(&retry.infra),
         codec_error: schedule(&retry.codec_error),
         unsupported: schedule(&retry.unsupported),
+        data: schedule(&retry.data),
     }
 }
 

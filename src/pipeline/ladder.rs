@@ -13,6 +13,7 @@
 use super::identity::ignore_rule;
 use crate::codec::{DecodeError, DecodedMessage, MsgKind, RefData, RefStyp, Schd, SchdStyp, Schs};
 use crate::domain::ErrorClass;
+use crate::domain::proc_state::database_error_class;
 use crate::store::pg::proc_state::IdentityBinding;
 use std::sync::Arc;
 
@@ -99,6 +100,21 @@ pub fn decoded(decoded: Result<DecodedMessage, DecodeError>) -> Result<DecodedMe
             Err(Verdict::Failed(ErrorClass::CodecError, e.to_string()))
         }
     }
+}
+
+/// A database error of the message's own statement (step 3's identity
+/// binding, step 5's transaction, rolled back whole, §9.2): FAILED with the
+/// class its SQLSTATE gives ([`database_error_class`]: INFRA for an outage,
+/// waited out; DATA for what the message provokes every time, which
+/// exhausts). The reason starts with the SQLSTATE, so `LAST_ERROR` keeps it
+/// through the cut and into DEAD(EXHAUSTED).
+pub fn database_failure(during: &str, sqlstate: Option<&str>, error: &str) -> Verdict {
+    let class = database_error_class(sqlstate);
+    let reason = match sqlstate {
+        Some(code) => format!("SQLSTATE {code}: database error while {during}: {error}"),
+        None => format!("database error while {during}: {error}"),
+    };
+    Verdict::Failed(class, reason)
 }
 
 /// Steps 3–5 for a decoded message whose identity `binding` is known:
@@ -188,6 +204,33 @@ mod tests {
             decide(&IdentityBinding::Ours, &[], &unsupported),
             Step::Ends(Verdict::Failed(ErrorClass::Unsupported, r)) if r.starts_with("unsupported: ")
         ));
+    }
+
+    #[test]
+    fn a_database_error_keeps_its_sqlstate_and_is_classed_by_it() {
+        assert_eq!(
+            database_failure("processing", Some("54000"), "index row size 6016 exceeds"),
+            Verdict::Failed(
+                ErrorClass::Data,
+                "SQLSTATE 54000: database error while processing: index row size 6016 exceeds"
+                    .into()
+            )
+        );
+        assert_eq!(
+            database_failure("binding the identity", Some("40P01"), "deadlock detected"),
+            Verdict::Failed(
+                ErrorClass::Infra,
+                "SQLSTATE 40P01: database error while binding the identity: deadlock detected"
+                    .into()
+            )
+        );
+        assert_eq!(
+            database_failure("processing", None, "pool timed out"),
+            Verdict::Failed(
+                ErrorClass::Infra,
+                "database error while processing: pool timed out".into()
+            )
+        );
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //!    FAILED(INFRA);
 //! 2. decode — MALFORMED → DEAD; CODEC_ERROR → FAILED with backoff;
 //! 3. bind the identity in one idempotent statement — held by another message
-//!    → SKIPPED(duplicate-of:<id>);
+//!    → SKIPPED(duplicate-of:<id>); the statement failing → FAILED with the
+//!    class of its SQLSTATE (INFRA or DATA), like a processor's error;
 //! 4. ignore rules → SKIPPED(ignored:<rule>);
 //! 5. dispatch by kind to the processors (a RESP only when it answers an open
 //!    request, G-RESP-GUARD; SCHS, which cannot be requested, always);
@@ -327,14 +328,25 @@ impl MessageProcessor<'_> {
         let id = head.msg_id;
         let c = self.config;
         let identity = identity_of(&msg.meta, c.include_day_boundary);
-        let binding = proc_state::bind_identity(
+        // Any failure of the binding statement is the message's attempt,
+        // recorded like a processor's (issue 31): a failed run would leave
+        // the head PENDING with no attempt and no head-blocked signal.
+        let bound = proc_state::bind_identity(
             &self.ctx.pg,
             id,
             &identity,
             &msg.meta.msg_type,
             &msg.meta.styp,
         )
-        .await?;
+        .await;
+        let binding = match bound {
+            Ok(binding) => binding,
+            Err(e) => {
+                return self
+                    .record(head, db_verdict("binding the identity", &e))
+                    .await;
+            }
+        };
         let route = match ladder::decide(&binding, &c.ignore, msg) {
             Step::Ends(verdict) => return self.record(head, verdict).await,
             Step::Dispatch(route) => route,
@@ -357,20 +369,13 @@ impl MessageProcessor<'_> {
             Route::Season(s) => SeasonProcessor::apply(ctx, engine.config(), settings, id, s).await,
         };
         // A database error inside the business transaction rolled it back
-        // whole (§9.2 "事务执行中"); record the attempt as FAILED(INFRA) so a
-        // persistent fault backs off and ends EXHAUSTED instead of looping.
-        // If PostgreSQL cannot even record that, the run fails and the row
+        // whole (§9.2 "事务执行中"); record the attempt as FAILED with the
+        // class its SQLSTATE gives (ladder::database_failure): an outage
+        // (INFRA) is waited out, a data error (DATA) ends EXHAUSTED. If
+        // PostgreSQL cannot even record that, the run fails and the row
         // stays PENDING for the next run.
         let result = match result {
-            Err(JobError::Db(e)) => {
-                return self
-                    .fail(
-                        head,
-                        ErrorClass::Infra,
-                        &format!("database error while processing: {e}"),
-                    )
-                    .await;
-            }
+            Err(JobError::Db(e)) => return self.record(head, db_verdict("processing", &e)).await,
             other => other?,
         };
         match result {
@@ -445,6 +450,13 @@ impl MessageProcessor<'_> {
         tracing::warn!(class = class.as_str(), attempts, %next, reason = %reason, "Message failed; will retry");
         Ok(ProcessOutcome::Failed(class, reason.into_owned()))
     }
+}
+
+/// [`ladder::database_failure`] for a PostgreSQL error `e` of the message's
+/// own statement (its SQLSTATE, and the timeout setting a timeout names).
+fn db_verdict(during: &str, e: &sqlx::Error) -> Verdict {
+    let text = format!("{e}{}", crate::store::pg::timeout_note(e));
+    ladder::database_failure(during, crate::store::pg::sqlstate(e).as_deref(), &text)
 }
 
 /// The WARN every DEAD outcome logs once it is recorded (the reason cut,

@@ -141,10 +141,12 @@ impl TestDb {
 
     /// Makes every INSERT into `table` fail with `message` (a trigger), to
     /// inject a database fault at one exact step; [`TestDb::allow_inserts`]
-    /// undoes it.
+    /// undoes it. The fault is an outage: SQLSTATE 53100 `disk_full`, which
+    /// the pump records as INFRA (a message's data error would be DATA,
+    /// issue 31).
     pub async fn fail_inserts(&self, table: &str, message: &str) {
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "CREATE FUNCTION fail_{table}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '{message}'; END $$; \
+            "CREATE FUNCTION fail_{table}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '{message}' USING ERRCODE = 'disk_full'; END $$; \
              CREATE TRIGGER fail_{table} BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION fail_{table}();"
         )))
         .execute(&self.pool)

@@ -190,6 +190,15 @@ pub fn timeout_setting(e: &sqlx::Error) -> Option<&'static str> {
     }
 }
 
+/// The SQLSTATE of a server error; `None` for any other error (connection
+/// lost, I/O, TLS, pool timeout), which never reached a statement's check.
+pub fn sqlstate(e: &sqlx::Error) -> Option<String> {
+    match e {
+        sqlx::Error::Database(db) => db.code().map(std::borrow::Cow::into_owned),
+        _ => None,
+    }
+}
+
 /// ` (limit: <key>)` after a timeout error, else nothing (for messages).
 pub fn timeout_note(e: &sqlx::Error) -> String {
     timeout_setting(e)
