@@ -3,6 +3,10 @@
 //! contained. Compiled out of release builds: [`hit`] is then an empty
 //! inline function and `MSGX_FAULT` is never read.
 //!
+//! Beside the panics, pause points ([`pause`], armed in-process by a test
+//! with `arm_pause`) stop the code between two steps so a test can land a
+//! concurrent writer exactly there.
+//!
 //! `MSGX_FAULT` = comma-separated `panic:<point>[:<times>]`, e.g.
 //! `panic:job:pump-drain:2` panics in the first two runs of `pump-drain`
 //! (no count = every time). Points: `job:<name>` (at the start of each
@@ -38,6 +42,78 @@ pub fn hit(area: &str, name: &str) {
 #[cfg(not(debug_assertions))]
 #[inline(always)]
 pub fn hit(_area: &str, _name: &str) {}
+
+/// Pauses at `<area>:<name>` when a test armed it with [`arm_pause`] (once
+/// per arming): the test learns the point is reached, does what must
+/// happen in between (a replay between the pump's read and its write,
+/// issue 31 item 5), then lets the code go on. Points are per process
+/// (nextest runs each test in its own).
+#[cfg(debug_assertions)]
+pub async fn pause(area: &str, name: &str) {
+    let armed = pauses()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&format!("{area}:{name}"));
+    if let Some((reached, go_on)) = armed {
+        let _ = reached.send(());
+        let _ = go_on.await;
+    }
+}
+
+/// Release builds: no pause points.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+pub async fn pause(_area: &str, _name: &str) {}
+
+/// The armed pause points: point → (tell it is reached, wait to go on).
+#[cfg(debug_assertions)]
+type Armed = std::collections::HashMap<
+    String,
+    (
+        tokio::sync::oneshot::Sender<()>,
+        tokio::sync::oneshot::Receiver<()>,
+    ),
+>;
+
+#[cfg(debug_assertions)]
+fn pauses() -> &'static std::sync::Mutex<Armed> {
+    static PAUSES: std::sync::OnceLock<std::sync::Mutex<Armed>> = std::sync::OnceLock::new();
+    PAUSES.get_or_init(Default::default)
+}
+
+/// A test's hold on one armed pause point ([`arm_pause`]).
+#[cfg(debug_assertions)]
+pub struct Paused {
+    reached: tokio::sync::oneshot::Receiver<()>,
+    go_on: tokio::sync::oneshot::Sender<()>,
+}
+
+#[cfg(debug_assertions)]
+impl Paused {
+    /// Waits until the code stands at the point; false when the point was
+    /// never reached (the code ended without it).
+    pub async fn reached(&mut self) -> bool {
+        (&mut self.reached).await.is_ok()
+    }
+
+    /// Lets the code go on past the point.
+    pub fn go_on(self) {
+        let _ = self.go_on.send(());
+    }
+}
+
+/// Arms the pause point `<area>:<name>` for its next [`pause`] (debug
+/// builds; for tests).
+#[cfg(debug_assertions)]
+pub fn arm_pause(point: &str) -> Paused {
+    let (reached_tx, reached) = tokio::sync::oneshot::channel();
+    let (go_on, go_on_rx) = tokio::sync::oneshot::channel();
+    pauses()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(point.to_string(), (reached_tx, go_on_rx));
+    Paused { reached, go_on }
+}
 
 /// `panic:<point>[:<times>]` entries → point → remaining count (`None` = always).
 #[cfg(debug_assertions)]

@@ -41,6 +41,7 @@ fn state(db: &TestDb, cfg: &Config) -> CompatState {
         mailbox: msgx::store::mailbox::Mailbox::new(&cfg.msgx.mailbox).unwrap(),
         clock: shared,
         tz: cfg.msgx.airport.tz(),
+        ignore: cfg.msgx.ignore.clone(),
     }
 }
 
@@ -254,14 +255,46 @@ async fn a_huge_decode_error_is_cut_in_the_answer() {
     assert_nothing_written(&db, &mb).await;
 }
 
+/// Issue 31 item 8: five such POSTs held a genuine message behind them for
+/// 33 s (each FAILED(UNSUPPORTED) at the head for its retry schedule). The
+/// entry now refuses what the pump would not process, and writes nothing.
 #[tokio::test]
-async fn a_well_formed_message_of_a_type_msgx_does_not_handle_is_accepted() {
+async fn a_type_msgx_does_not_handle_is_422_and_writes_nothing_unless_ignored() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
     let entry = start(&db, &mb.url, |_| {}).await;
-    // A SCHS subtype msgx does not know (DNLD and RESP it handles).
+    // A SCHS subtype msgx does not know (DNLD and RESP it handles), and a
+    // type it has never heard of.
     let schs = "<MSG><META><SNDR>AODB</SNDR><SEQN>5</SEQN><TYPE>SCHS</TYPE><STYP>ADD</STYP></META><SCHS/></MSG>";
-    let a = post(entry.addr, schs).await;
-    assert_eq!(a.status, 200, "left to the pipeline (UNSUPPORTED): {a:?}");
+    let xyz = "<MSG><META><SNDR>AODB</SNDR><SEQN>6</SEQN><TYPE>XYZW</TYPE><STYP>UPD</STYP></META><XYZW/></MSG>";
+    for body in [schs, xyz] {
+        let a = post(entry.addr, body).await;
+        assert_eq!(a.status, 422, "the pump would hold it UNSUPPORTED: {a:?}");
+        let v: serde_json::Value = serde_json::from_str(&a.body).expect("JSON");
+        assert_eq!(v["class"], "UNSUPPORTED", "{a:?}");
+        assert!(
+            v["error"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("unsupported")),
+            "{a:?}"
+        );
+    }
+    assert_nothing_written(&db, &mb).await;
+
+    // Named by `msgx.ignore`: accepted, the pump skips it at once.
+    let mut cfg = db.config();
+    cfg.msgx.mailbox.url = mb.url.clone();
+    cfg.msgx.ignore = vec!["XYZW".into()];
+    let server = compat::bind("127.0.0.1:0", &cfg.msgx.http, state(&db, &cfg), |_| None)
+        .await
+        .expect("binds");
+    let addr = server.local_addr();
+    let (_stop, rx) = watch::channel(false);
+    tokio::spawn(server.serve(rx));
+    let a = post(addr, xyz).await;
+    assert_eq!(
+        a.status, 200,
+        "an ignored type is the pump's to skip: {a:?}"
+    );
 }
 
 #[tokio::test]

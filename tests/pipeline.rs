@@ -214,6 +214,91 @@ async fn duplicates_malformed_and_missing_raw_rows_get_their_outcomes() {
     );
 }
 
+/// Issue 31 item 5: a replay that commits between the pump's read of a
+/// FAILED head and its failure write stands. Before, the pump wrote the
+/// attempt count it had computed before the replay over it, and the message
+/// went DEAD(EXHAUSTED) in the same run although the replay was recorded.
+#[tokio::test]
+async fn a_replay_between_the_pumps_read_and_its_write_is_kept() {
+    use msgx::backfill::replay::{ReplayRequest, ReplayService, Selection};
+    let (db, mb) = unsupported_then_ignored().await;
+    let (clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    // Attempts 1 and 2 of 3 (10 s, then 30 s apart).
+    drain(&r).await;
+    clock.advance(Duration::seconds(10));
+    run(&r, "pump-drain").await;
+    clock.advance(Duration::seconds(30));
+    let attempts = || async {
+        sqlx::query_as::<_, (String, i32)>(
+            "SELECT state, attempts FROM proc_state WHERE msg_id = 1",
+        )
+        .fetch_one(&db.pool)
+        .await
+        .unwrap()
+    };
+    assert_eq!(attempts().await, ("FAILED".into(), 2));
+
+    // Attempt 3 (the last) stops between its read and its write; a replay
+    // of the message lands there.
+    let mut paused = msgx::fault::arm_pause("pump:record-failure");
+    let service = ReplayService {
+        pool: &db.pool,
+        clock: &shared,
+        gate_wait: std::time::Duration::from_secs(10),
+    };
+    let replay = async {
+        assert!(paused.reached().await, "the pump reached its failure write");
+        let req = ReplayRequest {
+            selection: Selection::Ids(vec![1]),
+            force: false,
+            reason: None,
+            actor: "tester".into(),
+            dry_run: false,
+        };
+        let done = service.replay(&req).await.expect("replay");
+        assert_eq!(done.rows.len(), 1);
+        paused.go_on();
+    };
+    let (summary, ()) = tokio::join!(run(&r, "pump-drain"), replay);
+    assert_eq!(summary.outcome, Outcome::Succeeded, "{summary:?}");
+    assert_eq!(detail(&summary, "superseded"), 1, "{summary:?}");
+    assert_eq!(detail(&summary, "exhausted"), 0, "{summary:?}");
+    // The replayed message was tried again from attempt 1.
+    assert_eq!(attempts().await, ("FAILED".into(), 1));
+}
+
+/// Issue 31 item 9: a pump run that fails after processing messages counts
+/// them in JOB_RUN (it recorded 0).
+#[tokio::test]
+async fn a_failed_pump_run_counts_the_messages_it_processed_before() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert(&flop(1, 4242, "PSDT", "<PSDT>A1</PSDT>")).await;
+    mb.insert(&flop(2, 4243, "PSDT", "<PSDT>A2</PSDT>")).await;
+    mb.insert(&common::sis::unsupported(3)).await;
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| c.msgx.pipeline.group_commit = 1);
+    run(&r, "ingest-sweep").await;
+    // Recording the third message's failure fails: the run fails there.
+    db.fail_inserts("head_failure", "injected: cannot record")
+        .await;
+    let s = run(&r, "pump-drain").await;
+    assert_eq!(s.outcome, Outcome::Failed, "{s:?}");
+    assert!(
+        s.error.as_deref().is_some_and(|e| e.contains("injected")),
+        "{s:?}"
+    );
+    assert_eq!(s.items, 2, "{s:?}");
+    assert_eq!(detail(&s, "skipped"), 2, "{s:?}");
+    let recorded: (i64, String) = sqlx::query_as(
+        "SELECT items, outcome FROM job_run WHERE job = 'pump-drain' ORDER BY id DESC LIMIT 1",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(recorded, (2, "FAILED".into()));
+}
+
 /// A mailbox with 1: an unsupported message (FLOP ESTT), 2: an ignored one.
 async fn unsupported_then_ignored() -> (TestDb, TestMailbox) {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);

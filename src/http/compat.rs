@@ -20,10 +20,13 @@
 //!   encoding other than UTF-8, a valid time in a layout this version does not
 //!   read, two FLOP blocks…) ends FAILED and retries until EXHAUSTED. Storing
 //!   it would only put a dead row into the shared mailbox; the sender learns at
-//!   once instead. A well-formed message of a type msgx does not handle
-//!   (LDM, an unknown FLOP or SCHS subtype…) decodes as *Unsupported*, is
-//!   accepted and left to the pipeline (it records UNSUPPORTED or the ignore
-//!   rule), exactly as if it had arrived through the mailbox.
+//!   once instead. The same holds for a well-formed message of a type msgx
+//!   does not handle (LDM, an unknown FLOP or SCHS subtype…) and that no
+//!   `msgx.ignore` rule names: the pump would record it FAILED(UNSUPPORTED)
+//!   and hold the FIFO for its whole retry schedule (issue 31 item 8), so the
+//!   entry answers 422 and writes nothing. The decision is the pump's own
+//!   ladder ([`crate::pipeline::ladder::decide`]), so the two cannot differ;
+//!   a type an ignore rule names is accepted (the pump SKIPs it at once).
 //! - **Only known senders.** META/SNDR must be in
 //!   `msgx.http.compat-allowed-senders` (exact match).
 //! - **No internals in answers.** A failed write answers a fixed text; the
@@ -39,6 +42,7 @@
 //! | 408 | the body did not arrive within `msgx.http.body-timeout` | `{"error": …}` |
 //! | 400 | the body does not decode (MALFORMED or CODEC_ERROR, see above) | `{"error": "MALFORMED at …", "class": "MALFORMED"}` |
 //! | 403 | SNDR is not in `msgx.http.compat-allowed-senders` | `{"error": …}` |
+//! | 422 | a TYPE-STYP msgx does not handle and `msgx.ignore` does not name | `{"error": "unsupported: …", "class": "UNSUPPORTED"}` |
 //! | 200 | mailbox row written and enqueued | `{"id": N, "enqueued": true}` |
 //! | 202 | mailbox row written, PostgreSQL enqueue failed (the poller picks it up) | `{"id": N, "enqueued": false, "warning": …}` |
 //! | 503 | the mailbox write failed, or shadow mode | `{"error": "mailbox unavailable"}` / the shadow-mode text |
@@ -51,8 +55,11 @@ use super::listener::{self, Limits, Peer, TlsError, TlsFiles};
 use crate::clock::SharedClock;
 use crate::codec;
 use crate::config::Http;
+use crate::domain::ErrorClass;
+use crate::pipeline::ladder::{self, Step, Verdict};
 use crate::store::mailbox::{Mailbox, MailboxError};
 use crate::store::pg::inbox;
+use crate::store::pg::proc_state::IdentityBinding;
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
@@ -83,6 +90,8 @@ pub struct CompatState {
     pub mailbox: Mailbox,
     pub clock: SharedClock,
     pub tz: chrono_tz::Tz,
+    /// `msgx.ignore`: a type these rules name is accepted (the pump skips it).
+    pub ignore: Vec<String>,
 }
 
 /// Why the compat entry does not start.
@@ -417,8 +426,8 @@ async fn send(State(s): State<Arc<Compat>>, req: Request) -> Response {
             return error(StatusCode::BAD_REQUEST, "request body could not be read");
         }
     };
-    let meta = match codec::decode(&body) {
-        Ok(m) => m.meta,
+    let msg = match codec::decode(&body) {
+        Ok(m) => m,
         Err(e) => {
             // A decode error quotes the refused value: cut (issue 17 item 5).
             let text = e.to_string();
@@ -431,8 +440,8 @@ async fn send(State(s): State<Arc<Compat>>, req: Request) -> Response {
                 .into_response();
         }
     };
-    if !s.allowed.contains(&meta.sndr) {
-        let sndr: String = meta.sndr.chars().take(16).collect();
+    if !s.allowed.contains(&msg.meta.sndr) {
+        let sndr: String = msg.meta.sndr.chars().take(16).collect();
         tracing::warn!(
             ?peer,
             sndr,
@@ -443,6 +452,16 @@ async fn send(State(s): State<Arc<Compat>>, req: Request) -> Response {
             "SNDR is not allowed on this entry (msgx.http.compat-allowed-senders)",
         );
     }
+    if let Some(reason) = unsupported(&s.state.ignore, &msg) {
+        let reason = crate::error_text::cut(&reason).into_owned();
+        tracing::info!(?peer, reason = %reason, "Compat entry: type not handled (422), nothing written");
+        return (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            axum::Json(json!({"error": reason, "class": ErrorClass::Unsupported.as_str()})),
+        )
+            .into_response();
+    }
+    let meta = msg.meta;
     // decode() accepted the bytes, so they are UTF-8.
     let Ok(text) = std::str::from_utf8(&body) else {
         return error(StatusCode::BAD_REQUEST, "body is not UTF-8");
@@ -475,6 +494,17 @@ async fn send(State(s): State<Arc<Compat>>, req: Request) -> Response {
             )
                 .into_response()
         }
+    }
+}
+
+/// Why the pump would hold `msg` as FAILED(UNSUPPORTED) (its own ladder,
+/// design §5.2 step 5), or `None` when it would take or skip it. The
+/// identity is taken as this message's own: a duplicate is the pump's to
+/// record (§4.4), not a refusal.
+fn unsupported(ignore: &[String], msg: &codec::DecodedMessage) -> Option<String> {
+    match ladder::decide(&IdentityBinding::Ours, ignore, msg) {
+        Step::Ends(Verdict::Failed(ErrorClass::Unsupported, reason)) => Some(reason),
+        _ => None,
     }
 }
 

@@ -165,6 +165,16 @@ pub enum JobError {
     /// A panic inside the run, caught at the run boundary (issue 17, item 1).
     #[error("the job panicked: {0}")]
     Panicked(String),
+    /// A pass that failed after doing work (issue 31 item 9): the error and
+    /// the pass's report so far ([`RunReport::failed_with`]). The run's
+    /// passes ([`passes`]) add the report to the run's total and record the
+    /// inner error, so JOB_RUN counts what a failed run did; nothing else
+    /// sees this variant.
+    #[error("{error}")]
+    AfterWork {
+        error: Box<JobError>,
+        done: report::DoneSoFar,
+    },
 }
 
 /// A schedulable, idempotent, bounded job.

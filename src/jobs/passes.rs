@@ -85,6 +85,14 @@ impl<J: Job> AnyJob for J {
                         break;
                     }
                 }
+                // The work a failed pass did still counts (issue 31 item 9).
+                Err(JobError::AfterWork { error, done }) => {
+                    if let Some(report) = done.take::<J::Details>() {
+                        total.absorb(report);
+                    }
+                    failure = Some(*error);
+                    break;
+                }
                 Err(e) => {
                     failure = Some(e);
                     break;

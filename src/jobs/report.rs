@@ -102,6 +102,35 @@ impl<D: Details> RunReport<D> {
     }
 }
 
+impl<D: Details> RunReport<D> {
+    /// `error` ended this pass after it did what this report counts (issue 31
+    /// item 9): the error to return from `run_once`, so the run's JOB_RUN
+    /// row counts those items instead of 0.
+    pub fn failed_with(self, error: super::JobError) -> super::JobError {
+        super::JobError::AfterWork {
+            error: Box::new(error),
+            done: DoneSoFar(Box::new(self)),
+        }
+    }
+}
+
+/// A failed pass's report ([`RunReport::failed_with`]), typed by its job:
+/// the run's passes take it back as their own report type.
+pub struct DoneSoFar(Box<dyn std::any::Any + Send + Sync>);
+
+impl DoneSoFar {
+    /// The report, when it is a `RunReport<D>` (a pass's own job's).
+    pub fn take<D: Details>(self) -> Option<RunReport<D>> {
+        self.0.downcast::<RunReport<D>>().ok().map(|r| *r)
+    }
+}
+
+impl std::fmt::Debug for DoneSoFar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DoneSoFar")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,10 +45,15 @@ pub enum ProcessOutcome {
     Failed(ErrorClass, String),
     /// Another path already finished the row; nothing changed.
     AlreadyTerminal,
+    /// The row changed between this attempt's read and its write (a replay
+    /// or a skip committed meanwhile): nothing written, the pump reads the
+    /// head again (issue 31 item 5).
+    Superseded,
 }
 
 impl ProcessOutcome {
-    /// Report label (`succeeded`, `skipped`, `dead`, `failed`, `already_terminal`).
+    /// Report label (`succeeded`, `skipped`, `dead`, `failed`,
+    /// `already_terminal`, `superseded`).
     pub fn label(&self) -> &'static str {
         match self {
             ProcessOutcome::Succeeded => "succeeded",
@@ -56,6 +61,7 @@ impl ProcessOutcome {
             ProcessOutcome::Dead(..) => "dead",
             ProcessOutcome::Failed(..) => "failed",
             ProcessOutcome::AlreadyTerminal => "already_terminal",
+            ProcessOutcome::Superseded => "superseded",
         }
     }
 
@@ -312,7 +318,11 @@ impl MessageProcessor<'_> {
         msg: &DecodedMessage,
     ) -> Result<ProcessOutcome, JobError> {
         let outcome = self.process_decoded(head, msg).await?;
-        if head.state == ProcState::Pending && outcome != ProcessOutcome::AlreadyTerminal {
+        let recorded = !matches!(
+            outcome,
+            ProcessOutcome::AlreadyTerminal | ProcessOutcome::Superseded
+        );
+        if head.state == ProcState::Pending && recorded {
             self.unknown.report(head.msg_id, msg);
         }
         Ok(outcome)
@@ -380,8 +390,10 @@ impl MessageProcessor<'_> {
         };
         match result {
             FlightTxnResult::Succeeded { .. } => Ok(ProcessOutcome::Succeeded),
-            FlightTxnResult::NoMatch(reason) => self.skip(id, &reason).await,
-            FlightTxnResult::Rejected(reason) => self.dead(id, ErrorClass::Protocol, &reason).await,
+            FlightTxnResult::NoMatch(reason) => self.skip(head, &reason).await,
+            FlightTxnResult::Rejected(reason) => {
+                self.dead(head, ErrorClass::Protocol, &reason).await
+            }
             FlightTxnResult::AlreadyTerminal(_) => Ok(ProcessOutcome::AlreadyTerminal),
         }
     }
@@ -389,35 +401,44 @@ impl MessageProcessor<'_> {
     /// Records where the ladder ended, in one statement.
     async fn record(&self, head: &Head, verdict: Verdict) -> Result<ProcessOutcome, JobError> {
         match verdict {
-            Verdict::Dead(class, reason) => self.dead(head.msg_id, class, &reason).await,
+            Verdict::Dead(class, reason) => self.dead(head, class, &reason).await,
             Verdict::Failed(class, reason) => self.fail(head, class, &reason).await,
-            Verdict::Skipped(reason) => self.skip(head.msg_id, &reason).await,
+            Verdict::Skipped(reason) => self.skip(head, &reason).await,
         }
     }
 
-    async fn skip(&self, id: i64, reason: &str) -> Result<ProcessOutcome, JobError> {
+    /// SKIPPED, unless the row changed since `head` was read
+    /// ([`ProcessOutcome::Superseded`]).
+    async fn skip(&self, head: &Head, reason: &str) -> Result<ProcessOutcome, JobError> {
         let now = self.ctx.clock.now();
-        proc_state::finish_non_business(&self.ctx.pg, id, ProcState::Skipped, None, reason, now)
-            .await?;
+        let id = head.msg_id;
+        let read = head.as_read();
+        let skipped = ProcState::Skipped;
+        if !proc_state::finish_non_business(&self.ctx.pg, id, read, skipped, None, reason, now)
+            .await?
+        {
+            return Ok(ProcessOutcome::Superseded);
+        }
         Ok(ProcessOutcome::Skipped(reason.to_string()))
     }
 
+    /// DEAD, unless the row changed since `head` was read
+    /// ([`ProcessOutcome::Superseded`]).
     async fn dead(
         &self,
-        id: i64,
+        head: &Head,
         class: ErrorClass,
         reason: &str,
     ) -> Result<ProcessOutcome, JobError> {
         let now = self.ctx.clock.now();
-        proc_state::finish_non_business(
-            &self.ctx.pg,
-            id,
-            ProcState::Dead,
-            Some(class),
-            reason,
-            now,
-        )
-        .await?;
+        let id = head.msg_id;
+        let read = head.as_read();
+        let dead = ProcState::Dead;
+        if !proc_state::finish_non_business(&self.ctx.pg, id, read, dead, Some(class), reason, now)
+            .await?
+        {
+            return Ok(ProcessOutcome::Superseded);
+        }
         log_dead(id, class, reason);
         Ok(ProcessOutcome::Dead(class, reason.to_string()))
     }
@@ -425,7 +446,9 @@ impl MessageProcessor<'_> {
     /// ProcFailure (§9.1): the attempt count and next attempt time from the
     /// class's schedule (`msgx.pipeline.retry.<class>`, the domain's FailureScheduler), computed
     /// from the head as this tick read it (one instance processes, under
-    /// the instance lock).
+    /// the instance lock), and written only while the row is still as read:
+    /// a replay that committed meanwhile stands ([`ProcessOutcome::Superseded`],
+    /// issue 31 item 5).
     async fn fail(
         &self,
         head: &Head,
@@ -441,9 +464,12 @@ impl MessageProcessor<'_> {
             attempts,
             next_attempt_at: next,
             first: head.state != ProcState::Failed,
+            read: head.as_read(),
         };
+        // Between the read and the write: where a test lands a replay.
+        crate::fault::pause("pump", "record-failure").await;
         if !proc_state::record_failure(&self.ctx.pg, head.msg_id, &recorded, now).await? {
-            return Ok(ProcessOutcome::AlreadyTerminal);
+            return Ok(ProcessOutcome::Superseded);
         }
         let reason = crate::error_text::cut(reason);
         // msg_id and trace_id come from the pump's message span.

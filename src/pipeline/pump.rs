@@ -52,6 +52,7 @@ job_counts! {
         dead,
         failed,
         already_terminal,
+        superseded,
     }
 }
 
@@ -64,6 +65,7 @@ impl PumpCounts {
             ProcessOutcome::Dead(..) => &mut self.dead,
             ProcessOutcome::Failed(..) => &mut self.failed,
             ProcessOutcome::AlreadyTerminal => &mut self.already_terminal,
+            ProcessOutcome::Superseded => &mut self.superseded,
         }
     }
 }
@@ -157,7 +159,6 @@ impl Job for Pump {
         ctx: &JobContext,
         bounds: &RunBounds,
     ) -> Result<RunReport<PumpCounts>, JobError> {
-        let deadline = bounds.deadline(ctx.clock.now());
         let c = &self.config;
         let dc = c.domain.clone();
         let processor = MessageProcessor {
@@ -170,12 +171,7 @@ impl Job for Pump {
             unknown: Default::default(),
             flights: &self.flights,
         };
-        let retry = &c.retry;
         let mut report = RunReport::<PumpCounts>::default();
-        // After a rolled-back group, its messages go one per transaction, so
-        // the one that fails is recorded on its own (and the rest not retried
-        // as a group over and over).
-        let mut single_until = i64::MIN;
         // §2: identities are bound only with the algorithm this database
         // recorded at its first start (a mismatch fails the run, naming it,
         // and is checked again on the next run).
@@ -190,6 +186,32 @@ impl Job for Pump {
             .map_err(|e| JobError::Other(e.to_string()))?;
             self.identity_checked.store(true, Ordering::Release);
         }
+        // A failure ends the run with what it did so far in its report, so
+        // JOB_RUN counts the messages processed before it (issue 31 item 9).
+        match self.drain(ctx, bounds, &processor, &mut report).await {
+            Ok(()) => Ok(report),
+            Err(e) => Err(report.failed_with(e)),
+        }
+    }
+}
+
+impl Pump {
+    /// Pump.tick repeated within the run's bounds (§5.1), counting into
+    /// `report`.
+    async fn drain(
+        &self,
+        ctx: &JobContext,
+        bounds: &RunBounds,
+        processor: &MessageProcessor<'_>,
+        report: &mut RunReport<PumpCounts>,
+    ) -> Result<(), JobError> {
+        let deadline = bounds.deadline(ctx.clock.now());
+        let c = &self.config;
+        let retry = &c.retry;
+        // After a rolled-back group, its messages go one per transaction, so
+        // the one that fails is recorded on its own (and the rest not retried
+        // as a group over and over).
+        let mut single_until = i64::MIN;
         loop {
             if report.items >= bounds.max_items || !ctx.may_continue(deadline)? {
                 report.more = true;
@@ -219,7 +241,8 @@ impl Job for Pump {
             // The head's span: its msg_id and trace_id on every line about it.
             let span = message_span(head.msg_id, head.trace.as_ref());
             if retry.exhausted(head.state, head.error_class, head.attempts) {
-                if proc_state::mark_exhausted(&ctx.pg, head.msg_id, now).await? {
+                // Only the FAILED row as read: a replay since stands (issue 31 item 5).
+                if proc_state::mark_exhausted(&ctx.pg, head.msg_id, head.attempts, now).await? {
                     count_processed("dead", ErrorClass::Exhausted.as_str());
                     span.in_scope(|| {
                         tracing::warn!(attempts = head.attempts, "Message DEAD(EXHAUSTED)")
@@ -287,7 +310,7 @@ impl Job for Pump {
                 continue;
             }
         }
-        Ok(report)
+        Ok(())
     }
 }
 
@@ -344,6 +367,7 @@ mod tests {
             ProcessOutcome::Dead(ErrorClass::Malformed, "x".into()),
             ProcessOutcome::Failed(ErrorClass::Infra, "x".into()),
             ProcessOutcome::AlreadyTerminal,
+            ProcessOutcome::Superseded,
         ] {
             let mut report = RunReport::<PumpCounts>::default();
             report.details.of(&outcome).add(1);

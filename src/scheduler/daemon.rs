@@ -415,6 +415,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             mailbox: inner.runner.mailbox.clone(),
             clock: inner.runner.clock.clone(),
             tz: config.msgx.airport.tz(),
+            ignore: config.msgx.ignore.clone(),
         };
         let env = |k: &str| std::env::var(k).ok();
         match crate::http::compat::bind(&listen, &config.msgx.http, state, env).await {

@@ -26,6 +26,28 @@ pub struct Head {
     pub trace: Option<TraceParent>,
 }
 
+/// A row's state and attempt count as the pump read them with its head:
+/// the guard of the pump's failure and terminal writes (compare-and-set,
+/// issue 31 item 5). A replay or skip that commits between the pump's read
+/// and its write changes one of them, so the write finds nothing to change
+/// and the replay stands (§9.1: the replay reset the attempts; an attempt
+/// count computed before it must not undo that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AsRead {
+    pub state: ProcState,
+    pub attempts: i32,
+}
+
+impl Head {
+    /// The guard of this head's writes ([`AsRead`]).
+    pub fn as_read(&self) -> AsRead {
+        AsRead {
+            state: self.state,
+            attempts: self.attempts,
+        }
+    }
+}
+
 /// The head: the smallest PENDING/FAILED MSG_ID. Terminal rows are left out
 /// by the state list and ARCHIVED shadows by an explicit `state <>
 /// 'ARCHIVED'` beside it (§9.3: not by the list alone).
@@ -68,19 +90,23 @@ pub async fn unfinished(pool: &PgPool, limit: i64) -> Result<Vec<Head>, sqlx::Er
 
 /// A FAILED head at the attempt limit → DEAD(EXHAUSTED), with the backfill
 /// intent, in one UPDATE (§5.1 step 3). ERROR_CLASS is overwritten;
-/// LAST_ERROR keeps the reason text (§3).
+/// LAST_ERROR keeps the reason text (§3). Only while the row is still the
+/// FAILED row with `attempts` the pump read ([`AsRead`]): false when a
+/// replay came between.
 pub async fn mark_exhausted(
     pool: &PgPool,
     msg_id: i64,
+    attempts: i32,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
     let n = sqlx::query(
         "UPDATE proc_state SET state = 'DEAD', error_class = 'EXHAUSTED', next_attempt_at = NULL, \
          updated_at = $2, finished_at = $2, backfill_next_at = $2 \
-         WHERE msg_id = $1 AND state = 'FAILED'",
+         WHERE msg_id = $1 AND state = 'FAILED' AND attempts = $3",
     )
     .bind(msg_id)
     .bind(now)
+    .bind(attempts)
     .execute(pool)
     .await?
     .rows_affected();
@@ -88,10 +114,12 @@ pub async fn mark_exhausted(
 }
 
 /// A non-business terminal state (SKIPPED, or DEAD with a class) and the
-/// backfill intent in one UPDATE (§5.3). Only an unfinished row moves.
+/// backfill intent in one UPDATE (§5.3). Only the row as the pump read it
+/// moves ([`AsRead`]): false when it changed since (a replay or a skip).
 pub async fn finish_non_business<'e, E>(
     pool: E,
     msg_id: i64,
+    read: AsRead,
     state: ProcState,
     class: Option<ErrorClass>,
     reason: &str,
@@ -110,7 +138,7 @@ where
         "UPDATE proc_state SET state = $2, error_class = COALESCE($3, error_class), \
          last_error = COALESCE($4, last_error), outcome_reason = $5, next_attempt_at = NULL, \
          updated_at = $6, finished_at = $6, backfill_next_at = $6 \
-         WHERE msg_id = $1 AND state IN ('PENDING', 'FAILED')",
+         WHERE msg_id = $1 AND state = $7 AND attempts = $8",
     )
     .bind(msg_id)
     .bind(state.as_str())
@@ -118,6 +146,8 @@ where
     .bind(error)
     .bind(outcome)
     .bind(now)
+    .bind(read.state.as_str())
+    .bind(read.attempts)
     .execute(pool)
     .await?
     .rows_affected();
@@ -136,13 +166,15 @@ pub struct Failure<'a> {
     /// True when the row was not FAILED before: a new failure streak starts
     /// (the head-blocked time counts from it).
     pub first: bool,
+    /// The row as the attempt read it: the write's guard ([`AsRead`]).
+    pub read: AsRead,
 }
 
 /// Records a failed attempt (ProcFailure, §9.1): FAILED with the attempt
 /// count, class, reason (cut, crate::error_text) and retry time, and — in
 /// the same statement — when the head's failure streak began (HEAD_FAILURE,
 /// read by `msgx_pipeline_head_blocked_seconds` and `/readyz`). Returns false
-/// when the row was no longer unfinished (nothing written).
+/// when the row was no longer the one the attempt read (nothing written).
 pub async fn record_failure(
     pool: &PgPool,
     msg_id: i64,
@@ -152,7 +184,7 @@ pub async fn record_failure(
     let n = sqlx::query(
         "WITH failed AS (UPDATE proc_state SET state = 'FAILED', attempts = $6, error_class = $2, \
            last_error = $3, next_attempt_at = $4, updated_at = $5 \
-           WHERE msg_id = $1 AND state IN ('PENDING', 'FAILED') RETURNING msg_id) \
+           WHERE msg_id = $1 AND state = $8 AND attempts = $9 RETURNING msg_id) \
          INSERT INTO head_failure (id, msg_id, since) SELECT 1, msg_id, $5 FROM failed \
          ON CONFLICT (id) DO UPDATE SET msg_id = EXCLUDED.msg_id, since = CASE \
            WHEN $7 OR head_failure.msg_id <> EXCLUDED.msg_id THEN EXCLUDED.since \
@@ -165,6 +197,8 @@ pub async fn record_failure(
     .bind(now)
     .bind(f.attempts)
     .bind(f.first)
+    .bind(f.read.state.as_str())
+    .bind(f.read.attempts)
     .execute(pool)
     .await?
     .rows_affected();
