@@ -19,6 +19,7 @@
 use crate::config::Config;
 use crate::delivery::latency::{self, END_TO_END, MAILBOX_TO_KAFKA};
 use crate::domain::delivery::EventStatus;
+use crate::domain::evidence::EvidenceState;
 use crate::domain::watermark::ReleaseReason;
 use crate::domain::{ErrorClass, ProcState};
 use crate::jobs::manifest;
@@ -107,6 +108,12 @@ pub const CATALOG: &[MetricSpec] = &[
         Counter,
         &["reason"],
         "Permanent holes released (INBOX_HOLE rows), by the rule that released them.",
+    ),
+    m(
+        "msgx_ingest_hole_evidence",
+        Gauge,
+        &["state"],
+        "1 for the poller's last finding on transaction evidence for holes (valid, or why not: replica, galera, read-only, unverified, split, no-privilege, disabled, unknown), 0 for the others.",
     ),
     m(
         "msgx_ingest_late_rows_total",
@@ -454,6 +461,15 @@ fn register_known_series() {
         let _ = metrics::histogram!("msgx_job_duration_seconds", "job" => job);
     }
     metrics::gauge!("msgx_instance_lock_held").set(0.0);
+    // Unknown until the poller first reads evidence (at the first hole).
+    for state in EvidenceState::ALL {
+        let on = state == EvidenceState::Unknown;
+        metrics::gauge!("msgx_ingest_hole_evidence", "state" => state.as_str()).set(if on {
+            1.0
+        } else {
+            0.0
+        });
+    }
     for listener in HTTP_LISTENERS {
         metrics::counter!("msgx_http_responses_total", "listener" => listener, "status" => "200")
             .increment(0);

@@ -3,6 +3,7 @@
 
 use crate::clock::SharedClock;
 use crate::config::Config;
+use crate::domain::evidence::{EvidenceState, Replication};
 use crate::instance_lock::{self, Holder, LockKey};
 use crate::store::mailbox::{Mailbox, MailboxStats};
 use crate::store::pg::backfill::BackfillStats;
@@ -34,6 +35,8 @@ pub struct Status {
     /// Released holes by the rule that released them (issue 20 item 5).
     pub holes_by_reason: BTreeMap<String, i64>,
     pub late_rows: i64,
+    /// Whether holes are released on transaction evidence (issue 31 item 7).
+    pub hole_evidence: HoleEvidence,
     /// PROC_STATE counts by state (ARCHIVED shown apart from the backlog).
     pub proc_state: BTreeMap<String, i64>,
     /// `msgx.pipeline.backlog.oldest_unprocessed_seconds` (design §5.1).
@@ -45,6 +48,60 @@ pub struct Status {
     /// Backfill (design §6): pending, due, overdue (past R), abandoned by reason.
     pub backfill: BackfillStats,
     pub jobs: Vec<job_run::LastRun>,
+}
+
+/// Whether transaction evidence releases holes on the configured mailbox,
+/// read now (`msgx status`, `msgx doctor`; the daemon's own finding is the
+/// metric `msgx_ingest_hole_evidence`).
+#[derive(Debug, Clone, Serialize)]
+pub struct HoleEvidence {
+    /// `EvidenceState::as_str`: `valid`, or why not.
+    pub state: &'static str,
+    pub valid: bool,
+    pub detail: String,
+}
+
+/// Reads [`HoleEvidence`]: one evidence read with the server's role
+/// (`Mailbox::transaction_evidence`), unless the setting turns it off.
+pub async fn hole_evidence(config: &Config, mailbox: Option<&Mailbox>) -> HoleEvidence {
+    let (state, detail) = if !config.msgx.pipeline.hole_evidence {
+        (EvidenceState::Disabled, None)
+    } else {
+        match mailbox {
+            None => (
+                EvidenceState::Unknown,
+                Some("the mailbox URL is invalid".to_string()),
+            ),
+            Some(m) => match m.transaction_evidence(None).await {
+                Ok(read) => match read.role {
+                    Some(role) => {
+                        let state = role.state();
+                        let detail = match &role.replication {
+                            Replication::Sources(s) if state == EvidenceState::Replica => {
+                                Some(format!("{} (source {})", state.explain(), s.join(", ")))
+                            }
+                            _ => None,
+                        };
+                        (state, detail)
+                    }
+                    None => (EvidenceState::Unknown, None),
+                },
+                Err(e) if e.is_access_denied() => (EvidenceState::NoPrivilege, None),
+                Err(e) => (
+                    EvidenceState::Unknown,
+                    Some(format!(
+                        "the open transactions cannot be read ({e}): holes wait \
+                         msgx.pipeline.max-commit-delay"
+                    )),
+                ),
+            },
+        }
+    };
+    HoleEvidence {
+        state: state.as_str(),
+        valid: state.is_valid(),
+        detail: detail.unwrap_or_else(|| state.explain().to_string()),
+    }
 }
 
 /// What msgx's own PostgreSQL says about the pipeline: the part of the
@@ -130,6 +187,15 @@ pub async fn collect(
     let watermark_lag = mailbox_stats
         .and_then(|s| s.max_id)
         .map(|max| watermark_lag(max, facts.cursor.w));
+    // An unreachable mailbox is not asked twice.
+    let hole_evidence = match &mailbox_error {
+        Some(e) if config.msgx.pipeline.hole_evidence => HoleEvidence {
+            state: EvidenceState::Unknown.as_str(),
+            valid: false,
+            detail: format!("the mailbox cannot be read: {e}"),
+        },
+        _ => hole_evidence(config, mailbox).await,
+    };
     Ok(Status {
         now,
         mailbox: mailbox_stats,
@@ -143,6 +209,7 @@ pub async fn collect(
         holes_released: facts.holes_released,
         holes_by_reason: facts.holes_by_reason,
         late_rows: facts.late_rows,
+        hole_evidence,
         proc_state: facts.proc_state,
         oldest_unprocessed_seconds: facts.oldest_unprocessed_seconds,
         outbox: facts.outbox,
@@ -228,6 +295,12 @@ pub fn render(s: &Status) -> String {
         },
         s.late_rows
     );
+    let e = &s.hole_evidence;
+    let _ = if e.valid {
+        writeln!(o, "  hole evidence:   valid")
+    } else {
+        writeln!(o, "  hole evidence:   NOT USED ({}): {}", e.state, e.detail)
+    };
     let states: Vec<String> = s
         .proc_state
         .iter()

@@ -6,13 +6,18 @@
 //! - a hole is released on transaction evidence (`no-live-transaction`) as
 //!   soon as no transaction that could fill it is open, and never while one
 //!   is; without the PROCESS privilege the time rule alone applies and
-//!   `msgx doctor` says so.
+//!   `msgx doctor` says so;
+//! - evidence is used only on the server that allocates the IDs (issue 31
+//!   item 7), against a private primary and its replica
+//!   (`servers::replica_pair`): read through the replica, a hole whose
+//!   writer is open on the primary ages by the time rule, and doctor,
+//!   status and the metric say why.
 
 mod common;
 
 use chrono::Duration;
 use common::jobs::detail;
-use common::servers::{QuietMariaDb, quiet_mariadb};
+use common::servers::{QuietMariaDb, ReplicaPair, Side, quiet_mariadb, replica_pair};
 use common::*;
 use msgx::clock::ManualClock;
 use msgx::scheduler::runner::{JobRunner, RunOptions, RunSummary};
@@ -135,6 +140,44 @@ async fn an_idle_poll_is_one_statement_on_the_mailbox() {
         old["Questions"] >= 3 * N && old["Com_set_option"] >= N - 1,
         "SET + PREPARE + EXECUTE per poll: {old:?}"
     );
+}
+
+/// `msgx doctor --json`'s `mailbox.hole-evidence` check (status, detail)
+/// with the test's config adjusted by `tweak` (a mock Kafka answers).
+fn doctor_evidence(db: &TestDb, tweak: &dyn Fn(&mut msgx::config::Config)) -> (String, String) {
+    let kafka = mock_kafka(1);
+    let cfg = db.config_file_with(|c| {
+        fast_kafka(c, &kafka.bootstrap_servers());
+        tweak(c);
+    });
+    let out = msgx(cfg.path(), &["doctor", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    report["checks"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["name"] == "mailbox.hole-evidence"))
+        .map(|c| (c["status"].to_string(), c["detail"].to_string()))
+        .unwrap_or_else(|| ("absent".into(), text(&out)))
+}
+
+/// `msgx status --json`'s `hole_evidence` (the whole object) with the
+/// mailbox at `url`.
+fn status_evidence(db: &TestDb, url: &str) -> serde_json::Value {
+    let cfg = db.config_file_with(|c| c.msgx.mailbox.url = url.to_string());
+    let out = msgx(cfg.path(), &["status", "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    match status.get("hole_evidence") {
+        Some(v) => v.clone(),
+        None => serde_json::Value::String(text(&out)),
+    }
+}
+
+/// The value of `msgx_ingest_hole_evidence{state="…"}` on this process's
+/// metrics page (`None` when absent).
+fn evidence_metric(page: &str, state: &str) -> Option<f64> {
+    let series = format!("msgx_ingest_hole_evidence{{state=\"{state}\"}} ");
+    page.lines()
+        .find_map(|l| l.strip_prefix(series.as_str()))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// A transaction on its own connection that inserts into the mailbox and
@@ -384,20 +427,11 @@ async fn without_process_the_time_rule_alone_applies_and_doctor_warns() {
     assert_eq!(warned, 1, "logged once: {}", logs.text());
     assert!(logs.text().contains("PROCESS"), "{}", logs.text());
 
-    let kafka = mock_kafka(1);
     let doctor = |tweak: &dyn Fn(&mut msgx::config::Config)| {
-        let cfg = db.config_file_with(|c| {
+        doctor_evidence(&db, &|c| {
             c.msgx.mailbox.url = url.clone();
-            fast_kafka(c, &kafka.bootstrap_servers());
             tweak(c);
-        });
-        let out = msgx(cfg.path(), &["doctor", "--json"]);
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        report["checks"]
-            .as_array()
-            .and_then(|a| a.iter().find(|c| c["name"] == "mailbox.hole-evidence"))
-            .map(|c| (c["status"].to_string(), c["detail"].to_string()))
-            .unwrap_or_else(|| ("absent".into(), text(&out)))
+        })
     };
     let (status, detail_text) = doctor(&|_| {});
     assert_eq!(status, "\"warn\"", "{detail_text}");
@@ -415,4 +449,151 @@ async fn without_process_the_time_rule_alone_applies_and_doctor_warns() {
         "{detail_text}"
     );
     q.admin(&format!("DROP USER '{user}'@'%'"));
+}
+
+/// A mailbox on the pair's primary; the replica has applied its DDL.
+async fn mailbox_on_primary(pair: &ReplicaPair) -> TestMailbox {
+    let mb = TestMailbox::on_server(&pair.admin_url(Side::Primary)).await;
+    pair.sync();
+    mb
+}
+
+/// Issue 31 item 7: read through a replica, the open transactions are not
+/// the writers' (a writer holding an ID open on the primary is invisible
+/// there), so evidence is not used: the hole ages by the time rule, the
+/// late commit arrives in order, and doctor, status and the metric say
+/// "replica". On the old code the replica's empty list released the hole
+/// at once and the late row was never processed.
+#[tokio::test]
+async fn on_a_replica_holes_age_by_time_not_on_evidence() {
+    let pair = replica_pair();
+    let metrics = msgx::prometheus::install().expect("recorder");
+    let db = TestDb::migrated().await;
+    let mb = mailbox_on_primary(&pair).await;
+    mb.insert(XML).await; // 1
+    let holder = Holder::open(&mb).await; // 2, open on the primary
+    assert_eq!(holder.id, 2);
+    mb.insert(XML).await; // 3
+    pair.sync();
+    let replica_url = pair.url(Side::Replica, "msgx", "msgx", &mb.name);
+    let (clock, shared) = manual_clock();
+    let url = replica_url.clone();
+    let (r, _stop) = runner(&db, None, shared, |c| c.msgx.mailbox.url = url);
+    let s = ingest(&r).await;
+    assert_eq!(
+        (s.items, detail(&s, "holes_released")),
+        (1, 0),
+        "the replica shows no open writer, but it does not allocate the IDs: {s:?}"
+    );
+    for step in 1..=3 {
+        clock.advance(Duration::seconds(9)); // 27 s < max-commit-delay 30 s
+        for _ in 0..3 {
+            let s = ingest(&r).await;
+            assert_eq!(
+                (detail(&s, "holes_released"), s.items),
+                (0, 0),
+                "step {step}: held while the writer is open on the primary: {s:?}"
+            );
+        }
+    }
+    assert_eq!(cursor_w(&db).await, 1);
+    let page = metrics.render();
+    assert_eq!(evidence_metric(&page, "replica"), Some(1.0), "{page}");
+    assert_eq!(evidence_metric(&page, "valid"), Some(0.0), "{page}");
+    let status = status_evidence(&db, &replica_url);
+    assert_eq!(
+        (status["state"].as_str(), status["valid"].as_bool()),
+        (Some("replica"), Some(false)),
+        "{status}"
+    );
+    let (verdict, why) = doctor_evidence(&db, &|c| c.msgx.mailbox.url = replica_url.clone());
+    assert_eq!(verdict, "\"warn\"", "{why}");
+    assert!(why.contains("replica"), "{why}");
+
+    // The writer commits on the primary: its row takes its place in order.
+    holder.end(true).await;
+    pair.sync();
+    let s = ingest(&r).await;
+    assert_eq!(s.items, 2, "{s:?}");
+    assert_eq!(enqueued(&db).await, vec![1, 2, 3]);
+    assert!(holes(&db).await.is_empty());
+
+    // A hole nobody fills (an insert rolled back on the primary) is
+    // released by the time rule only, at max-commit-delay.
+    mb.insert_rolled_back(XML).await; // 4
+    mb.insert(XML).await; // 5
+    pair.sync();
+    let s = ingest(&r).await;
+    assert_eq!((s.items, detail(&s, "holes_released")), (0, 0), "{s:?}");
+    clock.advance(Duration::seconds(29));
+    let s = ingest(&r).await;
+    assert_eq!(detail(&s, "holes_released"), 0, "{s:?}");
+    clock.advance(Duration::seconds(1));
+    let s = ingest(&r).await;
+    assert_eq!((s.items, detail(&s, "holes_released")), (1, 1), "{s:?}");
+    assert_eq!(
+        holes(&db).await,
+        vec![(4, 4, "max-commit-delay".to_string())]
+    );
+    assert_eq!(enqueued(&db).await, vec![1, 2, 3, 5]);
+}
+
+/// On the pair's primary (binary log on, replicas attached) evidence is
+/// valid as before: a rolled-back insert is released at once
+/// (`no-live-transaction`) and doctor, status and the metric say "valid".
+/// A user that holds PROCESS but may not read the replication status
+/// (SLAVE MONITOR) cannot tell a primary from a replica: not valid, and
+/// doctor says which privilege is missing.
+#[tokio::test]
+async fn on_the_primary_evidence_is_valid_and_unverifiable_without_slave_monitor() {
+    let pair = replica_pair();
+    let metrics = msgx::prometheus::install().expect("recorder");
+    let db = TestDb::migrated().await;
+    let mb = mailbox_on_primary(&pair).await;
+    mb.insert(XML).await; // 1
+    mb.insert_rolled_back(XML).await; // 2
+    mb.insert(XML).await; // 3
+    let primary_url = pair.url(Side::Primary, "msgx", "msgx", &mb.name);
+    let (_clock, shared) = manual_clock();
+    let url = primary_url.clone();
+    let (r, _stop) = runner(&db, None, shared, |c| c.msgx.mailbox.url = url);
+    let s = poll_until_fresh_evidence(&r).await;
+    assert_eq!(detail(&s, "holes_released_on_evidence"), 1, "{s:?}");
+    assert_eq!(
+        holes(&db).await,
+        vec![(2, 2, "no-live-transaction".to_string())]
+    );
+    assert_eq!(enqueued(&db).await, vec![1, 3]);
+    let page = metrics.render();
+    assert_eq!(evidence_metric(&page, "valid"), Some(1.0), "{page}");
+    let status = status_evidence(&db, &primary_url);
+    assert_eq!(
+        (status["state"].as_str(), status["valid"].as_bool()),
+        (Some("valid"), Some(true)),
+        "{status}"
+    );
+    let (verdict, why) = doctor_evidence(&db, &|c| c.msgx.mailbox.url = primary_url.clone());
+    assert_eq!(verdict, "\"ok\"", "{why}");
+
+    let user = unique_name("nomon");
+    pair.admin(
+        Side::Primary,
+        &format!(
+            "CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'; \
+             GRANT SELECT ON `{}`.* TO '{user}'@'%'; GRANT PROCESS ON *.* TO '{user}'@'%';",
+            mb.name
+        ),
+    );
+    let limited = pair.url(Side::Primary, &user, "pw", &mb.name);
+    let status = status_evidence(&db, &limited);
+    assert_eq!(
+        (status["state"].as_str(), status["valid"].as_bool()),
+        (Some("unverified"), Some(false)),
+        "{status}"
+    );
+    let (verdict, why) = doctor_evidence(&db, &|c| c.msgx.mailbox.url = limited.clone());
+    assert_eq!(verdict, "\"warn\"", "{why}");
+    assert!(why.contains("SLAVE MONITOR"), "{why}");
+    pair.admin(Side::Primary, &format!("DROP USER '{user}'@'%'"));
+    pair.sync();
 }

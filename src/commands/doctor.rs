@@ -16,7 +16,7 @@
 //! | `mailbox.connect`, `mailbox.tls` | as for PostgreSQL |
 //! | `mailbox.inbox`, `mailbox.outbox` | the table or a column msgx uses is missing |
 //! | `mailbox.privileges` | no SELECT on the inbox, no UPDATE of the mark column, no SELECT/INSERT on the outbox (warn: UPDATE of the whole inbox) |
-//! | `mailbox.hole-evidence` | never; warns when holes cannot be released on transaction evidence (no PROCESS privilege, or `msgx.pipeline.hole-evidence = false`) |
+//! | `mailbox.hole-evidence` | never; warns when holes cannot be released on transaction evidence (no PROCESS privilege, `msgx.pipeline.hole-evidence = false`, or the server is not the ID-allocating primary: a replica, a Galera node, read-only, or the replication status is not readable) |
 //! | `kafka.client` | a producer or consumer cannot be created with the settings (unsupported security option, missing file) |
 //! | `kafka.metadata` | no broker answers within `msgx.kafka.call-timeout` |
 //! | `kafka.topic.msg`, `kafka.topic.schd`, `kafka.topic.season` | the topic does not exist |
@@ -268,39 +268,14 @@ async fn mailbox(config: &Config, c: &mut Checks) {
     mb.close().await;
 }
 
-/// `mailbox.hole-evidence` (issue 20 item 5): whether holes are released on
-/// transaction evidence. It reads the server's open transactions once, as
-/// the poller does; never a FAIL: without it the time rule still holds.
+/// `mailbox.hole-evidence` (issue 20 item 5, issue 31 item 7): whether
+/// holes are released on transaction evidence — the read and the server's
+/// role, as `msgx status` reads them; never a FAIL: without it the time
+/// rule still holds.
 async fn hole_evidence(config: &Config, mb: &Mailbox, c: &mut Checks) {
-    const NAME: &str = "mailbox.hole-evidence";
-    if !config.msgx.pipeline.hole_evidence {
-        c.add(
-            NAME,
-            Status::Warn,
-            "msgx.pipeline.hole-evidence = false: holes wait msgx.pipeline.max-commit-delay",
-        );
-        return;
-    }
-    match mb.transaction_evidence().await {
-        Ok(_) => c.ok(
-            NAME,
-            "holes are released on transaction evidence (PROCESS privilege)",
-        ),
-        Err(e) if e.is_access_denied() => c.add(
-            NAME,
-            Status::Warn,
-            "no PROCESS privilege: holes wait msgx.pipeline.max-commit-delay \
-             (docs/operations.md gives the GRANT)",
-        ),
-        Err(e) => c.add(
-            NAME,
-            Status::Warn,
-            format!(
-                "the open transactions cannot be read ({e}): holes wait \
-                 msgx.pipeline.max-commit-delay"
-            ),
-        ),
-    };
+    let e = crate::status::hole_evidence(config, Some(mb)).await;
+    let status = if e.valid { Status::Ok } else { Status::Warn };
+    c.add("mailbox.hole-evidence", status, e.detail);
 }
 
 async fn kafka(config: &Config, c: &mut Checks) {

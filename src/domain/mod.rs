@@ -2,8 +2,9 @@
 //! flight states and a decoded SIS message into the next states and the
 //! events to store. No I/O, no async, no clock reads. Beside it, the other
 //! pure rules the layers above share: the message lifecycle
-//! ([`proc_state`], §3, §9.1), the watermark ([`watermark`], §4.1) and the
-//! delivery failure data ([`delivery`], §8.1).
+//! ([`proc_state`], §3, §9.1), the watermark ([`watermark`], §4.1), where
+//! transaction evidence for holes is valid ([`evidence`]) and the delivery
+//! failure data ([`delivery`], §8.1).
 //!
 //! Rules and decisions: docs/domain.md. Event JSON: docs/events.md.
 
@@ -12,6 +13,7 @@ pub mod delivery;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod evidence;
 pub mod flight_state;
 pub mod mafl;
 pub mod operation_day;

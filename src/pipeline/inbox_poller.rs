@@ -29,6 +29,18 @@
 //! side). Without the PROCESS privilege the time rule alone applies; the
 //! poller remembers that and asks again every [`EVIDENCE_RECHECK`].
 //!
+//! Evidence only where it is valid (issue 31 item 7,
+//! `domain::evidence`): the evidence read also says which server answered
+//! and whether it is read-only; that server's role (Galera, replication
+//! sources) is read in the same transaction when the poller has not read it
+//! within [`ROLE_RECHECK`] — so two more statements at most once a minute,
+//! and only while a hole is open: the idle poll is unchanged. On a server
+//! that is not the ID-allocating primary, or when the fetch was answered
+//! by another server than the evidence (a splitting proxy), the hole ages
+//! by the time rule, no evidence is read until the next check, and the
+//! state is logged on each change and exported as
+//! `msgx_ingest_hole_evidence{state}`.
+//!
 //! The late-row re-check queries the shared mailbox, so it is rationed
 //! (issue 17 item 7): each hole at most once per
 //! `msgx.pipeline.late-row-recheck` (INBOX_HOLE.CHECKED_AT), and the poller
@@ -39,6 +51,7 @@
 //! the rows it enqueued stand.
 
 use crate::config::{Config, CutoverWatermark};
+use crate::domain::evidence::{EvidenceState, ServerRole};
 use crate::domain::watermark::{
     Cleared, Cursor, ReleaseReason, Sighting, no_live_writer, plan_round_with,
 };
@@ -125,6 +138,12 @@ const LATE_ROW_HOLES_CHECKED: i64 = 100;
 /// for again this often, not on every poll.
 pub const EVIDENCE_RECHECK: chrono::Duration = chrono::Duration::minutes(10);
 
+/// How long the mailbox server's role (Galera, replication sources) read
+/// with the evidence is trusted for that server (`@@server_id`) before it
+/// is read again; `@@read_only` is read with every evidence read. A role
+/// that invalidates evidence also stops evidence reads this long.
+pub const ROLE_RECHECK: chrono::Duration = chrono::Duration::minutes(1);
+
 /// At most one read of INNODB_TRX per this much real time: InnoDB refills
 /// its copy only after 100 ms without readers (trx0i_s.cc), so reading more
 /// often would keep our own reads stale. Real time, not the injected clock:
@@ -156,6 +175,14 @@ struct PollState {
     /// The hole at W+1, as first seen on the mailbox server's clock.
     sighting: Option<Sighting>,
     evidence: EvidenceAccess,
+    /// The role of the server that last answered an evidence read, and when
+    /// it was read (issue 31 item 7).
+    role: Option<(ServerRole, DateTime<Utc>)>,
+    /// A fetch answered by another server than the evidence: no evidence
+    /// is read before this time.
+    split_until: Option<DateTime<Utc>>,
+    /// What `msgx_ingest_hole_evidence` says.
+    evidence_state: EvidenceState,
     last_evidence_read: Option<Instant>,
     /// When a failed evidence read (not a refusal) was last logged.
     evidence_failure_logged: Option<DateTime<Utc>>,
@@ -173,15 +200,67 @@ impl PollState {
         self.late_rows_due = None;
     }
 
-    /// True when evidence may be read now (enabled, not refused, not read
-    /// within [`EVIDENCE_MIN_INTERVAL`]).
+    /// True when evidence may be read now (enabled, not refused, not on a
+    /// server found invalid within [`ROLE_RECHECK`], not read within
+    /// [`EVIDENCE_MIN_INTERVAL`]).
     fn evidence_ready(&self, cfg: &InboxPollerConfig, now: DateTime<Utc>) -> bool {
         cfg.hole_evidence
             && !matches!(self.evidence, EvidenceAccess::Denied { retry_at } if now < retry_at)
+            && !self
+                .role
+                .as_ref()
+                .is_some_and(|(r, at)| now - *at < ROLE_RECHECK && !r.state().is_valid())
+            && self.split_until.is_none_or(|t| now >= t)
             && self
                 .last_evidence_read
                 .is_none_or(|t| t.elapsed() >= EVIDENCE_MIN_INTERVAL)
     }
+
+    /// Records and exports whether evidence is valid; logs a change into a
+    /// server role that invalidates it (WARN) and back to valid (INFO). The
+    /// missing PROCESS privilege is logged where it is found.
+    fn publish(&mut self, new: EvidenceState) {
+        let old = self.evidence_state;
+        if new == old {
+            return;
+        }
+        self.evidence_state = new;
+        for s in EvidenceState::ALL {
+            metrics::gauge!("msgx_ingest_hole_evidence", "state" => s.as_str()).set(if s == new {
+                1.0
+            } else {
+                0.0
+            });
+        }
+        match new {
+            EvidenceState::Valid
+                if !matches!(
+                    old,
+                    EvidenceState::Unknown | EvidenceState::NoPrivilege | EvidenceState::Disabled
+                ) =>
+            {
+                tracing::info!("Transaction evidence for holes is valid again")
+            }
+            EvidenceState::ReadOnly
+            | EvidenceState::Replica
+            | EvidenceState::Galera
+            | EvidenceState::Unverified
+            | EvidenceState::Split => tracing::warn!(
+                state = new.as_str(),
+                "No transaction evidence for holes: {}",
+                new.explain()
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// An evidence read on a server where it is valid: which server answered,
+/// and the hole it clears, if it does.
+#[derive(Debug, Clone, Copy)]
+struct Evidence {
+    server_id: i64,
+    cleared: Option<Cleared>,
 }
 
 /// The cursor as PostgreSQL stores it (microseconds), so that a cached copy
@@ -232,6 +311,9 @@ impl InboxPoller {
             seed_if_configured(cfg, ctx).await?;
             state.seed_checked = true;
         }
+        if !cfg.hole_evidence {
+            state.publish(EvidenceState::Disabled);
+        }
         let claim = cfg.claim_batch;
         let delay = cfg.max_commit_delay;
         loop {
@@ -249,11 +331,24 @@ impl InboxPoller {
             };
             // Evidence before the fetch (issue 20 item 5): a holder that
             // commits in between is then seen by the fetch, never released.
-            let cleared = read_evidence(cfg, state, ctx, current, &mut report).await;
+            let evidence = read_evidence(cfg, state, ctx, current, &mut report).await;
             // Mailbox unreadable → Err: the cursor is not touched (§4.1 step 1).
             let batch = ctx.mailbox.fetch_after(current.w, claim).await?;
             let rows = &batch.rows;
             let now = ctx.clock.now();
+            // Evidence counts only for rows of the server it was read on.
+            let cleared = match evidence {
+                Some(ev) if batch.server_id == Some(ev.server_id) => {
+                    state.publish(EvidenceState::Valid);
+                    ev.cleared
+                }
+                Some(_) if batch.server_id.is_some() => {
+                    state.publish(EvidenceState::Split);
+                    state.split_until = Some(now + ROLE_RECHECK);
+                    None
+                }
+                _ => None,
+            };
             let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
             let plan = plan_round_with(current, &ids, now, delay, cleared);
             let mut inserted = 0;
@@ -350,7 +445,8 @@ impl InboxPoller {
 }
 
 /// Reads transaction evidence for the sighted hole at W+1 when it is
-/// enabled and due; `Some` when it clears the hole. Never fails the run: a
+/// enabled and due; `Some` when it was read on a server where it is valid
+/// (issue 31 item 7), with the hole cleared if it is. Never fails the run: a
 /// refused read (no PROCESS privilege) leaves the time rule, logged once
 /// and asked again after [`EVIDENCE_RECHECK`]; any other failure (the
 /// mailbox is down, and the fetch fails too) costs only this round, logged
@@ -361,7 +457,7 @@ async fn read_evidence(
     ctx: &JobContext,
     current: Cursor,
     report: &mut RunReport<IngestCounts>,
-) -> Option<Cleared> {
+) -> Option<Evidence> {
     let sighting = state.sighting.filter(|s| s.w == current.w)?;
     let now = ctx.clock.now();
     if !state.evidence_ready(cfg, now) {
@@ -369,16 +465,39 @@ async fn read_evidence(
     }
     state.last_evidence_read = Some(Instant::now());
     report.details.hole_evidence_reads.add(1);
-    match ctx.mailbox.transaction_evidence().await {
-        Ok(snapshot) => {
+    let known = state
+        .role
+        .as_ref()
+        .filter(|(_, at)| now - *at < ROLE_RECHECK)
+        .map(|(r, _)| r.server_id);
+    match ctx.mailbox.transaction_evidence(known).await {
+        Ok(read) => {
             if matches!(state.evidence, EvidenceAccess::Denied { .. }) {
                 tracing::info!("Transaction evidence for holes is available again");
             }
             state.evidence = EvidenceAccess::Granted;
-            if !snapshot.fresh {
+            if !read.snapshot.fresh {
                 report.details.hole_evidence_stale.add(1);
             }
-            no_live_writer(&sighting, &snapshot).then(|| sighting.cleared())
+            if let Some(role) = read.role {
+                state.role = Some((role, now));
+            }
+            // The role is the answering server's: read now, or known for it.
+            let role_state = match &mut state.role {
+                Some((role, _)) if role.server_id == read.server_id => {
+                    role.read_only = read.read_only;
+                    role.state()
+                }
+                _ => EvidenceState::Unknown,
+            };
+            if !role_state.is_valid() {
+                state.publish(role_state);
+                return None;
+            }
+            Some(Evidence {
+                server_id: read.server_id,
+                cleared: no_live_writer(&sighting, &read.snapshot).then(|| sighting.cleared()),
+            })
         }
         Err(e) if e.is_access_denied() => {
             if !matches!(state.evidence, EvidenceAccess::Denied { .. }) {
@@ -392,6 +511,7 @@ async fn read_evidence(
             state.evidence = EvidenceAccess::Denied {
                 retry_at: now + EVIDENCE_RECHECK,
             };
+            state.publish(EvidenceState::NoPrivilege);
             None
         }
         Err(e) => {

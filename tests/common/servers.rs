@@ -16,6 +16,9 @@
 //! for tests that read the server's global state — status counters, the
 //! InnoDB transaction list (issue 20): only the test holding its
 //! [`QuietMariaDb`] lease talks to it, so those counts are the test's own.
+//! A pair, `replica_pair` (issue 31 item 7), is a primary with its binary
+//! log on and a replica of it, leased the same way, for what msgx may trust
+//! when it reads a replica.
 //!
 //! They start once per test run, not per test: nextest runs every test in
 //! its own process, so the first process to take `<dir>/lock` starts them
@@ -202,6 +205,10 @@ fn start_all(dir: &Path, watch_pid: u32) -> Result<(), String> {
     .map_err(|e| format!("ready file: {e}"))
 }
 
+/// The names under which the private MariaDB servers record their process
+/// (`<dir>/<name>.child`), for the watcher.
+const MARIADB_NAMES: [&str; 4] = ["my_tls", "my_plain", "my_primary", "my_replica"];
+
 /// Stops whatever `dir` records once `watch_pid` is gone, then removes `dir`.
 fn spawn_watcher(dir: &Path, watch_pid: u32) -> Result<(), String> {
     let d = dir.display();
@@ -217,23 +224,24 @@ while kill -0 {watch_pid} 2>/dev/null; do sleep 0.5; done
 for c in pg_tls pg_plain; do
   [ -f "{d}/$c/postmaster.pid" ] && {as_pg}{pg_ctl} -D "{d}/$c" -m immediate -w -t 20 stop >/dev/null 2>&1
 done
-for c in my_tls my_plain; do
+for c in {my}; do
   [ -f "{d}/$c.child" ] && kill -TERM "$(cat "{d}/$c.child")" 2>/dev/null
 done
 for _ in $(seq 1 200); do
   alive=0
-  for c in my_tls my_plain; do
+  for c in {my}; do
     [ -f "{d}/$c.child" ] && kill -0 "$(cat "{d}/$c.child")" 2>/dev/null && alive=1
   done
   [ $alive = 0 ] && break
   sleep 0.1
 done
-for c in my_tls my_plain; do
+for c in {my}; do
   [ -f "{d}/$c.child" ] && kill -KILL "$(cat "{d}/$c.child")" 2>/dev/null
 done
 rm -rf "{d}"
 "#,
-        pg_ctl = pg_ctl.display()
+        pg_ctl = pg_ctl.display(),
+        my = MARIADB_NAMES.join(" ")
     );
     Command::new("sh")
         .args(["-c", &script])
@@ -551,43 +559,68 @@ pub fn quiet_mariadb() -> QuietMariaDb {
 }
 
 fn quiet_shared() -> Result<QuietMariaDb, String> {
+    let (dir, ready, lease) = lease("msgx_quiet", start_quiet)?;
+    let port = ready
+        .trim()
+        .parse()
+        .map_err(|e| format!("ready file: {e}"))?;
+    wait_for_no_clients(&dir.join("my_plain.sock"))?;
+    Ok(QuietMariaDb {
+        port,
+        dir,
+        _lease: lease,
+    })
+}
+
+/// A set of private servers in `<tmp>/<prefix>_<run>`, started by `start`
+/// once per test run (the first process to take `<dir>/lock`; `start`
+/// writes `<dir>/ready`) and leased to one test at a time: the returned
+/// file holds `<dir>/lease` exclusively until dropped. Returns the
+/// directory and the ready file's text.
+fn lease(
+    prefix: &str,
+    start: fn(&Path, u32) -> Result<(), String>,
+) -> Result<(PathBuf, String, fs::File), String> {
     let (key, watch_pid) = match std::env::var("NEXTEST_RUN_ID") {
         Ok(run) => (run, std::os::unix::process::parent_id()),
         Err(_) => (format!("pid{}", std::process::id()), std::process::id()),
     };
-    let dir = std::env::temp_dir().join(format!("msgx_quiet_{key}"));
+    let dir = std::env::temp_dir().join(format!("{prefix}_{key}"));
     fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
     {
-        let start = fs::File::create(dir.join("lock")).map_err(|e| format!("lock file: {e}"))?;
-        start.lock().map_err(|e| format!("lock: {e}"))?;
+        let guard = fs::File::create(dir.join("lock")).map_err(|e| format!("lock file: {e}"))?;
+        guard.lock().map_err(|e| format!("lock: {e}"))?;
         if let Ok(failed) = fs::read_to_string(dir.join("failed")) {
             return Err(format!("an earlier start in this run failed: {failed}"));
         }
         if !dir.join("ready").exists()
-            && let Err(e) = start_quiet(&dir, watch_pid)
+            && let Err(e) = start(&dir, watch_pid)
         {
             let _ = fs::write(dir.join("failed"), &e);
             return Err(e);
         }
     }
-    let port = fs::read_to_string(dir.join("ready"))
-        .map_err(|e| format!("ready file: {e}"))?
-        .trim()
-        .parse()
-        .map_err(|e| format!("ready file: {e}"))?;
+    let ready = fs::read_to_string(dir.join("ready")).map_err(|e| format!("ready file: {e}"))?;
     let lease = fs::File::create(dir.join("lease")).map_err(|e| format!("lease file: {e}"))?;
     lease.lock().map_err(|e| format!("lease: {e}"))?;
-    // The test before may still be closing its connections (a pool resets
-    // a returned one in the background): wait until none is left.
+    Ok((dir, ready, lease))
+}
+
+/// Waits (bounded) until no client but this one is connected to the
+/// MariaDB at `sock`: the test before may still be closing its connections
+/// (a pool resets a returned one in the background). A replica's binary
+/// log reader on a primary is not a client.
+fn wait_for_no_clients(sock: &Path) -> Result<(), String> {
     let started = Instant::now();
     loop {
-        let others = quiet_admin(
-            &dir,
+        let others = mariadb_admin(
+            sock,
             "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
-             WHERE ID <> CONNECTION_ID() AND USER <> 'system user' AND COMMAND <> 'Daemon'",
+             WHERE ID <> CONNECTION_ID() AND USER <> 'system user' AND COMMAND <> 'Daemon' \
+             AND COMMAND NOT LIKE 'Binlog Dump%'",
         )?;
         if others.trim() == "0" {
-            break;
+            return Ok(());
         }
         if started.elapsed() > START_TIMEOUT {
             return Err(format!(
@@ -597,36 +630,32 @@ fn quiet_shared() -> Result<QuietMariaDb, String> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Ok(QuietMariaDb {
-        port,
-        dir,
-        _lease: lease,
-    })
 }
 
-/// One MariaDB in `<dir>/my_plain` (the watcher of [`spawn_watcher`] stops
-/// it by that name), user `msgx` (password `msgx`, every privilege).
-fn start_quiet(dir: &Path, watch_pid: u32) -> Result<(), String> {
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o1777)).map_err(|e| e.to_string())?;
-    spawn_watcher(dir, watch_pid)?;
-    let port = free_port()?;
-    let data = dir.join("my_plain");
+/// Starts `mariadbd` on a fresh data directory `<dir>/<name>` (plain, no
+/// TLS, 127.0.0.1:`port`, socket `<dir>/<name>.sock`) with `extra`
+/// arguments, records its process for the watcher and waits (bounded)
+/// until root can connect through the socket.
+fn start_private_mariadb(dir: &Path, name: &str, port: u16, extra: &[&str]) -> Result<(), String> {
+    let data = dir.join(name);
     install_mariadb(&data)?;
-    let sock = dir.join("my_plain.sock");
+    let sock = dir.join(format!("{name}.sock"));
+    let err_log = dir.join(format!("{name}.err"));
     let mut cmd = Command::new("mariadbd");
     cmd.arg("--no-defaults")
         .arg(format!("--datadir={}", data.display()))
         .arg(format!("--socket={}", sock.display()))
         .arg(format!("--port={port}"))
         .arg("--bind-address=127.0.0.1")
-        .arg(format!("--pid-file={}", dir.join("my_plain.pid").display()))
         .arg(format!(
-            "--log-error={}",
-            dir.join("my_plain.err").display()
+            "--pid-file={}",
+            dir.join(format!("{name}.pid")).display()
         ))
+        .arg(format!("--log-error={}", err_log.display()))
         .arg("--skip-name-resolve")
         .arg("--skip-ssl")
-        .args(MARIADB_SMALL);
+        .args(MARIADB_SMALL)
+        .args(extra);
     if is_root() {
         cmd.arg("--user=mysql");
     }
@@ -637,17 +666,28 @@ fn start_quiet(dir: &Path, watch_pid: u32) -> Result<(), String> {
         .process_group(0)
         .spawn()
         .map_err(|e| format!("mariadbd: {e}"))?;
-    fs::write(dir.join("my_plain.child"), child.id().to_string()).map_err(|e| e.to_string())?;
+    fs::write(dir.join(format!("{name}.child")), child.id().to_string())
+        .map_err(|e| e.to_string())?;
     let started = Instant::now();
-    while quiet_admin(dir, "SELECT 1").is_err() {
+    while mariadb_admin(&sock, "SELECT 1").is_err() {
         if started.elapsed() > START_TIMEOUT {
-            let log = fs::read_to_string(dir.join("my_plain.err")).unwrap_or_default();
+            let log = fs::read_to_string(&err_log).unwrap_or_default();
             return Err(format!(
-                "the quiet MariaDB did not start within {START_TIMEOUT:?}:\n{log}"
+                "MariaDB {name} did not start within {START_TIMEOUT:?}:\n{log}"
             ));
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+    Ok(())
+}
+
+/// One MariaDB in `<dir>/my_plain` (the watcher of [`spawn_watcher`] stops
+/// it by that name), user `msgx` (password `msgx`, every privilege).
+fn start_quiet(dir: &Path, watch_pid: u32) -> Result<(), String> {
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o1777)).map_err(|e| e.to_string())?;
+    spawn_watcher(dir, watch_pid)?;
+    let port = free_port()?;
+    start_private_mariadb(dir, "my_plain", port, &[])?;
     quiet_admin(
         dir,
         "CREATE USER 'msgx'@'%' IDENTIFIED BY 'msgx'; GRANT ALL ON *.* TO 'msgx'@'%';",
@@ -655,14 +695,20 @@ fn start_quiet(dir: &Path, watch_pid: u32) -> Result<(), String> {
     fs::write(dir.join("ready"), port.to_string()).map_err(|e| format!("ready file: {e}"))
 }
 
-/// Runs SQL as root through the quiet server's socket; its output.
-fn quiet_admin(dir: &Path, sql: &str) -> Result<String, String> {
+/// Runs SQL as root through the socket `sock`; its output (tab-separated,
+/// no headers).
+fn mariadb_admin(sock: &Path, sql: &str) -> Result<String, String> {
     run_cmd(
         Command::new("mariadb")
             .arg("--no-defaults")
-            .arg(format!("--socket={}", dir.join("my_plain.sock").display()))
+            .arg(format!("--socket={}", sock.display()))
             .args(["-uroot", "-N", "-B", "-e", sql]),
     )
+}
+
+/// Runs SQL as root through the quiet server's socket; its output.
+fn quiet_admin(dir: &Path, sql: &str) -> Result<String, String> {
+    mariadb_admin(&dir.join("my_plain.sock"), sql)
 }
 
 impl QuietMariaDb {
@@ -676,6 +722,159 @@ impl QuietMariaDb {
         match quiet_admin(&self.dir, sql) {
             Ok(out) => out,
             Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// A private MariaDB primary (binary log on, `--server-id=1`) and a replica
+/// of it (`--server-id=2`, replicating everything from the primary's first
+/// binary log event, so users and databases created on the primary exist
+/// on the replica too), for what msgx may trust on a replica (issue 31
+/// item 7). Leased like [`QuietMariaDb`]: only the holder talks to them, so
+/// the primary's open transactions are the test's own. User `msgx`
+/// (password `msgx`, every privilege) on both.
+pub struct ReplicaPair {
+    pub primary: u16,
+    pub replica: u16,
+    dir: PathBuf,
+    _lease: fs::File,
+}
+
+/// Which server of a [`ReplicaPair`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Primary,
+    Replica,
+}
+
+/// Bound on waiting for the replica to apply what the primary committed.
+const REPLICATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Leases the primary/replica pair, starting it on first use in this test
+/// run (blocks while another test holds it).
+pub fn replica_pair() -> ReplicaPair {
+    match replica_pair_shared() {
+        Ok(p) => p,
+        Err(e) => panic!("private MariaDB primary and replica: {e}"),
+    }
+}
+
+fn replica_pair_shared() -> Result<ReplicaPair, String> {
+    let (dir, ready, lease) = lease("msgx_replica", start_replica_pair)?;
+    let port = |name: &str| -> Result<u16, String> {
+        ready
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| format!("no {name} port in the ready file"))
+    };
+    let pair = ReplicaPair {
+        primary: port("primary")?,
+        replica: port("replica")?,
+        dir,
+        _lease: lease,
+    };
+    wait_for_no_clients(&pair.sock(Side::Primary))?;
+    wait_for_no_clients(&pair.sock(Side::Replica))?;
+    Ok(pair)
+}
+
+/// Starts both servers, creates the users on the primary, points the
+/// replica at it and waits (bounded) until it has applied them.
+fn start_replica_pair(dir: &Path, watch_pid: u32) -> Result<(), String> {
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o1777)).map_err(|e| e.to_string())?;
+    spawn_watcher(dir, watch_pid)?;
+    let primary = free_port()?;
+    let replica = free_port()?;
+    let bin_log = format!("--log-bin={}", dir.join("my_primary/binlog").display());
+    start_private_mariadb(dir, "my_primary", primary, &[&bin_log, "--server-id=1"])?;
+    start_private_mariadb(dir, "my_replica", replica, &["--server-id=2"])?;
+    let primary_sock = dir.join("my_primary.sock");
+    let replica_sock = dir.join("my_replica.sock");
+    mariadb_admin(
+        &primary_sock,
+        "CREATE USER 'msgx'@'%' IDENTIFIED BY 'msgx'; GRANT ALL ON *.* TO 'msgx'@'%'; \
+         CREATE USER 'repl'@'%' IDENTIFIED BY 'repl'; \
+         GRANT REPLICATION SLAVE ON *.* TO 'repl'@'%';",
+    )?;
+    mariadb_admin(
+        &replica_sock,
+        &format!(
+            "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {primary}, \
+             MASTER_USER = 'repl', MASTER_PASSWORD = 'repl', MASTER_USE_GTID = slave_pos; \
+             START SLAVE;"
+        ),
+    )?;
+    catch_up(&primary_sock, &replica_sock)?;
+    fs::write(
+        dir.join("ready"),
+        format!("primary={primary}\nreplica={replica}\n"),
+    )
+    .map_err(|e| format!("ready file: {e}"))
+}
+
+/// Waits until the replica has applied everything the primary committed so
+/// far (its GTID position), at most [`REPLICATION_TIMEOUT`]: the server
+/// itself waits (`MASTER_GTID_WAIT`).
+fn catch_up(primary: &Path, replica: &Path) -> Result<(), String> {
+    let pos = mariadb_admin(primary, "SELECT @@gtid_binlog_pos")?;
+    let waited = mariadb_admin(
+        replica,
+        &format!(
+            "SELECT MASTER_GTID_WAIT('{}', {})",
+            pos.trim(),
+            REPLICATION_TIMEOUT.as_secs()
+        ),
+    )?;
+    if waited.trim() == "0" {
+        return Ok(());
+    }
+    let status = mariadb_admin(replica, "SHOW SLAVE STATUS\\G").unwrap_or_default();
+    Err(format!(
+        "the replica did not reach {} within {REPLICATION_TIMEOUT:?}:\n{status}",
+        pos.trim()
+    ))
+}
+
+impl ReplicaPair {
+    fn sock(&self, side: Side) -> PathBuf {
+        self.dir.join(match side {
+            Side::Primary => "my_primary.sock",
+            Side::Replica => "my_replica.sock",
+        })
+    }
+
+    fn port(&self, side: Side) -> u16 {
+        match side {
+            Side::Primary => self.primary,
+            Side::Replica => self.replica,
+        }
+    }
+
+    /// `mysql://msgx:msgx@127.0.0.1:<port>` (no database): an admin URL
+    /// for `TestMailbox::on_server` (on the primary).
+    pub fn admin_url(&self, side: Side) -> String {
+        format!("mysql://msgx:msgx@127.0.0.1:{}", self.port(side))
+    }
+
+    /// A URL for `user` (password `pw`) and database `db` on `side`.
+    pub fn url(&self, side: Side, user: &str, pw: &str, db: &str) -> String {
+        format!("mysql://{user}:{pw}@127.0.0.1:{}/{db}", self.port(side))
+    }
+
+    /// Runs SQL as root on `side` (through its socket); its output.
+    pub fn admin(&self, side: Side, sql: &str) -> String {
+        match mariadb_admin(&self.sock(side), sql) {
+            Ok(out) => out,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Waits (bounded) until the replica has applied everything committed
+    /// on the primary so far.
+    pub fn sync(&self) {
+        if let Err(e) = catch_up(&self.sock(Side::Primary), &self.sock(Side::Replica)) {
+            panic!("{e}");
         }
     }
 }

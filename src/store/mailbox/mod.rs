@@ -85,9 +85,14 @@ impl MailboxError {
     /// need the PROCESS privilege", 1142/1143: table or column, 1044:
     /// database), not for a failure that a retry may fix.
     pub fn is_access_denied(&self) -> bool {
-        matches!(self, MailboxError::Db(mysql_async::Error::Server(se))
-            if [1227, 1142, 1143, 1044].contains(&se.code))
+        matches!(self, MailboxError::Db(e) if denied(e))
     }
+}
+
+/// True when the server refused a statement for lack of a privilege (see
+/// [`MailboxError::is_access_denied`]).
+fn denied(e: &mysql_async::Error) -> bool {
+    matches!(e, mysql_async::Error::Server(se) if [1227, 1142, 1143, 1044].contains(&se.code))
 }
 
 impl std::fmt::Debug for Mailbox {
@@ -397,6 +402,10 @@ pub struct InboxBatch {
     /// (issue 20 item 5; compared with the server's `trx_started`, never
     /// with msgx's clock).
     pub server_micros: Option<i64>,
+    /// `@@server_id` of the server that answered, when any row came back:
+    /// evidence read on another server is not evidence for these rows
+    /// (issue 31 item 7: a read/write-splitting proxy).
+    pub server_id: Option<i64>,
 }
 
 impl Mailbox {
@@ -404,15 +413,16 @@ impl Mailbox {
     /// predicate on the processing mark or status, §4.2), in one prepared
     /// statement on the primary key. The server time costs a column, not a
     /// round trip: `UNIX_TIMESTAMP()` (whole seconds, no time zone) and the
-    /// microseconds of `NOW(6)` are the same statement start.
+    /// microseconds of `NOW(6)` are the same statement start. So is the
+    /// answering server's `@@server_id`.
     pub async fn fetch_after(&self, after: i64, limit: u32) -> Result<InboxBatch, MailboxError> {
         let sql = format!(
             "SELECT CMINMSGS_ID, CMINMSGS_DATE_RECEIVED, \
-             UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)) FROM {} \
+             UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)), @@server_id FROM {} \
              WHERE CMINMSGS_ID > ? ORDER BY CMINMSGS_ID LIMIT ?",
             self.inbox().await?.sql()
         );
-        let rows: Vec<(i64, Option<NaiveDateTime>, i64)> = self
+        let rows: Vec<(i64, Option<NaiveDateTime>, i64, i64)> = self
             .bounded(async {
                 let mut conn = self.pool.get_conn().await?;
                 conn.exec(sql, (after, limit)).await
@@ -420,9 +430,10 @@ impl Mailbox {
             .await?;
         Ok(InboxBatch {
             server_micros: rows.first().map(|r| r.2),
+            server_id: rows.first().map(|r| r.3),
             rows: rows
                 .into_iter()
-                .map(|(id, received_at, _)| InboxRow { id, received_at })
+                .map(|(id, received_at, _, _)| InboxRow { id, received_at })
                 .collect(),
         })
     }
