@@ -281,6 +281,90 @@ async fn a_round_of_marks_is_one_gate_transaction_with_outcomes_per_row() {
     assert_eq!(bf(&db, more[2]).await.backfill_attempts, 1);
 }
 
+/// The mailbox owner purging marked rows (C-8 allows it once a row is
+/// marked) on a connection of its own, while the scan runs: `DELETE … WHERE
+/// <mark> IS NOT NULL` in a loop until `stop` (at most 20,000 statements).
+/// The task answers how many rows it purged.
+fn owner_purging_marked_rows(
+    mb: &TestMailbox,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> tokio::task::JoinHandle<u64> {
+    let pool = mb.pool.clone();
+    let purge = format!(
+        "DELETE FROM {} WHERE CMINMSGS_DATE_PROCESSED IS NOT NULL",
+        mb.inbox
+    );
+    tokio::spawn(async move {
+        let mut conn = pool.get_conn().await.expect("connect");
+        let mut purged = 0;
+        for _ in 0..20_000 {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+            conn.query_drop(purge.as_str()).await.expect("purge");
+            purged += conn.affected_rows();
+        }
+        purged
+    })
+}
+
+/// Issue 31 item 3: a row this round's UPDATE wrote is `written` whatever the
+/// owner does afterwards; the old round classified its rows with a SELECT
+/// after the (committed) UPDATE, so a mark of ours that the owner had
+/// purged in between read as "row missing" and was abandoned `MISSING_ROW` —
+/// a false statement in the list that is the C-8 purge evidence. A row
+/// deleted before the round is still `MISSING_ROW`. One such row in every
+/// round makes every round classify its rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_purging_our_marks_never_turns_them_into_missing_rows() {
+    let messages: Vec<String> = (1..=3000).map(ldm).collect();
+    let (db, mb, _clock, shared, ids) = processed(&messages).await;
+    let batch = 100;
+    let deleted: Vec<i64> = ids.iter().skip(batch / 2).step_by(batch).copied().collect();
+    let list = deleted.iter().map(i64::to_string).collect::<Vec<_>>();
+    mb.exec(&format!(
+        "DELETE FROM cminmsgs WHERE CMINMSGS_ID IN ({})",
+        list.join(",")
+    ))
+    .await;
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |c| {
+        c.msgx.pipeline.backfill_batch = batch as u32;
+    });
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let owner = owner_purging_marked_rows(&mb, stop.clone());
+    let s = scan(&r).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let purged = owner.await.expect("owner task");
+    assert!(purged > 0, "the owner purged marked rows during the scan");
+    let missing: Vec<i64> = sqlx::query_scalar(
+        "SELECT msg_id FROM proc_state WHERE backfill_abandoned_reason = 'MISSING_ROW' \
+         ORDER BY msg_id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .expect("abandoned");
+    let false_missing = missing.iter().filter(|id| !deleted.contains(id)).count();
+    assert_eq!(
+        false_missing, 0,
+        "rows msgx marked reported MISSING_ROW ({purged} purged): {s:?}"
+    );
+    assert_eq!(missing, deleted, "a row deleted before marking: {s:?}");
+    assert_eq!(
+        (
+            detail(&s, "written") + detail(&s, "already_marked"),
+            detail(&s, "abandoned_missing_row")
+        ),
+        ((ids.len() - deleted.len()) as u64, deleted.len() as u64),
+        "{s:?}"
+    );
+    let unconfirmed: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM proc_state WHERE backfill_at IS NULL")
+            .fetch_one(&db.pool)
+            .await
+            .expect("count");
+    assert_eq!(unconfirmed, deleted.len() as i64);
+}
+
 /// A trigger that refuses the mark of `id` with a server error: a row
 /// failure, answered by a reachable mailbox.
 async fn refuse_mark(mb: &TestMailbox, id: i64) {
