@@ -529,9 +529,10 @@ async fn a_mailbox_that_never_answers_is_probed_once_per_scan() {
     holder.abort();
 }
 
-/// R still abandons during an outage (§6.3): the scan's probe fails, and
-/// every row past R is abandoned `TRANSIENT_DEADLINE` in that run without
-/// another mailbox call; before R nothing is abandoned, however many probes.
+/// R still abandons during an outage (§6.3), row by row: past R each scan's
+/// probe fails and abandons its own row `TRANSIENT_DEADLINE`, without
+/// touching the rows it did not try (issue 31 item 4); before R nothing is
+/// abandoned, however many probes.
 #[tokio::test]
 async fn an_outage_abandons_the_rows_past_r_and_only_them() {
     let (db, _mb, clock, shared, ids) = processed(&[ldm(1), ldm(2), ldm(3)]).await;
@@ -549,18 +550,28 @@ async fn an_outage_abandons_the_rows_past_r_and_only_them() {
     for &id in &ids {
         assert_eq!(bf(&db, id).await.backfill_abandoned_at, None, "before R");
     }
-    let attempts: i32 = {
-        let mut n = 0;
-        for &id in &ids {
-            n += bf(&db, id).await.backfill_attempts;
-        }
-        n
-    };
-    assert_eq!(attempts, 8, "one probe per scan");
-    clock.advance(Duration::seconds(2));
-    scan_fails(&down).await;
+    let attempts = |rows: &[Bf]| rows.iter().map(|r| r.backfill_attempts).sum::<i32>();
+    let mut rows = Vec::new();
     for &id in &ids {
-        let row = bf(&db, id).await;
+        rows.push(bf(&db, id).await);
+    }
+    assert_eq!(attempts(&rows), 8, "one probe per scan");
+    clock.advance(Duration::seconds(2));
+    for scans in 1..=ids.len() {
+        scan_fails(&down).await;
+        let before = rows;
+        rows = Vec::new();
+        for &id in &ids {
+            rows.push(bf(&db, id).await);
+        }
+        let abandoned: Vec<&Bf> = rows
+            .iter()
+            .filter(|r| r.backfill_abandoned_at.is_some())
+            .collect();
+        assert_eq!(abandoned.len(), scans, "one row per failed probe");
+        assert_eq!(attempts(&rows), attempts(&before) + 1, "the probe only");
+    }
+    for row in &rows {
         assert_eq!(
             row.backfill_abandoned_reason.as_deref(),
             Some("TRANSIENT_DEADLINE"),
@@ -575,6 +586,56 @@ async fn an_outage_abandons_the_rows_past_r_and_only_them() {
         );
     }
     assert_eq!(ops::abandoned(&db.pool).await.unwrap().len(), 3);
+}
+
+/// Issue 31 item 4: a row is abandoned `TRANSIENT_DEADLINE` only when its
+/// own attempt failed and it is past R (§6.2, §6.3: the failure persisted
+/// until R). One failed probe ends the run; the rows past R it never tried
+/// are not abandoned (the old rule abandoned every one of them, 4 of 5
+/// here), and once the mailbox answers they get their attempt.
+#[tokio::test]
+async fn one_failed_probe_past_r_abandons_only_the_probed_row() {
+    let messages: Vec<String> = (1..=5).map(ldm).collect();
+    let (db, mb, clock, shared, ids) = processed(&messages).await;
+    let enqueued = bf(&db, ids[0]).await.enqueued_at.expect("enqueued");
+    // Never tried before R (the scan did not run): every row is past R.
+    clock.set(enqueued + Duration::hours(25));
+    let (down, _s1) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = UNREACHABLE.into()
+    });
+    scan_fails(&down).await;
+    let probe = bf(&db, ids[0]).await;
+    assert_eq!(
+        probe.backfill_abandoned_reason.as_deref(),
+        Some("TRANSIENT_DEADLINE"),
+        "its own attempt failed past R: {probe:?}"
+    );
+    assert_eq!(probe.backfill_attempts, 1);
+    for &id in &ids[1..] {
+        let row = bf(&db, id).await;
+        assert_eq!(row.backfill_abandoned_at, None, "never tried: {row:?}");
+        assert_eq!(
+            (row.backfill_attempts, row.backfill_last_error),
+            (0, None),
+            "not charged"
+        );
+    }
+    // The mailbox answers again: each untried row gets its attempt.
+    clock.advance(Duration::seconds(5));
+    let (good, _s2) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    let s = scan(&good).await;
+    assert_eq!(detail(&s, "written"), 4, "{s:?}");
+    for &id in &ids[1..] {
+        assert_eq!(mark(&mb, id).await, Some(local_mark(shared.now())));
+        assert_eq!(bf(&db, id).await.backfill_at, Some(shared.now()));
+    }
+    let abandoned: Vec<i64> = ops::abandoned(&db.pool)
+        .await
+        .unwrap()
+        .iter()
+        .map(|a| a.msg_id)
+        .collect();
+    assert_eq!(abandoned, vec![ids[0]]);
 }
 
 #[tokio::test]
@@ -961,9 +1022,10 @@ async fn reopen_lets_the_scan_retry_and_reconcile_is_recorded() {
     let (down, _s2) = runner(&db, None, shared.clone(), |c| {
         c.msgx.mailbox.url = UNREACHABLE.into()
     });
-    // Past R, an outage abandons at once: the missing row too, since an
-    // unreachable mailbox cannot tell that it is missing.
+    // Past R, each failed probe abandons its own row: the missing row too,
+    // since an unreachable mailbox cannot tell that it is missing.
     clock.advance(Duration::hours(25));
+    scan_fails(&down).await;
     scan_fails(&down).await;
     let abandoned = ops::abandoned(&db.pool).await.unwrap();
     assert_eq!(abandoned.len(), 2);

@@ -15,15 +15,20 @@
 //! | 0 rows, row exists (already marked) | BACKFILL_AT; the existing mark is kept |
 //! | 0 rows, row missing | abandoned at once, `MISSING_ROW`, alert |
 //! | row failure (a server error answering this row; a refused batch is retried row by row to find it) | attempts + 1, backoff by `backfill-backoff` (last tier repeats); once `now − ENQUEUED_AT ≥ R`: abandoned `TRANSIENT_DEADLINE`, alert |
-//! | mailbox unreachable (refused, reset, timeout, pool) | attempts + 1, due again at the next scan; the run stops and FAILS; rows past R are abandoned `TRANSIENT_DEADLINE` |
+//! | mailbox unreachable (refused, reset, timeout, pool) | the probed row: attempts + 1, due again at the next scan (past R: abandoned `TRANSIENT_DEADLINE`); the run stops and FAILS |
 //!
 //! An unreachable mailbox is an outage of the mailbox, not a failure of each
 //! row (issue 20 item 5): the run stops at the first such failure, so the
 //! mailbox sees one probe per scan during an outage, the rows not tried are
-//! not charged, and the probed row is not pushed into a backoff tier. Once the
-//! mailbox answers again, the next scan writes every outstanding mark (the old
-//! rule backed off every due row, and the soak waited ~100 s for the marks
-//! after a 60 s MariaDB outage).
+//! neither charged nor abandoned (past R or not; issue 31 item 4), and the
+//! probed row is not pushed into a backoff tier. Once the mailbox answers
+//! again, the next scan writes every outstanding mark (the old rule backed
+//! off every due row, and the soak waited ~100 s for the marks after a 60 s
+//! MariaDB outage).
+//!
+//! `TRANSIENT_DEADLINE` is only ever the outcome of a row's **own** failed
+//! attempt at `now − ENQUEUED_AT ≥ R` (§6.2, §6.3: the failure lasted until
+//! R); a row past R that was never tried gets its attempt first.
 //!
 //! `backfill-max-attempts` only raises an alert (§6.3); abandonment never
 //! sets BACKFILL_AT (§6.2). A mailbox that cannot be reached is always a
@@ -411,64 +416,17 @@ impl BackfillScan {
         Ok(Marked { outcome, outage })
     }
 
-    /// A row past R in a run that found the mailbox unreachable: abandoned
-    /// `TRANSIENT_DEADLINE` without another call (§6.3: the connection
-    /// failure has lasted until R), inside the gate like any outcome.
-    async fn abandon_overdue(
-        &self,
-        ctx: &JobContext,
-        msg_id: i64,
-        error: &str,
-    ) -> Result<RowOutcome, JobError> {
-        let p = &self.config;
-        let mut tx = gate::enter(&ctx.pg, p.gate_wait)
-            .await
-            .map_err(gate_error)?;
-        ctx.fence(&mut tx).await?;
-        let now = ctx.clock.now();
-        let row = store::lock_unconfirmed(&mut tx, &[msg_id])
-            .await?
-            .remove(&msg_id);
-        if !row.is_some_and(|r| reached_deadline(r.enqueued_at, now, p.deadline)) {
-            tx.rollback().await?;
-            return Ok(RowOutcome::Changed);
-        }
-        let reason = AbandonReason::TransientDeadline;
-        store::abandon(&mut tx, msg_id, reason, error, now).await?;
-        tx.commit().await?;
-        alert_abandoned(msg_id, reason, error);
-        Ok(RowOutcome::Abandoned(reason))
-    }
-
-    /// The rest of a run that found the mailbox unreachable: only the rows
-    /// past R are settled (abandoned); the others are not tried, so not
-    /// charged. Then the run FAILS with the mailbox error, as ingest-sweep
-    /// does when it cannot read the mailbox.
-    async fn stop_on_outage(
-        &self,
-        ctx: &JobContext,
-        bounds: &RunBounds,
-        deadline: DateTime<Utc>,
-        mut report: RunReport<BackfillCounts>,
+    /// The end of a run that found the mailbox unreachable: the rows not
+    /// tried are neither charged nor abandoned, whether or not they are past
+    /// R (§6.2, §6.3: a row is abandoned `TRANSIENT_DEADLINE` only when its
+    /// own attempt failed at R; issue 31 item 4 — the old rule abandoned
+    /// every row past R after one failed probe, rows that never had an
+    /// attempt). They are due at the next scan. The run FAILS with the
+    /// mailbox error, as ingest-sweep does when it cannot read the mailbox.
+    fn stop_on_outage(
+        report: &RunReport<BackfillCounts>,
         e: MailboxError,
     ) -> Result<RunReport<BackfillCounts>, JobError> {
-        let error = format!("mailbox unreachable until R: {e}");
-        let now = ctx.clock.now();
-        let room = bounds.max_items.saturating_sub(report.items);
-        let overdue = store::overdue(
-            &ctx.pg,
-            now - self.config.deadline,
-            i64::try_from(room).unwrap_or(i64::MAX),
-        )
-        .await?;
-        for msg_id in overdue {
-            if !ctx.may_continue(deadline)? {
-                break;
-            }
-            let outcome = self.abandon_overdue(ctx, msg_id, &error).await?;
-            report.items += 1;
-            report.details.of(outcome).add(1);
-        }
         tracing::warn!(
             error = %e,
             written = report.details.written.get(),
@@ -540,7 +498,7 @@ impl Job for BackfillScan {
                 outage = outage.or(marked.outage);
             }
             if let Some(e) = outage {
-                return self.stop_on_outage(ctx, bounds, deadline, report, e).await;
+                return Self::stop_on_outage(&report, e);
             }
             if (ids.len() as u64) < limit {
                 break;

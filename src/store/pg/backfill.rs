@@ -16,7 +16,9 @@ pub enum AbandonReason {
     /// 0 rows written and the mailbox row does not exist: a certain
     /// conclusion, abandoned at once (not protected by R).
     MissingRow,
-    /// Timeouts / connection failures lasted until R (§6.3).
+    /// The row's own attempt failed (a timeout, a connection failure, a
+    /// server error) at `now − ENQUEUED_AT ≥ R` (§6.3): never a row that was
+    /// not tried.
     TransientDeadline,
 }
 
@@ -65,27 +67,6 @@ pub async fn due(
         " ORDER BY backfill_attempts, msg_id LIMIT $3"
     ))
     .bind(now)
-    .bind(overdue_before)
-    .bind(limit)
-    .fetch_all(pool)
-    .await
-}
-
-/// The rows that still owe their mark and were enqueued before
-/// `overdue_before` (= now − R), by MSG_ID. A run that found the mailbox
-/// unreachable abandons these without calling it (§6.3: a connection failure
-/// that lasts until R; issue 20 item 5), and tries nothing else.
-pub async fn overdue(
-    pool: &PgPool,
-    overdue_before: DateTime<Utc>,
-    limit: i64,
-) -> Result<Vec<i64>, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT msg_id FROM proc_state \
-         WHERE state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND state <> 'ARCHIVED' \
-         AND backfill_at IS NULL AND backfill_abandoned_at IS NULL AND enqueued_at < $1 \
-         ORDER BY msg_id LIMIT $2",
-    )
     .bind(overdue_before)
     .bind(limit)
     .fetch_all(pool)
