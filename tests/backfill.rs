@@ -69,13 +69,15 @@ struct Bf {
     backfill_abandoned_at: Option<DateTime<Utc>>,
     backfill_abandoned_reason: Option<String>,
     backfill_reconciled_at: Option<DateTime<Utc>>,
+    backfill_failing_since: Option<DateTime<Utc>>,
 }
 
 async fn bf(db: &TestDb, id: i64) -> Bf {
     sqlx::query_as(
         "SELECT state, error_class, outcome_reason, identity_key, enqueued_at, backfill_next_at, \
          backfill_at, backfill_attempts, backfill_last_error, backfill_abandoned_at, \
-         backfill_abandoned_reason, backfill_reconciled_at FROM proc_state WHERE msg_id = $1",
+         backfill_abandoned_reason, backfill_reconciled_at, backfill_failing_since \
+         FROM proc_state WHERE msg_id = $1",
     )
     .bind(id)
     .fetch_one(&db.pool)
@@ -443,6 +445,11 @@ async fn a_row_failure_walks_the_backoff_tiers_until_r_then_transient_deadline()
     );
     assert_eq!(row.backfill_at, None);
     assert_eq!(row.backfill_attempts, 8);
+    assert_eq!(
+        row.backfill_failing_since,
+        Some(enqueued),
+        "failing since its first attempt, before R"
+    );
 }
 
 /// Issue 20 item 5: an unreachable mailbox is an outage of the mailbox, not a
@@ -529,55 +536,71 @@ async fn a_mailbox_that_never_answers_is_probed_once_per_scan() {
     holder.abort();
 }
 
-/// R still abandons during an outage (§6.3), row by row: past R each scan's
-/// probe fails and abandons its own row `TRANSIENT_DEADLINE`, without
-/// touching the rows it did not try (issue 31 item 4); before R nothing is
-/// abandoned, however many probes.
+/// The rows of a mailbox outage past R, their attempts and their rows.
+async fn rows(db: &TestDb, ids: &[i64]) -> Vec<Bf> {
+    let mut out = Vec::with_capacity(ids.len());
+    for &id in ids {
+        out.push(bf(db, id).await);
+    }
+    out
+}
+
+/// R still abandons during an outage (§6.2, §6.3) when the outage began
+/// before R: each row's streak starts with its first failed probe before R
+/// (BACKFILL_FAILING_SINCE, kept while it fails), nothing is abandoned
+/// before R however many probes, and past R each scan's probe abandons its
+/// own row `TRANSIENT_DEADLINE`, without touching the rows it did not try
+/// (issue 31 item 4).
 #[tokio::test]
-async fn an_outage_abandons_the_rows_past_r_and_only_them() {
+async fn an_outage_from_before_r_abandons_its_rows_at_r_one_per_probe() {
     let (db, _mb, clock, shared, ids) = processed(&[ldm(1), ldm(2), ldm(3)]).await;
     let enqueued = bf(&db, ids[0]).await.enqueued_at.expect("enqueued");
     let (down, _s) = runner(&db, None, shared.clone(), |c| {
         c.msgx.mailbox.url = UNREACHABLE.into();
         c.msgx.pipeline.backfill_max_attempts = 2;
     });
+    let start = shared.now();
     for _ in 0..7 {
         scan_fails(&down).await;
         clock.advance(Duration::minutes(5));
     }
     clock.set(enqueued + Duration::hours(24) - Duration::seconds(1));
     scan_fails(&down).await;
-    for &id in &ids {
-        assert_eq!(bf(&db, id).await.backfill_abandoned_at, None, "before R");
-    }
     let attempts = |rows: &[Bf]| rows.iter().map(|r| r.backfill_attempts).sum::<i32>();
-    let mut rows = Vec::new();
-    for &id in &ids {
-        rows.push(bf(&db, id).await);
+    let mut now = rows(&db, &ids).await;
+    assert_eq!(attempts(&now), 8, "one probe per scan");
+    for (i, row) in now.iter().enumerate() {
+        assert_eq!(row.backfill_abandoned_at, None, "before R: {row:?}");
+        assert_eq!(
+            row.backfill_failing_since,
+            Some(start + Duration::minutes(5) * i as i32),
+            "failing since its first probe, in fairness order: {row:?}"
+        );
     }
-    assert_eq!(attempts(&rows), 8, "one probe per scan");
     clock.advance(Duration::seconds(2));
     for scans in 1..=ids.len() {
         scan_fails(&down).await;
-        let before = rows;
-        rows = Vec::new();
-        for &id in &ids {
-            rows.push(bf(&db, id).await);
-        }
-        let abandoned: Vec<&Bf> = rows
+        let before = now;
+        now = rows(&db, &ids).await;
+        let abandoned = now
             .iter()
             .filter(|r| r.backfill_abandoned_at.is_some())
-            .collect();
-        assert_eq!(abandoned.len(), scans, "one row per failed probe");
-        assert_eq!(attempts(&rows), attempts(&before) + 1, "the probe only");
+            .count();
+        assert_eq!(abandoned, scans, "one row per failed probe");
+        assert_eq!(attempts(&now), attempts(&before) + 1, "the probe only");
     }
-    for row in &rows {
+    for (i, row) in now.iter().enumerate() {
         assert_eq!(
             row.backfill_abandoned_reason.as_deref(),
             Some("TRANSIENT_DEADLINE"),
             "{row:?}"
         );
         assert_eq!(row.backfill_at, None);
+        assert_eq!(
+            row.backfill_failing_since,
+            Some(start + Duration::minutes(5) * i as i32),
+            "the streak that reached R is kept for the reconciliation"
+        );
         assert!(
             row.backfill_last_error
                 .as_deref()
@@ -588,54 +611,131 @@ async fn an_outage_abandons_the_rows_past_r_and_only_them() {
     assert_eq!(ops::abandoned(&db.pool).await.unwrap().len(), 3);
 }
 
-/// Issue 31 item 4: a row is abandoned `TRANSIENT_DEADLINE` only when its
-/// own attempt failed and it is past R (§6.2, §6.3: the failure persisted
-/// until R). One failed probe ends the run; the rows past R it never tried
-/// are not abandoned (the old rule abandoned every one of them, 4 of 5
-/// here), and once the mailbox answers they get their attempt.
+/// Issue 31 item 4: rows past R that were never tried are not abandoned by
+/// an outage, however long: each scan's probe is the row's own failed
+/// attempt, but its failures begin past R, not before (§6.2, §6.3: only a
+/// failure that persisted until R abandons). The old rule abandoned every
+/// row past R after one probe; d4d5574 abandoned the probed row, one more
+/// per scan. Past R they stay due at every scan, and once the mailbox
+/// answers they are all written.
 #[tokio::test]
-async fn one_failed_probe_past_r_abandons_only_the_probed_row() {
+async fn rows_past_r_never_tried_are_not_abandoned_by_an_outage() {
     let messages: Vec<String> = (1..=5).map(ldm).collect();
     let (db, mb, clock, shared, ids) = processed(&messages).await;
     let enqueued = bf(&db, ids[0]).await.enqueued_at.expect("enqueued");
+    let deadline = enqueued + Duration::hours(24);
     // Never tried before R (the scan did not run): every row is past R.
-    clock.set(enqueued + Duration::hours(25));
+    clock.set(deadline + Duration::hours(1));
+    let (down, _s1) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = UNREACHABLE.into();
+        c.msgx.pipeline.backfill_max_attempts = 2;
+    });
+    for _ in 0..12 {
+        scan_fails(&down).await;
+        clock.advance(Duration::seconds(5));
+    }
+    let now = rows(&db, &ids).await;
+    assert_eq!(
+        now.iter().map(|r| r.backfill_attempts).collect::<Vec<_>>(),
+        vec![3, 3, 2, 2, 2],
+        "one probe per scan, in fairness order: {now:?}"
+    );
+    for row in &now {
+        assert_eq!(
+            row.backfill_abandoned_at, None,
+            "failing since past R: {row:?}"
+        );
+        assert!(
+            row.backfill_failing_since.expect("failing") >= deadline,
+            "{row:?}"
+        );
+        assert!(
+            row.backfill_next_at.expect("intent") <= shared.now(),
+            "due at every scan: {row:?}"
+        );
+    }
+    assert!(ops::abandoned(&db.pool).await.unwrap().is_empty());
+    // The mailbox answers again: every row is written.
+    let (good, _s2) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    let s = scan(&good).await;
+    assert_eq!(detail(&s, "written"), 5, "{s:?}");
+    for &id in &ids {
+        assert_eq!(mark(&mb, id).await, Some(local_mark(shared.now())));
+        let row = bf(&db, id).await;
+        assert_eq!(row.backfill_at, Some(shared.now()));
+        assert_eq!(row.backfill_failing_since, None, "the streak ended");
+    }
+}
+
+/// The precise rule in one outage (issue 31 item 4): of three rows, only
+/// the one probed before R is failing since before its deadline; past R
+/// the outage abandons it at its next probe and never the two whose first
+/// failure came past R, however many probes they get.
+#[tokio::test]
+async fn an_outage_past_r_abandons_only_the_rows_failing_since_before_r() {
+    let (db, mb, clock, shared, ids) = processed(&[ldm(1), ldm(2), ldm(3)]).await;
+    let enqueued = bf(&db, ids[0]).await.enqueued_at.expect("enqueued");
     let (down, _s1) = runner(&db, None, shared.clone(), |c| {
         c.msgx.mailbox.url = UNREACHABLE.into()
     });
+    let before_r = shared.now();
     scan_fails(&down).await;
-    let probe = bf(&db, ids[0]).await;
-    assert_eq!(
-        probe.backfill_abandoned_reason.as_deref(),
-        Some("TRANSIENT_DEADLINE"),
-        "its own attempt failed past R: {probe:?}"
-    );
-    assert_eq!(probe.backfill_attempts, 1);
-    for &id in &ids[1..] {
-        let row = bf(&db, id).await;
-        assert_eq!(row.backfill_abandoned_at, None, "never tried: {row:?}");
-        assert_eq!(
-            (row.backfill_attempts, row.backfill_last_error),
-            (0, None),
-            "not charged"
-        );
+    clock.set(enqueued + Duration::hours(24) + Duration::seconds(1));
+    for _ in 0..6 {
+        scan_fails(&down).await;
+        clock.advance(Duration::seconds(5));
     }
-    // The mailbox answers again: each untried row gets its attempt.
-    clock.advance(Duration::seconds(5));
+    let abandoned = ops::abandoned(&db.pool).await.unwrap();
+    assert_eq!(
+        abandoned.iter().map(|a| a.msg_id).collect::<Vec<_>>(),
+        vec![ids[0]]
+    );
+    let first = bf(&db, ids[0]).await;
+    assert_eq!(
+        (
+            first.backfill_abandoned_reason.as_deref(),
+            first.backfill_failing_since,
+            first.backfill_attempts
+        ),
+        (Some("TRANSIENT_DEADLINE"), Some(before_r), 2)
+    );
+    for row in rows(&db, &ids[1..]).await {
+        assert_eq!(row.backfill_abandoned_at, None, "{row:?}");
+        assert!(row.backfill_attempts >= 2, "probed past R: {row:?}");
+    }
     let (good, _s2) = runner(&db, Some(&mb), shared.clone(), |_| {});
     let s = scan(&good).await;
-    assert_eq!(detail(&s, "written"), 4, "{s:?}");
-    for &id in &ids[1..] {
-        assert_eq!(mark(&mb, id).await, Some(local_mark(shared.now())));
-        assert_eq!(bf(&db, id).await.backfill_at, Some(shared.now()));
+    assert_eq!(detail(&s, "written"), 2, "{s:?}");
+}
+
+/// The same rule for a row failure (a server error answering this row,
+/// issue 31 item 4): one that begins past R never abandons the row; past R
+/// it is retried at every scan (no backoff tier, §6.3 point 1), and
+/// `backfill-max-attempts` only alerts, until the mailbox accepts the mark.
+#[tokio::test]
+async fn a_row_failure_that_begins_past_r_is_retried_at_every_scan_until_written() {
+    let (db, mb, clock, shared, ids) = processed(&[ldm(1)]).await;
+    let id = ids[0];
+    let enqueued = bf(&db, id).await.enqueued_at.expect("enqueued");
+    refuse_mark(&mb, id).await;
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |c| {
+        c.msgx.pipeline.backfill_max_attempts = 2;
+    });
+    clock.set(enqueued + Duration::hours(25));
+    let first = shared.now();
+    for n in 1..=4 {
+        let s = scan(&r).await;
+        assert_eq!(detail(&s, "retrying"), 1, "attempt {n}: {s:?}");
+        let row = bf(&db, id).await;
+        assert_eq!(row.backfill_attempts, n);
+        assert_eq!(row.backfill_abandoned_at, None, "{row:?}");
+        assert_eq!(row.backfill_failing_since, Some(first));
+        clock.advance(Duration::seconds(5));
     }
-    let abandoned: Vec<i64> = ops::abandoned(&db.pool)
-        .await
-        .unwrap()
-        .iter()
-        .map(|a| a.msg_id)
-        .collect();
-    assert_eq!(abandoned, vec![ids[0]]);
+    mb.exec("DROP TRIGGER refuse_mark").await;
+    let s = scan(&r).await;
+    assert_eq!(detail(&s, "written"), 1, "{s:?}");
+    assert_eq!(mark(&mb, id).await, Some(local_mark(shared.now())));
 }
 
 #[tokio::test]
@@ -866,6 +966,33 @@ async fn replay_of_dead_exhausted_processes_it_again_with_a_fresh_intent() {
     assert_eq!(bf(&db, id).await.backfill_at, Some(shared.now()));
 }
 
+/// Replay resets every backfill field of the old terminal state, the
+/// failure streak too (issue 31 item 4): the new terminal state's attempts
+/// start a streak of their own.
+#[tokio::test]
+async fn replay_ends_a_failure_streak() {
+    let (db, _mb, _clock, shared, ids) = processed(&[unsupported(1)]).await;
+    let id = ids[0];
+    let (down, _s) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = UNREACHABLE.into()
+    });
+    scan_fails(&down).await;
+    assert_eq!(bf(&db, id).await.backfill_failing_since, Some(shared.now()));
+    service(&db, &shared)
+        .replay(&replay_request(Selection::Ids(vec![id])))
+        .await
+        .unwrap();
+    let row = bf(&db, id).await;
+    assert_eq!(
+        (
+            row.state.as_str(),
+            row.backfill_attempts,
+            row.backfill_failing_since
+        ),
+        ("PENDING", 0, None)
+    );
+}
+
 #[tokio::test]
 async fn replay_refuses_malformed_without_force_and_never_replays_finished_states() {
     let (db, _mb, _clock, shared, ids) =
@@ -1022,8 +1149,11 @@ async fn reopen_lets_the_scan_retry_and_reconcile_is_recorded() {
     let (down, _s2) = runner(&db, None, shared.clone(), |c| {
         c.msgx.mailbox.url = UNREACHABLE.into()
     });
-    // Past R, each failed probe abandons its own row: the missing row too,
-    // since an unreachable mailbox cannot tell that it is missing.
+    // An outage from before R: both rows fail before R, and past R each
+    // failed probe abandons its own row — the missing row too, since an
+    // unreachable mailbox cannot tell that it is missing.
+    scan_fails(&down).await;
+    scan_fails(&down).await;
     clock.advance(Duration::hours(25));
     scan_fails(&down).await;
     scan_fails(&down).await;
@@ -1058,6 +1188,22 @@ async fn reopen_lets_the_scan_retry_and_reconcile_is_recorded() {
     .await
     .unwrap();
     assert_eq!(o.changed, ids);
+    // Reopening ends the failure streak: a reopened row that fails again
+    // past R is retried, not abandoned again (issue 31 item 4).
+    for row in rows(&db, &ids).await {
+        assert_eq!(
+            (row.backfill_failing_since, row.backfill_next_at),
+            (None, Some(shared.now())),
+            "{row:?}"
+        );
+    }
+    scan_fails(&down).await;
+    assert!(ops::abandoned(&db.pool).await.unwrap().is_empty());
+    assert_eq!(
+        bf(&db, ids[0]).await.backfill_failing_since,
+        Some(shared.now())
+    );
+    clock.advance(Duration::seconds(5));
     let s = scan(&good).await;
     assert_eq!(detail(&s, "written"), 1, "{s:?}");
     assert_eq!(detail(&s, "abandoned_missing_row"), 1, "{s:?}");

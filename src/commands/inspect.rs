@@ -226,7 +226,13 @@ fn record_text(r: &proc_state::MessageRecord) -> String {
                 .unwrap_or_else(|| ", not reconciled".into())
         )
     } else if r.backfill_next_at.is_some() {
-        format!("pending, next try {}", time(r.backfill_next_at))
+        format!(
+            "pending, next try {}{}",
+            time(r.backfill_next_at),
+            r.backfill_failing_since
+                .map(|t| format!(", failing since {}", time(Some(t))))
+                .unwrap_or_default()
+        )
     } else {
         "no intent (not terminal)".into()
     };
