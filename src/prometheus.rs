@@ -274,7 +274,7 @@ pub const CATALOG: &[MetricSpec] = &[
         "msgx_backfill_max_attempts_reached_total",
         Counter,
         &[],
-        "Rows that reached backfill-max-attempts (still retried until R).",
+        "Rows that reached backfill-max-attempts (still retried: an alert only).",
     ),
     // jobs
     m(

@@ -69,13 +69,15 @@ struct Bf {
     backfill_abandoned_at: Option<DateTime<Utc>>,
     backfill_abandoned_reason: Option<String>,
     backfill_reconciled_at: Option<DateTime<Utc>>,
+    backfill_failing_since: Option<DateTime<Utc>>,
 }
 
 async fn bf(db: &TestDb, id: i64) -> Bf {
     sqlx::query_as(
         "SELECT state, error_class, outcome_reason, identity_key, enqueued_at, backfill_next_at, \
          backfill_at, backfill_attempts, backfill_last_error, backfill_abandoned_at, \
-         backfill_abandoned_reason, backfill_reconciled_at FROM proc_state WHERE msg_id = $1",
+         backfill_abandoned_reason, backfill_reconciled_at, backfill_failing_since \
+         FROM proc_state WHERE msg_id = $1",
     )
     .bind(id)
     .fetch_one(&db.pool)
@@ -281,6 +283,90 @@ async fn a_round_of_marks_is_one_gate_transaction_with_outcomes_per_row() {
     assert_eq!(bf(&db, more[2]).await.backfill_attempts, 1);
 }
 
+/// The mailbox owner purging marked rows (C-8 allows it once a row is
+/// marked) on a connection of its own, while the scan runs: `DELETE … WHERE
+/// <mark> IS NOT NULL` in a loop until `stop` (at most 20,000 statements).
+/// The task answers how many rows it purged.
+fn owner_purging_marked_rows(
+    mb: &TestMailbox,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> tokio::task::JoinHandle<u64> {
+    let pool = mb.pool.clone();
+    let purge = format!(
+        "DELETE FROM {} WHERE CMINMSGS_DATE_PROCESSED IS NOT NULL",
+        mb.inbox
+    );
+    tokio::spawn(async move {
+        let mut conn = pool.get_conn().await.expect("connect");
+        let mut purged = 0;
+        for _ in 0..20_000 {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+            conn.query_drop(purge.as_str()).await.expect("purge");
+            purged += conn.affected_rows();
+        }
+        purged
+    })
+}
+
+/// Issue 31 item 3: a row this round's UPDATE wrote is `written` whatever the
+/// owner does afterwards; the old round classified its rows with a SELECT
+/// after the (committed) UPDATE, so a mark of ours that the owner had
+/// purged in between read as "row missing" and was abandoned `MISSING_ROW` —
+/// a false statement in the list that is the C-8 purge evidence. A row
+/// deleted before the round is still `MISSING_ROW`. One such row in every
+/// round makes every round classify its rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_purging_our_marks_never_turns_them_into_missing_rows() {
+    let messages: Vec<String> = (1..=3000).map(ldm).collect();
+    let (db, mb, _clock, shared, ids) = processed(&messages).await;
+    let batch = 100;
+    let deleted: Vec<i64> = ids.iter().skip(batch / 2).step_by(batch).copied().collect();
+    let list = deleted.iter().map(i64::to_string).collect::<Vec<_>>();
+    mb.exec(&format!(
+        "DELETE FROM cminmsgs WHERE CMINMSGS_ID IN ({})",
+        list.join(",")
+    ))
+    .await;
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |c| {
+        c.msgx.pipeline.backfill_batch = batch as u32;
+    });
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let owner = owner_purging_marked_rows(&mb, stop.clone());
+    let s = scan(&r).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let purged = owner.await.expect("owner task");
+    assert!(purged > 0, "the owner purged marked rows during the scan");
+    let missing: Vec<i64> = sqlx::query_scalar(
+        "SELECT msg_id FROM proc_state WHERE backfill_abandoned_reason = 'MISSING_ROW' \
+         ORDER BY msg_id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .expect("abandoned");
+    let false_missing = missing.iter().filter(|id| !deleted.contains(id)).count();
+    assert_eq!(
+        false_missing, 0,
+        "rows msgx marked reported MISSING_ROW ({purged} purged): {s:?}"
+    );
+    assert_eq!(missing, deleted, "a row deleted before marking: {s:?}");
+    assert_eq!(
+        (
+            detail(&s, "written") + detail(&s, "already_marked"),
+            detail(&s, "abandoned_missing_row")
+        ),
+        ((ids.len() - deleted.len()) as u64, deleted.len() as u64),
+        "{s:?}"
+    );
+    let unconfirmed: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM proc_state WHERE backfill_at IS NULL")
+            .fetch_one(&db.pool)
+            .await
+            .expect("count");
+    assert_eq!(unconfirmed, deleted.len() as i64);
+}
+
 /// A trigger that refuses the mark of `id` with a server error: a row
 /// failure, answered by a reachable mailbox.
 async fn refuse_mark(mb: &TestMailbox, id: i64) {
@@ -359,6 +445,11 @@ async fn a_row_failure_walks_the_backoff_tiers_until_r_then_transient_deadline()
     );
     assert_eq!(row.backfill_at, None);
     assert_eq!(row.backfill_attempts, 8);
+    assert_eq!(
+        row.backfill_failing_since,
+        Some(enqueued),
+        "failing since its first attempt, before R"
+    );
 }
 
 /// Issue 20 item 5: an unreachable mailbox is an outage of the mailbox, not a
@@ -445,44 +536,71 @@ async fn a_mailbox_that_never_answers_is_probed_once_per_scan() {
     holder.abort();
 }
 
-/// R still abandons during an outage (§6.3): the scan's probe fails, and
-/// every row past R is abandoned `TRANSIENT_DEADLINE` in that run without
-/// another mailbox call; before R nothing is abandoned, however many probes.
+/// The rows of a mailbox outage past R, their attempts and their rows.
+async fn rows(db: &TestDb, ids: &[i64]) -> Vec<Bf> {
+    let mut out = Vec::with_capacity(ids.len());
+    for &id in ids {
+        out.push(bf(db, id).await);
+    }
+    out
+}
+
+/// R still abandons during an outage (§6.2, §6.3) when the outage began
+/// before R: each row's streak starts with its first failed probe before R
+/// (BACKFILL_FAILING_SINCE, kept while it fails), nothing is abandoned
+/// before R however many probes, and past R each scan's probe abandons its
+/// own row `TRANSIENT_DEADLINE`, without touching the rows it did not try
+/// (issue 31 item 4).
 #[tokio::test]
-async fn an_outage_abandons_the_rows_past_r_and_only_them() {
+async fn an_outage_from_before_r_abandons_its_rows_at_r_one_per_probe() {
     let (db, _mb, clock, shared, ids) = processed(&[ldm(1), ldm(2), ldm(3)]).await;
     let enqueued = bf(&db, ids[0]).await.enqueued_at.expect("enqueued");
     let (down, _s) = runner(&db, None, shared.clone(), |c| {
         c.msgx.mailbox.url = UNREACHABLE.into();
         c.msgx.pipeline.backfill_max_attempts = 2;
     });
+    let start = shared.now();
     for _ in 0..7 {
         scan_fails(&down).await;
         clock.advance(Duration::minutes(5));
     }
     clock.set(enqueued + Duration::hours(24) - Duration::seconds(1));
     scan_fails(&down).await;
-    for &id in &ids {
-        assert_eq!(bf(&db, id).await.backfill_abandoned_at, None, "before R");
+    let attempts = |rows: &[Bf]| rows.iter().map(|r| r.backfill_attempts).sum::<i32>();
+    let mut now = rows(&db, &ids).await;
+    assert_eq!(attempts(&now), 8, "one probe per scan");
+    for (i, row) in now.iter().enumerate() {
+        assert_eq!(row.backfill_abandoned_at, None, "before R: {row:?}");
+        assert_eq!(
+            row.backfill_failing_since,
+            Some(start + Duration::minutes(5) * i as i32),
+            "failing since its first probe, in fairness order: {row:?}"
+        );
     }
-    let attempts: i32 = {
-        let mut n = 0;
-        for &id in &ids {
-            n += bf(&db, id).await.backfill_attempts;
-        }
-        n
-    };
-    assert_eq!(attempts, 8, "one probe per scan");
     clock.advance(Duration::seconds(2));
-    scan_fails(&down).await;
-    for &id in &ids {
-        let row = bf(&db, id).await;
+    for scans in 1..=ids.len() {
+        scan_fails(&down).await;
+        let before = now;
+        now = rows(&db, &ids).await;
+        let abandoned = now
+            .iter()
+            .filter(|r| r.backfill_abandoned_at.is_some())
+            .count();
+        assert_eq!(abandoned, scans, "one row per failed probe");
+        assert_eq!(attempts(&now), attempts(&before) + 1, "the probe only");
+    }
+    for (i, row) in now.iter().enumerate() {
         assert_eq!(
             row.backfill_abandoned_reason.as_deref(),
             Some("TRANSIENT_DEADLINE"),
             "{row:?}"
         );
         assert_eq!(row.backfill_at, None);
+        assert_eq!(
+            row.backfill_failing_since,
+            Some(start + Duration::minutes(5) * i as i32),
+            "the streak that reached R is kept for the reconciliation"
+        );
         assert!(
             row.backfill_last_error
                 .as_deref()
@@ -491,6 +609,133 @@ async fn an_outage_abandons_the_rows_past_r_and_only_them() {
         );
     }
     assert_eq!(ops::abandoned(&db.pool).await.unwrap().len(), 3);
+}
+
+/// Issue 31 item 4: rows past R that were never tried are not abandoned by
+/// an outage, however long: each scan's probe is the row's own failed
+/// attempt, but its failures begin past R, not before (§6.2, §6.3: only a
+/// failure that persisted until R abandons). The old rule abandoned every
+/// row past R after one probe; d4d5574 abandoned the probed row, one more
+/// per scan. Past R they stay due at every scan, and once the mailbox
+/// answers they are all written.
+#[tokio::test]
+async fn rows_past_r_never_tried_are_not_abandoned_by_an_outage() {
+    let messages: Vec<String> = (1..=5).map(ldm).collect();
+    let (db, mb, clock, shared, ids) = processed(&messages).await;
+    let enqueued = bf(&db, ids[0]).await.enqueued_at.expect("enqueued");
+    let deadline = enqueued + Duration::hours(24);
+    // Never tried before R (the scan did not run): every row is past R.
+    clock.set(deadline + Duration::hours(1));
+    let (down, _s1) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = UNREACHABLE.into();
+        c.msgx.pipeline.backfill_max_attempts = 2;
+    });
+    for _ in 0..12 {
+        scan_fails(&down).await;
+        clock.advance(Duration::seconds(5));
+    }
+    let now = rows(&db, &ids).await;
+    assert_eq!(
+        now.iter().map(|r| r.backfill_attempts).collect::<Vec<_>>(),
+        vec![3, 3, 2, 2, 2],
+        "one probe per scan, in fairness order: {now:?}"
+    );
+    for row in &now {
+        assert_eq!(
+            row.backfill_abandoned_at, None,
+            "failing since past R: {row:?}"
+        );
+        assert!(
+            row.backfill_failing_since.expect("failing") >= deadline,
+            "{row:?}"
+        );
+        assert!(
+            row.backfill_next_at.expect("intent") <= shared.now(),
+            "due at every scan: {row:?}"
+        );
+    }
+    assert!(ops::abandoned(&db.pool).await.unwrap().is_empty());
+    // The mailbox answers again: every row is written.
+    let (good, _s2) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    let s = scan(&good).await;
+    assert_eq!(detail(&s, "written"), 5, "{s:?}");
+    for &id in &ids {
+        assert_eq!(mark(&mb, id).await, Some(local_mark(shared.now())));
+        let row = bf(&db, id).await;
+        assert_eq!(row.backfill_at, Some(shared.now()));
+        assert_eq!(row.backfill_failing_since, None, "the streak ended");
+    }
+}
+
+/// The precise rule in one outage (issue 31 item 4): of three rows, only
+/// the one probed before R is failing since before its deadline; past R
+/// the outage abandons it at its next probe and never the two whose first
+/// failure came past R, however many probes they get.
+#[tokio::test]
+async fn an_outage_past_r_abandons_only_the_rows_failing_since_before_r() {
+    let (db, mb, clock, shared, ids) = processed(&[ldm(1), ldm(2), ldm(3)]).await;
+    let enqueued = bf(&db, ids[0]).await.enqueued_at.expect("enqueued");
+    let (down, _s1) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = UNREACHABLE.into()
+    });
+    let before_r = shared.now();
+    scan_fails(&down).await;
+    clock.set(enqueued + Duration::hours(24) + Duration::seconds(1));
+    for _ in 0..6 {
+        scan_fails(&down).await;
+        clock.advance(Duration::seconds(5));
+    }
+    let abandoned = ops::abandoned(&db.pool).await.unwrap();
+    assert_eq!(
+        abandoned.iter().map(|a| a.msg_id).collect::<Vec<_>>(),
+        vec![ids[0]]
+    );
+    let first = bf(&db, ids[0]).await;
+    assert_eq!(
+        (
+            first.backfill_abandoned_reason.as_deref(),
+            first.backfill_failing_since,
+            first.backfill_attempts
+        ),
+        (Some("TRANSIENT_DEADLINE"), Some(before_r), 2)
+    );
+    for row in rows(&db, &ids[1..]).await {
+        assert_eq!(row.backfill_abandoned_at, None, "{row:?}");
+        assert!(row.backfill_attempts >= 2, "probed past R: {row:?}");
+    }
+    let (good, _s2) = runner(&db, Some(&mb), shared.clone(), |_| {});
+    let s = scan(&good).await;
+    assert_eq!(detail(&s, "written"), 2, "{s:?}");
+}
+
+/// The same rule for a row failure (a server error answering this row,
+/// issue 31 item 4): one that begins past R never abandons the row; past R
+/// it is retried at every scan (no backoff tier, §6.3 point 1), and
+/// `backfill-max-attempts` only alerts, until the mailbox accepts the mark.
+#[tokio::test]
+async fn a_row_failure_that_begins_past_r_is_retried_at_every_scan_until_written() {
+    let (db, mb, clock, shared, ids) = processed(&[ldm(1)]).await;
+    let id = ids[0];
+    let enqueued = bf(&db, id).await.enqueued_at.expect("enqueued");
+    refuse_mark(&mb, id).await;
+    let (r, _stop) = runner(&db, Some(&mb), shared.clone(), |c| {
+        c.msgx.pipeline.backfill_max_attempts = 2;
+    });
+    clock.set(enqueued + Duration::hours(25));
+    let first = shared.now();
+    for n in 1..=4 {
+        let s = scan(&r).await;
+        assert_eq!(detail(&s, "retrying"), 1, "attempt {n}: {s:?}");
+        let row = bf(&db, id).await;
+        assert_eq!(row.backfill_attempts, n);
+        assert_eq!(row.backfill_abandoned_at, None, "{row:?}");
+        assert_eq!(row.backfill_failing_since, Some(first));
+        clock.advance(Duration::seconds(5));
+    }
+    mb.exec("DROP TRIGGER refuse_mark").await;
+    let s = scan(&r).await;
+    assert_eq!(detail(&s, "written"), 1, "{s:?}");
+    assert_eq!(mark(&mb, id).await, Some(local_mark(shared.now())));
 }
 
 #[tokio::test]
@@ -721,6 +966,33 @@ async fn replay_of_dead_exhausted_processes_it_again_with_a_fresh_intent() {
     assert_eq!(bf(&db, id).await.backfill_at, Some(shared.now()));
 }
 
+/// Replay resets every backfill field of the old terminal state, the
+/// failure streak too (issue 31 item 4): the new terminal state's attempts
+/// start a streak of their own.
+#[tokio::test]
+async fn replay_ends_a_failure_streak() {
+    let (db, _mb, _clock, shared, ids) = processed(&[unsupported(1)]).await;
+    let id = ids[0];
+    let (down, _s) = runner(&db, None, shared.clone(), |c| {
+        c.msgx.mailbox.url = UNREACHABLE.into()
+    });
+    scan_fails(&down).await;
+    assert_eq!(bf(&db, id).await.backfill_failing_since, Some(shared.now()));
+    service(&db, &shared)
+        .replay(&replay_request(Selection::Ids(vec![id])))
+        .await
+        .unwrap();
+    let row = bf(&db, id).await;
+    assert_eq!(
+        (
+            row.state.as_str(),
+            row.backfill_attempts,
+            row.backfill_failing_since
+        ),
+        ("PENDING", 0, None)
+    );
+}
+
 #[tokio::test]
 async fn replay_refuses_malformed_without_force_and_never_replays_finished_states() {
     let (db, _mb, _clock, shared, ids) =
@@ -877,9 +1149,13 @@ async fn reopen_lets_the_scan_retry_and_reconcile_is_recorded() {
     let (down, _s2) = runner(&db, None, shared.clone(), |c| {
         c.msgx.mailbox.url = UNREACHABLE.into()
     });
-    // Past R, an outage abandons at once: the missing row too, since an
+    // An outage from before R: both rows fail before R, and past R each
+    // failed probe abandons its own row — the missing row too, since an
     // unreachable mailbox cannot tell that it is missing.
+    scan_fails(&down).await;
+    scan_fails(&down).await;
     clock.advance(Duration::hours(25));
+    scan_fails(&down).await;
     scan_fails(&down).await;
     let abandoned = ops::abandoned(&db.pool).await.unwrap();
     assert_eq!(abandoned.len(), 2);
@@ -912,6 +1188,22 @@ async fn reopen_lets_the_scan_retry_and_reconcile_is_recorded() {
     .await
     .unwrap();
     assert_eq!(o.changed, ids);
+    // Reopening ends the failure streak: a reopened row that fails again
+    // past R is retried, not abandoned again (issue 31 item 4).
+    for row in rows(&db, &ids).await {
+        assert_eq!(
+            (row.backfill_failing_since, row.backfill_next_at),
+            (None, Some(shared.now())),
+            "{row:?}"
+        );
+    }
+    scan_fails(&down).await;
+    assert!(ops::abandoned(&db.pool).await.unwrap().is_empty());
+    assert_eq!(
+        bf(&db, ids[0]).await.backfill_failing_since,
+        Some(shared.now())
+    );
+    clock.advance(Duration::seconds(5));
     let s = scan(&good).await;
     assert_eq!(detail(&s, "written"), 1, "{s:?}");
     assert_eq!(detail(&s, "abandoned_missing_row"), 1, "{s:?}");

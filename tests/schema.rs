@@ -324,3 +324,51 @@ async fn migration_0004_adds_the_close_note_and_the_degraded_match_audit_action(
         "other actions are still refused"
     );
 }
+
+/// Migration 0014 (issue 31 item 4): a row whose backfill is failing at the
+/// upgrade starts its streak at its last recorded failure (UPDATED_AT), so a
+/// row failing since before R still reaches `TRANSIENT_DEADLINE`; rows never
+/// tried, confirmed or abandoned get none.
+#[tokio::test]
+async fn migration_0014_starts_the_streak_of_rows_failing_at_the_upgrade() {
+    let db = TestDb::empty().await;
+    for m in msgx::store::pg::MIGRATOR.iter().filter(|m| m.version < 14) {
+        sqlx::raw_sql(m.sql.clone())
+            .execute(&db.pool)
+            .await
+            .unwrap_or_else(|e| panic!("migration {}: {e}", m.version));
+    }
+    sqlx::raw_sql(
+        "INSERT INTO proc_state (msg_id, state, enqueued_at, updated_at, backfill_next_at, \
+           backfill_attempts, backfill_last_error, backfill_at, backfill_abandoned_at) VALUES \
+         (1, 'SKIPPED', '2026-12-01T00:00:00Z', '2026-12-01T01:00:00Z', '2026-12-01T01:00:30Z', \
+          2, 'refused', NULL, NULL), \
+         (2, 'SKIPPED', '2026-12-01T00:00:00Z', '2026-12-01T00:00:00Z', '2026-12-01T00:00:00Z', \
+          0, NULL, NULL, NULL), \
+         (3, 'DEAD', '2026-12-01T00:00:00Z', '2026-12-01T02:00:00Z', NULL, \
+          1, 'refused', '2026-12-01T02:00:00Z', NULL), \
+         (4, 'SUCCEEDED', '2026-12-01T00:00:00Z', '2026-12-02T01:00:00Z', '2026-12-01T00:00:00Z', \
+          1, 'refused', NULL, '2026-12-02T01:00:00Z')",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("rows");
+    let m14 = msgx::store::pg::MIGRATOR
+        .iter()
+        .find(|m| m.version == 14)
+        .expect("migration 0014");
+    sqlx::raw_sql(m14.sql.clone())
+        .execute(&db.pool)
+        .await
+        .expect("migration 0014");
+    let since: Vec<(i64, Option<chrono::DateTime<chrono::Utc>>)> =
+        sqlx::query_as("SELECT msg_id, backfill_failing_since FROM proc_state ORDER BY msg_id")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    let failing = "2026-12-01T01:00:00Z".parse().expect("instant");
+    assert_eq!(
+        since,
+        vec![(1, Some(failing)), (2, None), (3, None), (4, None)]
+    );
+}

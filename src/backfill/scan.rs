@@ -14,16 +14,32 @@
 //! | 1 row written | BACKFILL_AT |
 //! | 0 rows, row exists (already marked) | BACKFILL_AT; the existing mark is kept |
 //! | 0 rows, row missing | abandoned at once, `MISSING_ROW`, alert |
-//! | row failure (a server error answering this row; a refused batch is retried row by row to find it) | attempts + 1, backoff by `backfill-backoff` (last tier repeats); once `now − ENQUEUED_AT ≥ R`: abandoned `TRANSIENT_DEADLINE`, alert |
-//! | mailbox unreachable (refused, reset, timeout, pool) | attempts + 1, due again at the next scan; the run stops and FAILS; rows past R are abandoned `TRANSIENT_DEADLINE` |
+//! | row failure (a server error answering this row; a refused batch is retried row by row to find it) | attempts + 1, backoff by `backfill-backoff` (last tier repeats); abandoned `TRANSIENT_DEADLINE` (alert) only by the rule below |
+//! | mailbox unreachable (refused, reset, timeout, pool) | the probed row: attempts + 1, due again at the next scan; abandoned `TRANSIENT_DEADLINE` only by the rule below; the run stops and FAILS |
 //!
 //! An unreachable mailbox is an outage of the mailbox, not a failure of each
 //! row (issue 20 item 5): the run stops at the first such failure, so the
 //! mailbox sees one probe per scan during an outage, the rows not tried are
-//! not charged, and the probed row is not pushed into a backoff tier. Once the
-//! mailbox answers again, the next scan writes every outstanding mark (the old
-//! rule backed off every due row, and the soak waited ~100 s for the marks
-//! after a 60 s MariaDB outage).
+//! neither charged nor abandoned (past R or not; issue 31 item 4), and the
+//! probed row is not pushed into a backoff tier. Once the mailbox answers
+//! again, the next scan writes every outstanding mark (the old rule backed
+//! off every due row, and the soak waited ~100 s for the marks after a 60 s
+//! MariaDB outage).
+//!
+//! **`TRANSIENT_DEADLINE`** (§6.2, §6.3: a transient failure that persisted
+//! until R; issue 31 item 4; [`abandons_at_deadline`]): a row is abandoned
+//! only when **its own** failure streak began before its deadline
+//! `ENQUEUED_AT + R` and its attempt still fails at or after the deadline,
+//! for either transient kind. The streak's start is BACKFILL_FAILING_SINCE
+//! (migration 0014): set by the first failed attempt, kept while the row
+//! keeps failing, cleared by a confirmed mark, a reopen or a replay. A row
+//! whose first failed attempt is at or past its deadline — never tried
+//! before R (the scan did not run, or every probe of an outage went to other
+//! rows), or reopened — is never abandoned by transient failures: past R it
+//! is due at every scan (§6.3 point 1) until it is written, and
+//! `backfill-max-attempts` still alerts. So a long outage past R abandons
+//! only the rows that were already failing before their R, never one per
+//! probe.
 //!
 //! `backfill-max-attempts` only raises an alert (§6.3); abandonment never
 //! sets BACKFILL_AT (§6.2). A mailbox that cannot be reached is always a
@@ -174,15 +190,26 @@ pub fn mark_value(now: DateTime<Utc>, tz: chrono_tz::Tz) -> NaiveDateTime {
     local.with_nanosecond(0).unwrap_or(local)
 }
 
-/// Whether a failure at `now` has reached R for a row enqueued at
-/// `enqueued_at` (§6.3: `now − ENQUEUED_AT ≥ R`). A row without ENQUEUED_AT
-/// (impossible for live rows, see the schema's CHECK) never reaches it.
-pub fn reached_deadline(
+/// Whether a transient failure of a row's own attempt at `now` abandons it
+/// `TRANSIENT_DEADLINE` (§6.2, §6.3: the failure persisted until R; issue 31
+/// item 4): only when its failure streak began before its deadline
+/// `ENQUEUED_AT + R` and it still fails at or after the deadline.
+/// `failing_since` is BACKFILL_FAILING_SINCE before this failure; `None`
+/// means this failure starts the streak, at `now`. A streak that began at or
+/// after the deadline (a row never tried before R, or reopened) does not
+/// abandon: the row is tried at every scan until it is written (§6.3 point
+/// 1). A row without ENQUEUED_AT (impossible for live rows, see the schema's
+/// CHECK) has no deadline.
+pub fn abandons_at_deadline(
     enqueued_at: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
     r: chrono::Duration,
+    failing_since: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
 ) -> bool {
-    enqueued_at.is_some_and(|t| now - t >= r)
+    let Some(deadline) = enqueued_at.map(|t| t + r) else {
+        return false;
+    };
+    failing_since.unwrap_or(now) < deadline && now >= deadline
 }
 
 /// Whether `e` says the mailbox cannot be reached at all, rather than that it
@@ -378,7 +405,7 @@ impl BackfillScan {
                 if down {
                     outage = Some(e);
                 }
-                if reached_deadline(row.enqueued_at, now, p.deadline) {
+                if abandons_at_deadline(row.enqueued_at, p.deadline, row.failing_since, now) {
                     let reason = AbandonReason::TransientDeadline;
                     store::abandon(tx, msg_id, reason, &error, now).await?;
                     alert_abandoned(msg_id, reason, &error);
@@ -386,6 +413,7 @@ impl BackfillScan {
                 } else {
                     // Unreachable: due again at the next scan, the outage's
                     // one probe (issue 20 item 5); a row failure backs off.
+                    // Past R the row is due at every scan anyway (§6.1).
                     let next = if down {
                         now
                     } else {
@@ -399,7 +427,8 @@ impl BackfillScan {
                             msg_id,
                             attempts,
                             error,
-                            "Backfill has failed backfill-max-attempts times; still retrying until R"
+                            "Backfill has failed backfill-max-attempts times; still retrying \
+                             (abandoned only if the failures began before R and last until it)"
                         );
                     } else {
                         tracing::debug!(msg_id, attempts, %next, error, "Backfill failed; backing off");
@@ -411,64 +440,18 @@ impl BackfillScan {
         Ok(Marked { outcome, outage })
     }
 
-    /// A row past R in a run that found the mailbox unreachable: abandoned
-    /// `TRANSIENT_DEADLINE` without another call (§6.3: the connection
-    /// failure has lasted until R), inside the gate like any outcome.
-    async fn abandon_overdue(
-        &self,
-        ctx: &JobContext,
-        msg_id: i64,
-        error: &str,
-    ) -> Result<RowOutcome, JobError> {
-        let p = &self.config;
-        let mut tx = gate::enter(&ctx.pg, p.gate_wait)
-            .await
-            .map_err(gate_error)?;
-        ctx.fence(&mut tx).await?;
-        let now = ctx.clock.now();
-        let row = store::lock_unconfirmed(&mut tx, &[msg_id])
-            .await?
-            .remove(&msg_id);
-        if !row.is_some_and(|r| reached_deadline(r.enqueued_at, now, p.deadline)) {
-            tx.rollback().await?;
-            return Ok(RowOutcome::Changed);
-        }
-        let reason = AbandonReason::TransientDeadline;
-        store::abandon(&mut tx, msg_id, reason, error, now).await?;
-        tx.commit().await?;
-        alert_abandoned(msg_id, reason, error);
-        Ok(RowOutcome::Abandoned(reason))
-    }
-
-    /// The rest of a run that found the mailbox unreachable: only the rows
-    /// past R are settled (abandoned); the others are not tried, so not
-    /// charged. Then the run FAILS with the mailbox error, as ingest-sweep
-    /// does when it cannot read the mailbox.
-    async fn stop_on_outage(
-        &self,
-        ctx: &JobContext,
-        bounds: &RunBounds,
-        deadline: DateTime<Utc>,
-        mut report: RunReport<BackfillCounts>,
+    /// The end of a run that found the mailbox unreachable: the rows not
+    /// tried are neither charged nor abandoned, whether or not they are past
+    /// R (§6.2, §6.3: a row is abandoned `TRANSIENT_DEADLINE` only when its
+    /// own failures began before its R and last until it; issue 31 item 4 —
+    /// the old rule abandoned every row past R after one failed probe, rows
+    /// that never had an attempt). They are due at the next scan. The run
+    /// FAILS with the mailbox error, as ingest-sweep does when it cannot
+    /// read the mailbox.
+    fn stop_on_outage(
+        report: &RunReport<BackfillCounts>,
         e: MailboxError,
     ) -> Result<RunReport<BackfillCounts>, JobError> {
-        let error = format!("mailbox unreachable until R: {e}");
-        let now = ctx.clock.now();
-        let room = bounds.max_items.saturating_sub(report.items);
-        let overdue = store::overdue(
-            &ctx.pg,
-            now - self.config.deadline,
-            i64::try_from(room).unwrap_or(i64::MAX),
-        )
-        .await?;
-        for msg_id in overdue {
-            if !ctx.may_continue(deadline)? {
-                break;
-            }
-            let outcome = self.abandon_overdue(ctx, msg_id, &error).await?;
-            report.items += 1;
-            report.details.of(outcome).add(1);
-        }
         tracing::warn!(
             error = %e,
             written = report.details.written.get(),
@@ -540,7 +523,7 @@ impl Job for BackfillScan {
                 outage = outage.or(marked.outage);
             }
             if let Some(e) = outage {
-                return self.stop_on_outage(ctx, bounds, deadline, report, e).await;
+                return Self::stop_on_outage(&report, e);
             }
             if (ids.len() as u64) < limit {
                 break;
@@ -604,19 +587,56 @@ mod tests {
         assert_eq!(mark.to_string(), "2026-12-02 04:30:15");
     }
 
-    #[test]
-    fn the_deadline_is_now_minus_enqueued_at_reaching_r() {
-        let t0 = Utc
-            .with_ymd_and_hms(2026, 12, 1, 0, 0, 0)
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0)
             .single()
-            .expect("valid");
-        let r = chrono::Duration::hours(24);
-        assert!(!reached_deadline(
-            Some(t0),
-            t0 + r - chrono::Duration::seconds(1),
-            r
-        ));
-        assert!(reached_deadline(Some(t0), t0 + r, r));
-        assert!(!reached_deadline(None, t0 + r * 10, r));
+            .expect("valid")
+    }
+
+    const R: chrono::Duration = chrono::Duration::hours(24);
+    const S: chrono::Duration = chrono::Duration::seconds(1);
+
+    #[test]
+    fn a_streak_that_began_before_the_deadline_abandons_at_and_after_it() {
+        let (t0, deadline) = (t0(), t0() + R);
+        for began in [t0, deadline - S] {
+            assert!(abandons_at_deadline(Some(t0), R, Some(began), deadline));
+            assert!(abandons_at_deadline(Some(t0), R, Some(began), deadline + R));
+            // Before the deadline a failure only backs off, however long it lasts.
+            assert!(!abandons_at_deadline(
+                Some(t0),
+                R,
+                Some(began),
+                deadline - S
+            ));
+        }
+    }
+
+    #[test]
+    fn a_first_failure_never_abandons_before_or_after_the_deadline() {
+        let (t0, deadline) = (t0(), t0() + R);
+        for now in [t0, deadline - S, deadline, deadline + S, deadline + R * 10] {
+            assert!(!abandons_at_deadline(Some(t0), R, None, now), "{now}");
+        }
+    }
+
+    #[test]
+    fn a_streak_that_began_at_or_past_the_deadline_never_abandons() {
+        let (t0, deadline) = (t0(), t0() + R);
+        for began in [deadline, deadline + S, deadline + R] {
+            for now in [began, began + S, began + R * 10] {
+                assert!(
+                    !abandons_at_deadline(Some(t0), R, Some(began), now),
+                    "began {began}, now {now}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_without_enqueued_at_has_no_deadline() {
+        let t0 = t0();
+        assert!(!abandons_at_deadline(None, R, Some(t0), t0 + R * 10));
+        assert!(!abandons_at_deadline(None, R, None, t0 + R * 10));
     }
 }

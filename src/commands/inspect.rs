@@ -231,8 +231,12 @@ fn record_text(r: &proc_state::MessageRecord) -> String {
         "no intent (not terminal)".into()
     };
     s += &format!(
-        "  backfill: {backfill} · attempts {}{}\n",
+        "  backfill: {backfill} · attempts {}{}{}\n",
         r.backfill_attempts,
+        // Decides TRANSIENT_DEADLINE (docs/backfill.md; issue 31 item 4).
+        r.backfill_failing_since
+            .map(|t| format!(" · failing since {}", time(Some(t))))
+            .unwrap_or_default(),
         r.backfill_last_error
             .as_ref()
             .map(|e| format!(" · last error: {e}"))

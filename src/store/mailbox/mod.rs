@@ -320,19 +320,26 @@ impl Mailbox {
 
     /// Writes the processing marks of a round of rows (design §6.2) in one
     /// statement, never overwriting an existing mark (issue 20: one UPDATE
-    /// per row, each its own commit, held the scan to ≈ 220 marks/s under a
-    /// 1,000 msg/s burst):
-    /// `UPDATE CMINMSGS SET <mark> = ? WHERE CMINMSGS_ID IN (…) AND <mark> IS NULL`.
-    /// When every row is written that is the only statement; otherwise one
-    /// `SELECT` of the same IDs, on the same connection and within the same
-    /// bound, tells the rest apart: absent = [`MarkOutcome::Missing`];
-    /// present with exactly this mark = written now, else already marked. (A
-    /// row marked earlier with the same second by someone else counts as
-    /// written: the outcome is the same, BACKFILL_AT, only the counter's label
-    /// differs.) The answer has one entry per ID, in the order given. Any
-    /// failure (timeout, refused connection, server error) is an `Err` for the
-    /// whole round — never [`MarkOutcome::Missing`], which is only the answer
-    /// of a reachable mailbox. Refused in shadow mode.
+    /// per row held the scan to ≈ 220 marks/s under a 1,000 msg/s burst):
+    /// `UPDATE CMINMSGS SET <mark> = ? WHERE CMINMSGS_ID IN (…) AND <mark> IS NULL`,
+    /// in a mailbox transaction. When it writes fewer rows than it names, one
+    /// `SELECT` of the same IDs in that transaction, before the COMMIT, tells
+    /// the rest apart: absent = [`MarkOutcome::Missing`]; present with
+    /// exactly this mark = written now, else already marked. The UPDATE's row
+    /// locks (InnoDB) hold the rows it wrote until the COMMIT, so the owner
+    /// cannot purge them (C-8) before they are classified: a row this call
+    /// wrote is never `Missing` (issue 31 item 3: classified after an
+    /// autocommit UPDATE, our own marks purged in between read as missing).
+    /// A row marked earlier with the same second by someone else counts as
+    /// written: the outcome is the same, BACKFILL_AT; only the counter's
+    /// label differs.
+    ///
+    /// A round is a constant 3–4 statements (START, UPDATE, the SELECT when
+    /// needed, COMMIT). The answer has one entry per ID, in the order given.
+    /// Any failure (timeout, refused connection, server error) is an `Err`
+    /// for the whole round, rolling its marks back unless the COMMIT had run
+    /// — never `Missing`, which is only the answer of a reachable mailbox.
+    /// Refused in shadow mode.
     pub async fn mark_processed(
         &self,
         ids: &[i64],
@@ -354,11 +361,17 @@ impl Mailbox {
             format!("SELECT CMINMSGS_ID, {c} <=> ? FROM {table} WHERE CMINMSGS_ID IN ({list})");
         self.bounded(async {
             let mut conn = self.pool.get_conn().await?;
-            conn.exec_drop(update, (mark,)).await?;
-            if conn.affected_rows() == ids.len() as u64 {
+            // Dropped on an error or the timeout: the pool rolls it back.
+            let mut tx = conn
+                .start_transaction(mysql_async::TxOpts::default())
+                .await?;
+            tx.exec_drop(update, (mark,)).await?;
+            if tx.affected_rows() == ids.len() as u64 {
+                tx.commit().await?;
                 return Ok(ids.iter().map(|&id| (id, MarkOutcome::Written)).collect());
             }
-            let found: Vec<(i64, i64)> = conn.exec(select, (mark,)).await?;
+            let found: Vec<(i64, i64)> = tx.exec(select, (mark,)).await?;
+            tx.commit().await?;
             let found: std::collections::HashMap<i64, bool> = found
                 .into_iter()
                 .map(|(id, ours)| (id, ours == 1))

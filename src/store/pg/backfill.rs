@@ -16,7 +16,10 @@ pub enum AbandonReason {
     /// 0 rows written and the mailbox row does not exist: a certain
     /// conclusion, abandoned at once (not protected by R).
     MissingRow,
-    /// Timeouts / connection failures lasted until R (§6.3).
+    /// The row's own attempts (timeouts, connection failures, server
+    /// errors) failed from before its deadline `ENQUEUED_AT + R` until at or
+    /// after it (§6.2, §6.3: the failure persisted until R; issue 31 item 4):
+    /// never a row that was not tried, nor one whose failures began past R.
     TransientDeadline,
 }
 
@@ -71,27 +74,6 @@ pub async fn due(
     .await
 }
 
-/// The rows that still owe their mark and were enqueued before
-/// `overdue_before` (= now − R), by MSG_ID. A run that found the mailbox
-/// unreachable abandons these without calling it (§6.3: a connection failure
-/// that lasts until R; issue 20 item 5), and tries nothing else.
-pub async fn overdue(
-    pool: &PgPool,
-    overdue_before: DateTime<Utc>,
-    limit: i64,
-) -> Result<Vec<i64>, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT msg_id FROM proc_state \
-         WHERE state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND state <> 'ARCHIVED' \
-         AND backfill_at IS NULL AND backfill_abandoned_at IS NULL AND enqueued_at < $1 \
-         ORDER BY msg_id LIMIT $2",
-    )
-    .bind(overdue_before)
-    .bind(limit)
-    .fetch_all(pool)
-    .await
-}
-
 /// How many rows the §6.1 predicate selects now (dry run, shadow mode).
 pub async fn count_due(
     pool: &PgPool,
@@ -113,6 +95,9 @@ pub async fn count_due(
 pub struct Unconfirmed {
     pub enqueued_at: Option<DateTime<Utc>>,
     pub attempts: i32,
+    /// BACKFILL_FAILING_SINCE (migration 0014): the first failed attempt of
+    /// the current streak, `None` when the last attempt did not fail.
+    pub failing_since: Option<DateTime<Utc>>,
 }
 
 /// Inside the gate transaction: locks the rows of `msg_ids` that are still
@@ -126,7 +111,8 @@ pub async fn lock_unconfirmed(
     msg_ids: &[i64],
 ) -> Result<BTreeMap<i64, Unconfirmed>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT msg_id, enqueued_at, backfill_attempts FROM proc_state WHERE msg_id = ANY($1) \
+        "SELECT msg_id, enqueued_at, backfill_attempts, backfill_failing_since FROM proc_state \
+         WHERE msg_id = ANY($1) \
          AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND state <> 'ARCHIVED' \
          AND backfill_at IS NULL AND backfill_abandoned_at IS NULL ORDER BY msg_id FOR UPDATE",
     )
@@ -140,6 +126,7 @@ pub async fn lock_unconfirmed(
                 Unconfirmed {
                     enqueued_at: r.try_get("enqueued_at")?,
                     attempts: r.try_get("backfill_attempts")?,
+                    failing_since: r.try_get("backfill_failing_since")?,
                 },
             ))
         })
@@ -147,7 +134,8 @@ pub async fn lock_unconfirmed(
 }
 
 /// Written, or already marked (§6.2 rows 1–2): BACKFILL_AT = now; the intent
-/// is fulfilled (BACKFILL_NEXT_AT cleared). UPDATED_AT moves: settling the
+/// is fulfilled (BACKFILL_NEXT_AT cleared) and a failure streak ends
+/// (BACKFILL_FAILING_SINCE cleared). UPDATED_AT moves: settling the
 /// backfill starts the archive threshold (§9.3). One statement for a
 /// round's rows.
 pub async fn confirm(
@@ -159,8 +147,8 @@ pub async fn confirm(
         return Ok(());
     }
     sqlx::query(
-        "UPDATE proc_state SET backfill_at = $2, backfill_next_at = NULL, updated_at = $2 \
-         WHERE msg_id = ANY($1)",
+        "UPDATE proc_state SET backfill_at = $2, backfill_next_at = NULL, \
+         backfill_failing_since = NULL, updated_at = $2 WHERE msg_id = ANY($1)",
     )
     .bind(msg_ids)
     .bind(now)
@@ -169,8 +157,10 @@ pub async fn confirm(
     Ok(())
 }
 
-/// A transient failure before R (§6.2 row 4): attempts + 1, the error, and
-/// the next backoff instant. Returns the new attempt count.
+/// A transient failure that does not abandon the row (§6.2 row 4): one more
+/// attempt, the error, the next instant, and BACKFILL_FAILING_SINCE = now
+/// unless the row was already failing (the streak's start decides
+/// `TRANSIENT_DEADLINE`, issue 31 item 4). Returns the new attempt count.
 pub async fn record_transient(
     conn: &mut PgConnection,
     msg_id: i64,
@@ -180,7 +170,8 @@ pub async fn record_transient(
 ) -> Result<i32, sqlx::Error> {
     sqlx::query_scalar(
         "UPDATE proc_state SET backfill_attempts = backfill_attempts + 1, \
-         backfill_last_error = $2, backfill_next_at = $3, updated_at = $4 \
+         backfill_last_error = $2, backfill_next_at = $3, updated_at = $4, \
+         backfill_failing_since = COALESCE(backfill_failing_since, $4) \
          WHERE msg_id = $1 RETURNING backfill_attempts",
     )
     .bind(msg_id)
@@ -192,8 +183,9 @@ pub async fn record_transient(
 }
 
 /// Stops automatic retries (§6.2 rows 3–4). Never sets BACKFILL_AT; the
-/// intent (BACKFILL_NEXT_AT) stays, because the mark is still owed.
-/// Returns the new attempt count.
+/// intent (BACKFILL_NEXT_AT) stays, because the mark is still owed, and so
+/// does BACKFILL_FAILING_SINCE (the streak that reached R, for the
+/// reconciliation). Returns the new attempt count.
 pub async fn abandon(
     conn: &mut PgConnection,
     msg_id: i64,
@@ -348,7 +340,11 @@ pub async fn lock_all_abandoned(conn: &mut PgConnection) -> Result<Vec<i64>, sql
 }
 
 /// Clears the abandonment (and any reconciliation of it) so the scan retries
-/// at once: BACKFILL_NEXT_AT = now. Attempts and the last error stay.
+/// at once: BACKFILL_NEXT_AT = now. Attempts and the last error stay; the
+/// failure streak ends (BACKFILL_FAILING_SINCE cleared), so a reopened row
+/// past R is tried at every scan until it is written and is not abandoned
+/// `TRANSIENT_DEADLINE` again (issue 31 item 4: its new failures begin past
+/// R).
 pub async fn reopen(
     conn: &mut PgConnection,
     ids: &[i64],
@@ -357,7 +353,7 @@ pub async fn reopen(
     Ok(sqlx::query(
         "UPDATE proc_state SET backfill_abandoned_at = NULL, backfill_abandoned_reason = NULL, \
          backfill_reconciled_at = NULL, backfill_reconciled_note = NULL, \
-         backfill_next_at = $2, updated_at = $2 \
+         backfill_failing_since = NULL, backfill_next_at = $2, updated_at = $2 \
          WHERE msg_id = ANY($1) AND backfill_abandoned_at IS NOT NULL AND backfill_at IS NULL",
     )
     .bind(ids)

@@ -557,7 +557,7 @@ pub async fn replay(
          updated_at = $3, backfill_next_at = NULL, backfill_at = NULL, backfill_attempts = 0, \
          backfill_last_error = NULL, backfill_abandoned_at = NULL, \
          backfill_abandoned_reason = NULL, backfill_reconciled_at = NULL, \
-         backfill_reconciled_note = NULL \
+         backfill_reconciled_note = NULL, backfill_failing_since = NULL \
          WHERE msg_id = ANY($1) AND state IN ('FAILED', 'DEAD') AND error_class = ANY($2)",
     )
     .bind(ids)
@@ -656,6 +656,9 @@ pub struct MessageRecord {
     pub backfill_abandoned_reason: Option<String>,
     pub backfill_reconciled_at: Option<DateTime<Utc>>,
     pub backfill_reconciled_note: Option<String>,
+    /// Since when its backfill attempts have been failing (migration 0014;
+    /// `None` when the last attempt did not fail).
+    pub backfill_failing_since: Option<DateTime<Utc>>,
     /// The message's W3C `traceparent` (migration 0011; `None` before it).
     pub traceparent: Option<String>,
     /// Set when the row comes from PROC_STATE_HST (archived, §9.3).
@@ -668,7 +671,7 @@ pub(super) const COLUMNS: &str = "msg_id, state, identity_key, msg_type, msg_sty
      error_class, last_error, outcome_reason, source, received_at, enqueued_at, updated_at, \
      finished_at, backfill_next_at, backfill_at, backfill_attempts, backfill_last_error, \
      backfill_abandoned_at, backfill_abandoned_reason, backfill_reconciled_at, backfill_reconciled_note, \
-     traceparent";
+     traceparent, backfill_failing_since";
 
 /// The message's record: the live row, or its PROC_STATE_HST row once it is
 /// archived (the live table keeps only an ARCHIVED shadow then).

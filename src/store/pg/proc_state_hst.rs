@@ -115,7 +115,7 @@ pub async fn shadows_make(conn: &mut PgConnection, ids: &[i64]) -> Result<u64, s
            received_at = NULL, enqueued_at = NULL, updated_at = NULL, finished_at = NULL, \
            backfill_next_at = NULL, backfill_at = NULL, backfill_attempts = 0, backfill_last_error = NULL, \
            backfill_abandoned_at = NULL, backfill_abandoned_reason = NULL, backfill_reconciled_at = NULL, \
-           backfill_reconciled_note = NULL, traceparent = NULL \
+           backfill_reconciled_note = NULL, traceparent = NULL, backfill_failing_since = NULL \
          WHERE msg_id = ANY($1) AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD')",
     )
     .bind(ids)
