@@ -449,7 +449,7 @@ impl BackfillScan {
     /// FAILS with the mailbox error, as ingest-sweep does when it cannot
     /// read the mailbox.
     fn stop_on_outage(
-        report: &RunReport<BackfillCounts>,
+        report: RunReport<BackfillCounts>,
         e: MailboxError,
     ) -> Result<RunReport<BackfillCounts>, JobError> {
         tracing::warn!(
@@ -458,7 +458,8 @@ impl BackfillScan {
             abandoned_at_r = report.details.abandoned_transient_deadline.get(),
             "Backfill stopped: the mailbox is unreachable; the remaining marks are tried at the next scan"
         );
-        Err(JobError::Mailbox(e))
+        // The marks written before the outage still count (issue 31 item 9).
+        Err(report.failed_with(JobError::Mailbox(e)))
     }
 }
 
@@ -523,7 +524,7 @@ impl Job for BackfillScan {
                 outage = outage.or(marked.outage);
             }
             if let Some(e) = outage {
-                return Self::stop_on_outage(&report, e);
+                return Self::stop_on_outage(report, e);
             }
             if (ids.len() as u64) < limit {
                 break;
