@@ -15,7 +15,8 @@ use msgx::domain::flight_state::{
     TractorItem, VipItem, VipServiceItem,
 };
 use msgx::domain::{DomainConfig, FlightState, FlightStatus, FlightValue, schd_projection};
-use msgx::store::pg::flight::{FlightStore, FlightStoreError};
+use msgx::store::pg::flight::{FlightStore, FlightStoreError, StoredVersion};
+use msgx::store::pg::proc_state;
 
 /// Every detail table with its route kind filter, for row counts and xmin checks.
 const DETAILS: &[(&str, &str)] = &[
@@ -680,4 +681,99 @@ async fn lbwt_keeps_canonical_decimal_text_and_normalises_the_rest() {
             "{written}"
         );
     }
+}
+
+/// The stored version of `flid` ([`FlightStore::load_links`]).
+async fn stored_version(db: &TestDb, store: &FlightStore, flid: i64) -> StoredVersion {
+    let mut conn = db.pool.acquire().await.expect("conn");
+    let links = store.load_links(&mut conn, &[flid]).await.expect("links");
+    links.first().expect("stored").version
+}
+
+/// The version the pump's flight cache checks (migration 0013, issue 31
+/// item 6): a write in a transaction that took PIPELINE_LOCK reports the
+/// version then stored, rewriting every list included (the cache hits it, no
+/// extra row update), while every INSERT, UPDATE and DELETE of a detail row
+/// on any detail table elsewhere, and a TRUNCATE, gives the flight a new
+/// version. A write without the lock that rewrites a list is never reported
+/// at the version stored (the cache would only miss).
+#[tokio::test]
+async fn a_detail_write_outside_msgx_gives_the_flight_a_new_version() {
+    let db = TestDb::migrated().await;
+    let cfg = DomainConfig::default();
+    let store = FlightStore::new(&cfg);
+    let f = full_flight(&cfg, 70);
+    let (mut empty, mut other) = (
+        FlightState::new(70, f.created_at),
+        FlightState::new(71, f.created_at),
+    );
+    (empty.state_version, other.state_version) = (1, 1);
+    let mut tx = db.pool.begin().await.expect("begin");
+    proc_state::take_pipeline_lock(&mut tx).await.expect("lock");
+    store
+        .write_many_versioned(&mut tx, &[(None, &empty), (None, &other)])
+        .await
+        .expect("write");
+    // Every list deleted (none stored) and inserted, on every detail table.
+    let written = store
+        .write_many_versioned(&mut tx, &[(Some(&empty), &f)])
+        .await
+        .expect("write");
+    tx.commit().await.expect("commit");
+    let v = stored_version(&db, &store, 70).await;
+    assert_eq!(v, StoredVersion::of(&f, written[0].1));
+    assert_eq!(v.row.content_version, 0);
+
+    let mut conn = db.pool.acquire().await.expect("conn");
+    for (table, filter) in DETAILS {
+        let before = stored_version(&db, &store, 70).await;
+        // An UPDATE, then a DELETE and an INSERT (of the same row) in one statement.
+        for sql in [
+            format!(
+                "UPDATE {table} SET source_seq = 99 WHERE flid = 70 AND {filter} AND ordinal = 1"
+            ),
+            format!(
+                "WITH d AS (DELETE FROM {table} WHERE flid = 70 AND {filter} AND ordinal = 1 RETURNING *) \
+                 INSERT INTO {table} SELECT * FROM d"
+            ),
+        ] {
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .execute(&mut *conn)
+                .await
+                .expect("operator's SQL");
+        }
+        let after = stored_version(&db, &store, 70).await;
+        assert_eq!(
+            after.row.content_version,
+            before.row.content_version + 3,
+            "{table} {filter}"
+        );
+        assert_ne!(after.row.xmin, before.row.xmin, "{table} {filter}");
+    }
+    assert_eq!(stored_version(&db, &store, 71).await.row.content_version, 0);
+    sqlx::query("TRUNCATE flight_door")
+        .execute(&mut *conn)
+        .await
+        .expect("truncate");
+    assert_eq!(stored_version(&db, &store, 71).await.row.content_version, 1);
+    assert_eq!(
+        stored_version(&db, &store, 70).await.row.content_version,
+        3 * DETAILS.len() as i64 + 1
+    );
+
+    // A list rewritten without PIPELINE_LOCK: the triggers count it after
+    // the version was returned.
+    let stored = load(&db, &store, &[70]).await.remove(0);
+    let mut next = stored.clone();
+    next.gtdt.truncate(1);
+    let mut tx = db.pool.begin().await.expect("begin");
+    let written = store
+        .write_many_versioned(&mut tx, &[(Some(&stored), &next)])
+        .await
+        .expect("write");
+    tx.commit().await.expect("commit");
+    assert_ne!(
+        stored_version(&db, &store, 70).await,
+        StoredVersion::of(&next, written[0].1)
+    );
 }

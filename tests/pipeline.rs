@@ -1161,6 +1161,114 @@ async fn a_flight_changed_outside_the_pump_is_read_again_not_taken_from_its_cach
     assert!(payload.contains("set outside"), "{payload}");
 }
 
+/// The detail lists are part of the version the flight cache checks (issue 31
+/// item 6, migration 0013): an operator's correction of detail rows on a
+/// session of their own between two groups (an UPDATE of a gate and of a
+/// delay, a delay DELETEd and another INSERTed) is what the next group
+/// decides on and publishes, and a DELY merged into the list keeps it (the
+/// cached list would have been written back). msgx's own writes (the SCHD,
+/// the groups) leave `content_version` as it is, so they cost no extra write.
+#[tokio::test]
+async fn a_detail_row_changed_outside_the_pump_is_read_again_and_kept() {
+    use common::sis::schd_dnld;
+    use sqlx::Connection as _;
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.pipeline.group_commit = 50;
+    });
+    let gate = |g: &str| format!("<GTDT GTNO=\"1\"><GATE>{g}</GATE></GTDT>");
+    let dely = |code: u32, text: &str| {
+        format!("<DELY CODE=\"{code}\" STRT=\"01DEC260900\" DURA=\"0015\">{text}</DELY>")
+    };
+    mb.insert(&schd_dnld(
+        1,
+        &[
+            fltr(
+                9001,
+                "01DEC260835",
+                &format!("{}{}", gate("sent-gate"), dely(81, "sent-81")),
+            ),
+            fltr(9002, "01DEC260935", &dely(82, "sent-82")),
+        ],
+    ))
+    .await;
+    // A group reads both flights: the pump caches them.
+    mb.insert(&flop(2, 9001, "RENO", "<RENO>B1</RENO>")).await;
+    mb.insert(&flop(3, 9002, "RENO", "<RENO>B2</RENO>")).await;
+    let s = drain_ok(&r).await;
+    assert_eq!(detail(&s, "grouped"), 2, "{s:?}");
+    let mut operator = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    for sql in [
+        "UPDATE flight_gate SET gate = 'fixed-gate' WHERE flid = 9001",
+        "UPDATE flight_delay SET comment = 'fixed-81' WHERE flid = 9001",
+        "DELETE FROM flight_delay WHERE flid = 9002",
+        "INSERT INTO flight_delay (flid, ordinal, code, comment) VALUES (9002, 1, '85', 'added-85')",
+    ] {
+        sqlx::query(sql).execute(&mut operator).await.unwrap();
+    }
+    mb.insert(&flop(4, 9001, "DELY", &dely(83, "sent-83")))
+        .await;
+    mb.insert(&flop(5, 9002, "DELY", &dely(84, "sent-84")))
+        .await;
+    let s = drain_ok(&r).await;
+    assert_eq!(detail(&s, "grouped"), 2, "{s:?}");
+    // Published: the schd state of each flight carries the operator's rows.
+    for (flid, present, absent) in [
+        (
+            9001,
+            &["fixed-gate", "fixed-81", "sent-83"][..],
+            &["sent-gate", "sent-81"][..],
+        ),
+        (9002, &["added-85", "sent-84"][..], &["sent-82"][..]),
+    ] {
+        let payload: String = sqlx::query_scalar(
+            "SELECT convert_from(payload, 'UTF8') FROM msg_event \
+             WHERE target = 'KAFKA:schd' AND partition_key = $1::text",
+        )
+        .bind(flid)
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+        for p in present {
+            assert!(payload.contains(*p), "{flid} publishes {p}: {payload}");
+        }
+        for a in absent {
+            assert!(!payload.contains(*a), "{flid} no longer has {a}: {payload}");
+        }
+    }
+    // Kept: the DELY merged into the corrected lists, nothing written back.
+    let gates: Vec<(i64, String)> =
+        sqlx::query_as("SELECT flid, gate FROM flight_gate ORDER BY flid, ordinal")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(gates, vec![(9001, "fixed-gate".into())]);
+    let delays: Vec<(i64, String, String)> =
+        sqlx::query_as("SELECT flid, code, comment FROM flight_delay ORDER BY flid, ordinal")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    let want = [
+        (9001, "81", "fixed-81"),
+        (9001, "83", "sent-83"),
+        (9002, "85", "added-85"),
+        (9002, "84", "sent-84"),
+    ];
+    assert_eq!(
+        delays,
+        want.map(|(f, c, t)| (f, c.to_string(), t.to_string()))
+    );
+    // Only the operator's statements moved the version: 2 for 9001 (two
+    // UPDATEs), 2 for 9002 (a DELETE, an INSERT); the pump's writes none.
+    let versions: Vec<(i64, i64)> =
+        sqlx::query_as("SELECT flid, content_version FROM flight_schd ORDER BY flid")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(versions, vec![(9001, 2), (9002, 2)]);
+}
+
 /// A database failure in the middle of a group (the outbox insert of
 /// message 10 fails): grouping on and off record the same outcomes — the
 /// messages before it finished, it FAILED(INFRA), everything behind it waits.

@@ -9,17 +9,21 @@
 //! only those whose version differs from the cached one.
 //!
 //! Correctness: a state is used only while the stored row shows the version
-//! it was cached at. Any other writer (the single-message path, SCHD,
-//! flight-history-clean, an operator) rewrites the row, which changes its
-//! `xmin`, so the next group loads it again; a row gone is simply not
-//! returned. A written state is cached only after its transaction committed
-//! (`Pump` applies [`CacheUpdate`] after COMMIT), and it equals what a load
-//! would return: the codec keeps decimals in NUMERIC's canonical text and
-//! times in the airport zone, and the engine truncates its clock to
-//! microseconds. tests/pipeline.rs: the group-commit equivalence tests run
-//! many groups over the same flights (later groups decide on cached states)
-//! and compare rows and outbox payloads with one message per transaction;
-//! `a_flight_changed_outside_the_pump_is_read_again_not_taken_from_its_cache`.
+//! it was cached at (`xmin`, `content_version`, `updated_at`). Any other
+//! writer changes the row, so the next group loads it again: msgx's own
+//! (the single-message path, SCHD, flight-history-clean) rewrite it, which
+//! changes its `xmin`; an operator's SQL on the row does too, and on a detail
+//! row (a gate, a delay) a trigger adds to the row's `content_version`
+//! (migration 0013, issue 31 item 6). A row gone is simply not returned. A
+//! written state is cached only after its transaction committed (`Pump`
+//! applies [`CacheUpdate`] after COMMIT), and it equals what a load would
+//! return: the codec keeps decimals in NUMERIC's canonical text and times in
+//! the airport zone, and the engine truncates its clock to microseconds.
+//! tests/pipeline.rs: the group-commit equivalence tests run many groups over
+//! the same flights (later groups decide on cached states) and compare rows
+//! and outbox payloads with one message per transaction;
+//! `a_flight_changed_outside_the_pump_is_read_again_not_taken_from_its_cache`,
+//! `a_detail_row_changed_outside_the_pump_is_read_again_and_kept`.
 
 use std::collections::HashMap;
 
@@ -81,12 +85,16 @@ pub struct CacheUpdate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::pg::flight::RowStamp;
     use chrono::{TimeZone, Utc};
 
     fn version(flid: i64, xmin: i64) -> StoredVersion {
         StoredVersion {
             flid,
-            xmin,
+            row: RowStamp {
+                xmin,
+                content_version: 0,
+            },
             updated_at: Utc.with_ymd_and_hms(2026, 12, 3, 10, 0, 0).unwrap(),
         }
     }
@@ -107,6 +115,9 @@ mod tests {
         let mut later = version(1, 10);
         later.updated_at += chrono::Duration::microseconds(1);
         assert!(cache.get(&later).is_none(), "same xmin, other write");
+        let mut detail = version(1, 10);
+        detail.row.content_version += 1;
+        assert!(cache.get(&detail).is_none(), "same xmin, a detail changed");
         assert!(cache.get(&version(2, 10)).is_none(), "never cached");
     }
 

@@ -45,7 +45,7 @@ use crate::domain::{
 };
 use crate::domain::{ErrorClass, ProcState};
 use crate::jobs::JobError;
-use crate::store::pg::flight::{FlightStore, StoredVersion};
+use crate::store::pg::flight::{FlightStore, RowStamp, StoredVersion};
 use crate::store::pg::msg_event;
 use crate::store::pg::proc_state::{self, GroupOutcome, Head, IdentityBinding};
 use crate::telemetry::message_span;
@@ -337,8 +337,8 @@ struct Working<'c> {
     dirty: BTreeMap<i64, Option<FlightState>>,
     /// Loaded from committed rows, with their versions (for the cache).
     read: Vec<(StoredVersion, FlightState)>,
-    /// FLID → the `xmin` its last write returned.
-    written: HashMap<i64, i64>,
+    /// FLID → what its last write returned of the row.
+    written: HashMap<i64, RowStamp>,
 }
 
 impl<'c> Working<'c> {
@@ -359,9 +359,9 @@ impl<'c> Working<'c> {
         let written = self
             .written
             .into_iter()
-            .filter_map(|(flid, xmin)| {
+            .filter_map(|(flid, row)| {
                 let s = self.flights.remove(&flid)?;
-                Some((StoredVersion::of(&s, xmin), s))
+                Some((StoredVersion::of(&s, row), s))
             })
             .collect();
         CacheUpdate {

@@ -213,7 +213,7 @@ static SCALAR_COLUMNS: LazyLock<Vec<(ScalarTag, String)>> = LazyLock::new(|| {
 /// alias `f`), in FLID order: `{"row": <the row>, <decimal column>: <its
 /// exact text>, <list key>: [items]}` ([`FlightStore::read`] flattens it; a
 /// `json` object cannot have a key replaced in SQL as `jsonb ||` did). The
-/// row carries `row_xmin`, its version ([`StoredVersion`]). Each
+/// row carries `row_xmin` and `content_version`, its [`RowStamp`]. Each
 /// list is aggregated once per statement for all the selected
 /// flights (one grouped scan per detail table), not once per flight: a
 /// correlated subquery per list and flight cost 4.3 s of a re-sent
@@ -266,6 +266,8 @@ static LOAD_ACTIVE_CHILDREN: LazyLock<String> =
 /// array `$1` (row columns only, sent as text and read as `json`). The FLIDs come from Rust: a flight never
 /// stored has no detail rows to delete, and searching the JSON documents
 /// once per list cost 3.7 s of a 20,000-flight SCHD (issue 17 item 5).
+/// `content_version` is not written: a new row takes the default 0, a stored
+/// one keeps its count (it is not part of a [`FlightState`]).
 static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
     let deletes: Vec<String> = LISTS
         .iter()
@@ -288,11 +290,13 @@ static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
         .collect();
     let excluded: Vec<String> = columns.iter().map(|c| format!("EXCLUDED.{c}")).collect();
     format!(
-        "WITH {} INSERT INTO flight_schd SELECT * FROM json_populate_recordset(NULL::flight_schd, $1::text::json) \
-         ON CONFLICT (flid) DO UPDATE SET ({}) = ROW({}) RETURNING flid, xmin::text::bigint",
-        deletes.join(", "),
-        columns.join(", "),
-        excluded.join(", ")
+        "WITH {deletes} INSERT INTO flight_schd (flid, {columns}) SELECT flid, {columns} \
+         FROM json_populate_recordset(NULL::flight_schd, $1::text::json) \
+         ON CONFLICT (flid) DO UPDATE SET ({columns}) = ROW({excluded}) \
+         RETURNING flid, xmin::text::bigint, content_version",
+        deletes = deletes.join(", "),
+        columns = columns.join(", "),
+        excluded = excluded.join(", ")
     )
 });
 
@@ -329,32 +333,44 @@ pub struct FlightLink {
     pub version: StoredVersion,
 }
 
-/// Which version of a `flight_schd` row is stored: the transaction that
-/// wrote it (`xmin`, as a number) and its `updated_at`. Every write of a
-/// flight rewrites its row ([`FlightStore::write_many`] always upserts it), so
-/// a state read or written at this version is still the stored one while the
-/// row shows it (the pump's flight cache, issue 20; `updated_at` as well
-/// guards against a transaction ID seen again after wraparound).
+/// Which version of a flight (its `flight_schd` row and every detail list)
+/// is stored: the row's `xmin` and `content_version` ([`RowStamp`]) and its
+/// `updated_at`. Every write of a flight changes the row: msgx's writes upsert
+/// it ([`FlightStore::write_many`]), and any other write of a detail row adds
+/// to its `content_version` (migration 0013, issue 31 item 6). So a state
+/// read or written at this version is still the stored one while the row
+/// shows it (the pump's flight cache, issue 20; `updated_at` and
+/// `content_version` as well guard against a transaction ID seen again after
+/// wraparound).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoredVersion {
     pub flid: i64,
-    pub xmin: i64,
+    pub row: RowStamp,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
+/// What a `flight_schd` row shows of its last change: the transaction that
+/// wrote it (`xmin`, as a number) and the count of detail changes made
+/// outside msgx's flight writes (`content_version`, migration 0013).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowStamp {
+    pub xmin: i64,
+    pub content_version: i64,
+}
+
 impl StoredVersion {
-    /// The version of `state` as a row written by transaction `xmin`.
-    pub fn of(state: &FlightState, xmin: i64) -> Self {
+    /// The version of `state` as a row showing `row`.
+    pub fn of(state: &FlightState, row: RowStamp) -> Self {
         Self {
             flid: state.flid,
-            xmin,
+            row,
             updated_at: state.updated_at,
         }
     }
 }
 
 /// The links and versions of what [`FlightStore::load_with_children`] returns.
-const LINKS_WITH_CHILDREN: &str = "SELECT flid, maid, operation_day, xmin::text::bigint, updated_at \
+const LINKS_WITH_CHILDREN: &str = "SELECT flid, maid, operation_day, xmin::text::bigint, content_version, updated_at \
      FROM flight_schd WHERE flid = ANY($1) OR (maid = ANY($1) AND state = 'ACTIVE') ORDER BY flid";
 
 /// Reads and writes complete flight states (design §11.1, INV-14).
@@ -443,6 +459,7 @@ impl FlightStore {
             Option<i64>,
             Option<chrono::NaiveDate>,
             i64,
+            i64,
             DateTime<chrono::Utc>,
         );
         let rows: Vec<Row> = sqlx::query_as(LINKS_WITH_CHILDREN)
@@ -451,16 +468,21 @@ impl FlightStore {
             .await?;
         Ok(rows
             .into_iter()
-            .map(|(flid, maid, operation_day, xmin, updated_at)| FlightLink {
-                flid,
-                maid,
-                operation_day,
-                version: StoredVersion {
+            .map(
+                |(flid, maid, operation_day, xmin, content_version, updated_at)| FlightLink {
                     flid,
-                    xmin,
-                    updated_at,
+                    maid,
+                    operation_day,
+                    version: StoredVersion {
+                        flid,
+                        row: RowStamp {
+                            xmin,
+                            content_version,
+                        },
+                        updated_at,
+                    },
                 },
-            })
+            )
             .collect())
     }
 
@@ -487,13 +509,17 @@ impl FlightStore {
         self.write_many_versioned(conn, flights).await.map(|_| ())
     }
 
-    /// [`write_many`](Self::write_many), returning `(FLID, xmin)` of each
-    /// written row (this transaction's ID: a [`StoredVersion`] once it commits).
+    /// [`write_many`](Self::write_many), returning the FLID and [`RowStamp`]
+    /// of each written row (`xmin` is this transaction's ID: a
+    /// [`StoredVersion`] once it commits). In a transaction not opened by
+    /// msgx's PIPELINE_LOCK statement the detail writes add to
+    /// `content_version` after it was returned (migration 0013): that
+    /// version is then never seen stored, a cache only misses.
     pub async fn write_many_versioned(
         &self,
         conn: &mut sqlx::PgConnection,
         flights: &[(Option<&FlightState>, &FlightState)],
-    ) -> Result<Vec<(i64, i64)>, sqlx::Error> {
+    ) -> Result<Vec<(i64, RowStamp)>, sqlx::Error> {
         if flights.is_empty() {
             return Ok(Vec::new());
         }
@@ -526,10 +552,14 @@ impl FlightStore {
         for flids in &stale {
             upsert = upsert.bind(flids);
         }
-        let written: Vec<(i64, i64)> = upsert
+        let written: Vec<(i64, RowStamp)> = upsert
             .try_map(|row: sqlx::postgres::PgRow| {
                 use sqlx::Row as _;
-                Ok((row.try_get(0)?, row.try_get(1)?))
+                let stamp = RowStamp {
+                    xmin: row.try_get(1)?,
+                    content_version: row.try_get(2)?,
+                };
+                Ok((row.try_get(0)?, stamp))
             })
             .fetch_all(&mut *conn)
             .await?;
@@ -615,13 +645,18 @@ impl FlightStore {
             .await?;
         docs.into_iter()
             .map(|d| {
-                let xmin = d
-                    .get("row")
-                    .and_then(|r| r.get("row_xmin"))
-                    .and_then(Value::as_i64)
-                    .ok_or(FlightStoreError::Document)?;
+                let number = |key: &str| {
+                    d.get("row")
+                        .and_then(|r| r.get(key))
+                        .and_then(Value::as_i64)
+                        .ok_or(FlightStoreError::Document)
+                };
+                let stamp = RowStamp {
+                    xmin: number("row_xmin")?,
+                    content_version: number("content_version")?,
+                };
                 let state = self.read(d)?;
-                Ok((StoredVersion::of(&state, xmin), state))
+                Ok((StoredVersion::of(&state, stamp), state))
             })
             .collect::<Result<_, FlightStoreError>>()
             .map_err(sqlx::Error::from)

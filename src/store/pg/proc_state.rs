@@ -358,22 +358,37 @@ pub async fn mark_succeeded(
     Ok(n == 1)
 }
 
+/// Marks the transaction as msgx's flight writer (`msgx.writer =
+/// 'flight_store'` until it ends), in the statement that takes
+/// `PIPELINE_LOCK`: every transaction that writes flights takes that lock
+/// first and writes them only through `FlightStore`, which upserts each
+/// flight's row, so the detail-table triggers of migration 0013 need not
+/// touch the row again (the pump's writes cost no extra row update; issue 31
+/// item 6). An SQL expression, evaluated once per returned row.
+macro_rules! flight_writer {
+    () => {
+        "set_config('msgx.writer', 'flight_store', true)"
+    };
+}
+
 /// The opening statement of every processor transaction, in one round trip:
 /// takes `PIPELINE_LOCK` (§5.3, INV-18), locks the rows of `msg_ids` (one
-/// message, or a group commit's), and checks the instance-lock fence on the
+/// message, or a group commit's), checks the instance-lock fence on the
 /// server (`fence` = the holder's lock parts, its backend pid last; `None` =
-/// no lock to check). Returns the rows that exist, in MSG_ID order.
+/// no lock to check) and marks the transaction as the flight writer
+/// (`flight_writer!`). Returns the rows that exist, in MSG_ID order.
 pub async fn open_group(
     conn: &mut PgConnection,
     msg_ids: &[i64],
     fence: Option<(i32, i32, i32)>,
 ) -> Result<Vec<OpenedRow>, sqlx::Error> {
     let (ns, id, pid) = fence.unwrap_or((0, 0, 0));
-    let rows = sqlx::query(
+    let rows = sqlx::query(concat!(
         "SELECT p.msg_id, p.state, ($2 = 0 OR EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' \
-           AND classid = $3::int::oid AND objid = $4::int::oid AND objsubid = 2 AND pid = $2 AND granted)) AS fenced \
-         FROM pipeline_lock l, proc_state p WHERE l.id = 1 AND p.msg_id = ANY($1) ORDER BY p.msg_id FOR UPDATE",
-    )
+           AND classid = $3::int::oid AND objid = $4::int::oid AND objsubid = 2 AND pid = $2 AND granted)) AS fenced, ",
+        flight_writer!(),
+        " FROM pipeline_lock l, proc_state p WHERE l.id = 1 AND p.msg_id = ANY($1) ORDER BY p.msg_id FOR UPDATE",
+    ))
     .bind(msg_ids)
     .bind(pid)
     .bind(ns)
@@ -482,11 +497,16 @@ pub async fn finish_group(
     .rows_affected())
 }
 
-/// `PIPELINE_LOCK` (§5.3, INV-18): taken first in every processor transaction.
+/// `PIPELINE_LOCK` (§5.3, INV-18): taken first in every processor
+/// transaction; marks the transaction as the flight writer (`flight_writer!`).
 pub async fn take_pipeline_lock(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT id FROM pipeline_lock WHERE id = 1 FOR UPDATE")
-        .execute(conn)
-        .await?;
+    sqlx::query(concat!(
+        "SELECT id, ",
+        flight_writer!(),
+        " FROM pipeline_lock WHERE id = 1 FOR UPDATE"
+    ))
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
