@@ -287,12 +287,16 @@ impl Job for InboxPoller {
             state.forget();
             state.fence = fence;
         }
-        let result = self.sweep(&mut state, ctx, bounds).await;
-        if result.is_err() {
-            state.forget();
-            state.sighting = None;
+        let mut report = RunReport::<IngestCounts>::default();
+        match self.sweep(&mut state, ctx, bounds, &mut report).await {
+            Ok(()) => Ok(report),
+            Err(e) => {
+                state.forget();
+                state.sighting = None;
+                // What the run enqueued before it failed still counts (issue 31 item 9).
+                Err(report.failed_with(e))
+            }
         }
-        result
     }
 }
 
@@ -302,11 +306,11 @@ impl InboxPoller {
         state: &mut PollState,
         ctx: &JobContext,
         bounds: &RunBounds,
-    ) -> Result<RunReport<IngestCounts>, JobError> {
+        report: &mut RunReport<IngestCounts>,
+    ) -> Result<(), JobError> {
         let cfg = &self.config;
         let start = ctx.clock.now();
         let deadline = bounds.deadline(start);
-        let mut report = RunReport::<IngestCounts>::default();
         if !state.seed_checked {
             seed_if_configured(cfg, ctx).await?;
             state.seed_checked = true;
@@ -331,7 +335,7 @@ impl InboxPoller {
             };
             // Evidence before the fetch (issue 20 item 5): a holder that
             // commits in between is then seen by the fetch, never released.
-            let evidence = read_evidence(cfg, state, ctx, current, &mut report).await;
+            let evidence = read_evidence(cfg, state, ctx, current, report).await;
             // Mailbox unreadable → Err: the cursor is not touched (§4.1 step 1).
             let batch = ctx.mailbox.fetch_after(current.w, claim).await?;
             let rows = &batch.rows;
@@ -439,8 +443,8 @@ impl InboxPoller {
                 break;
             }
         }
-        late_rows_if_due(cfg, state, ctx, &mut report).await;
-        Ok(report)
+        late_rows_if_due(cfg, state, ctx, report).await;
+        Ok(())
     }
 }
 
