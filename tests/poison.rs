@@ -15,6 +15,13 @@ use common::sis::{flop, schd};
 use common::*;
 use msgx::store::pg::proc_state;
 
+/// (STATE, ERROR_CLASS) of each row of [`outcomes`], in MSG_ID order.
+fn states_and_classes(
+    s: &[(i64, String, Option<String>, Option<String>)],
+) -> Vec<(&str, Option<&str>)> {
+    s.iter().map(|o| (o.1.as_str(), o.2.as_deref())).collect()
+}
+
 /// `n` pseudo-random characters of `alphabet` (fixed seed): PostgreSQL
 /// compresses a repetitive value before it indexes it, so only an
 /// incompressible one reproduces an index row over the btree limit.
@@ -65,8 +72,7 @@ async fn an_over_long_seqn_is_dead_malformed_and_the_queue_moves_on() {
         });
         drain_ok(&r).await;
         let s = outcomes(&db).await;
-        let got: Vec<(&str, Option<&str>)> =
-            s.iter().map(|o| (o.1.as_str(), o.2.as_deref())).collect();
+        let got = states_and_classes(&s);
         assert_eq!(
             got,
             [
@@ -144,7 +150,7 @@ async fn a_data_error_retries_on_its_schedule_then_is_exhausted_keeping_the_sqls
     }
     // 2.5 minutes after the first failure, before the head-blocked alert.
     let s = outcomes(&db).await;
-    let got: Vec<(&str, Option<&str>)> = s.iter().map(|o| (o.1.as_str(), o.2.as_deref())).collect();
+    let got = states_and_classes(&s);
     assert_eq!(
         got,
         [
@@ -188,8 +194,7 @@ async fn a_failing_identity_binding_is_recorded_on_the_message_not_a_failed_run(
         let (r, _stop) = runner(&db, Some(&mb), shared, |_| {});
         drain_ok(&r).await;
         let s = outcomes(&db).await;
-        let got: Vec<(&str, Option<&str>)> =
-            s.iter().map(|o| (o.1.as_str(), o.2.as_deref())).collect();
+        let got = states_and_classes(&s);
         assert_eq!(
             got,
             [
