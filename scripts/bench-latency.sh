@@ -158,7 +158,7 @@ consumer_stop() {
 # the start, so that it polls from the last insert on.
 feed_phase() {
   local label=$1 kind=$2 rate=$3 seconds=$4 k=1 n per rate_k name recv load0 i pids=() args=()
-  local poller catch line target delay=null
+  local poller catch line target delay=null start
   [ "$(echo "$rate > 100" | bc)" = 1 ] && k=$FEEDERS
   per=$(echo "($rate * $seconds + $k - 1) / $k" | bc) n=$((per * k))
   rate_k=$(echo "scale=3; $rate / $k" | bc)
@@ -168,6 +168,7 @@ feed_phase() {
   if [ "$CONSUMER_CHECK" = 1 ]; then consumer_start "$WORK/$label-recv-$name-default-consumer.log" "$MSGX_CONFIG"; fi
   sleep 3 # the consumers' partition assignment
   load0=$(loadavg)
+  start=$(psql "$MSGX_DATABASE_URL" -qtAX -c 'SELECT now()')
   for i in $(seq 1 "$k"); do
     args+=(--feed-log "$WORK/$label-feed-$name-$i.log")
     : >"$WORK/$label-feed-$name-$i.log"
@@ -191,6 +192,12 @@ feed_phase() {
   echo "$catch"
   harness_wait_drained "$MSGX_DATABASE_URL" "$MSGX_MAILBOX_URL" 900 >/dev/null
   consumer_stop
+  # The backfill scan's marking rate in this phase (issue 31 item 3): marks
+  # written over the time of the scan runs that wrote them (JOB_RUN).
+  echo "backfill: $(psql "$MSGX_DATABASE_URL" -qtAX -c "SELECT coalesce(sum(items), 0) || ' marks in ' ||
+      round(coalesce(sum(extract(epoch FROM finished_at - started_at)), 0)::numeric, 2) || ' s of scan runs = ' ||
+      round(coalesce(sum(items) / greatest(sum(extract(epoch FROM finished_at - started_at)), 0.001), 0)::numeric) ||
+      ' marks/s' FROM job_run WHERE job = 'backfill-scan' AND items > 0 AND started_at >= '$start'")"
   line=$(python3 "$HARNESS_PY" latency-report "${args[@]}" --recv-log "$recv" --rate "$rate")
   echo "$line"
   if [ "$CONSUMER_CHECK" = 1 ]; then
