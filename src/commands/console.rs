@@ -43,7 +43,17 @@ pub async fn serve(config: Config, clock: SharedClock) -> i32 {
         stop_rx.clone(),
     );
     let launcher: Arc<dyn JobLauncher> = Arc::new(runner);
-    let bound = crate::console::bind(&listen, config, pool, mailbox, clock, Some(launcher)).await;
+    // Pages query on the console's own pool (issue 32 item 1); `pool` serves
+    // the jobs an operator runs from it.
+    let pages = match crate::store::pg::connect_console(&config.msgx.postgres, &config.msgx.console)
+    {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("msgx console: {e}");
+            return exit::CONFIG;
+        }
+    };
+    let bound = crate::console::bind(&listen, config, pages, mailbox, clock, Some(launcher)).await;
     let server = match bound {
         Ok(s) => s,
         Err(e) => {

@@ -920,6 +920,13 @@ pub struct Console {
     pub tls_cert: Option<PathBuf>,
     /// PEM private key of `tls-cert`.
     pub tls_key: Option<PathBuf>,
+    /// Sessions of the console's own PostgreSQL pool (issue 32 item 1): the
+    /// console never borrows the jobs' pool, so a costly page can never take
+    /// the pipeline's connections.
+    pub pool_size: u32,
+    /// `statement_timeout` of the console's sessions: a costly page query is
+    /// cancelled by the server instead of running on.
+    pub statement_timeout: Dur,
 }
 
 impl Default for Console {
@@ -932,6 +939,8 @@ impl Default for Console {
             login_window: Dur::mins(15),
             tls_cert: None,
             tls_key: None,
+            pool_size: 4,
+            statement_timeout: Dur::secs(5),
         }
     }
 }

@@ -498,6 +498,18 @@ fn console_issues(c: &super::Console) -> Vec<ConfigIssue> {
             "must be at least 1 (0 would lock every user out)".into(),
         );
     }
+    if c.pool_size == 0 {
+        fail(
+            "msgx.console.pool-size",
+            "must be at least 1 (the console's own PostgreSQL sessions)".into(),
+        );
+    }
+    if c.statement_timeout.std().is_zero() {
+        fail(
+            "msgx.console.statement-timeout",
+            "must be more than 0 (0 would let a page query run forever)".into(),
+        );
+    }
     out
 }
 

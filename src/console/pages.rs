@@ -6,7 +6,7 @@
 //! job-run stores (`msgx request list`, `msgx jobs`).
 
 use super::chart;
-use super::filter::{FilterForm, PAGE_SIZE};
+use super::filter::{self, FilterForm, PAGE_SIZE};
 use super::state::{ConsoleState, Principal};
 use super::views::{
     Cell, Fact, FlightPage, FlightsPage, LoginPage, MessagePage, MessagesPage, Nav, Row, RowAction,
@@ -293,8 +293,20 @@ pub async fn messages(
     );
     let mut error = None;
     let mut next = None;
+    let mut filter = filter;
     match filter.parse() {
-        Err(e) => error = Some(e.to_string()),
+        Err(e) => {
+            // The refused form is shown again, bounded (issue 32 item 1).
+            for field in [
+                &mut filter.text,
+                &mut filter.kind,
+                &mut filter.flid,
+                &mut filter.before,
+            ] {
+                *field = field.chars().take(filter::MAX_TEXT_CHARS).collect();
+            }
+            error = Some(crate::error_text::cut(&e.to_string()).into_owned());
+        }
         Ok((q, before)) => {
             let rows = match message_search::page(&s.pg, &q, before, PAGE_SIZE).await {
                 Ok(r) => r,
@@ -335,7 +347,12 @@ pub async fn messages(
         table,
         next,
     };
-    page(StatusCode::OK, &p)
+    let status = if p.error.is_some() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
+    page(status, &p)
 }
 
 pub async fn message(

@@ -310,10 +310,19 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             stop_rx.clone(),
         );
         let launcher: Arc<dyn crate::console::JobLauncher> = Arc::new(runner);
+        // Pages query on the console's own pool, never the jobs' (issue 32 item 1).
+        let console_pool =
+            match crate::store::pg::connect_console(&config.msgx.postgres, &config.msgx.console) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("msgx daemon: console: {e}");
+                    return 2;
+                }
+            };
         let bound = crate::console::bind(
             &listen,
             config.clone(),
-            pool.clone(),
+            console_pool,
             mailbox.clone(),
             clock.clone(),
             Some(launcher),

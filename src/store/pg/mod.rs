@@ -239,6 +239,33 @@ pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError
         .map_err(|e| connect_error(e, &opts))
 }
 
+/// Opens the console's own pool (issue 32 item 1): `msgx.console.pool-size`
+/// sessions bounded like the jobs' ([`connect`]) but with the console's
+/// `statement_timeout`, and named `msgx console` in `pg_stat_activity`. The
+/// console never borrows the jobs' pool, so viewers' queries can neither
+/// take the pipeline's connections nor run longer than the console allows.
+/// Lazy: sessions open on a page's first query, so a database that is down
+/// at start fails pages, never the daemon's start.
+pub fn connect_console(
+    pg: &crate::config::Postgres,
+    console: &crate::config::Console,
+) -> Result<PgPool, StoreError> {
+    let cfg = crate::config::Postgres {
+        max_connections: console.pool_size,
+        statement_timeout: console.statement_timeout,
+        ..pg.clone()
+    };
+    let opts = with_index_plans(with_timeouts(connect_options(&cfg.url)?, &cfg))
+        .application_name(CONSOLE_APPLICATION);
+    Ok(PgPoolOptions::new()
+        .max_connections(cfg.max_connections)
+        .acquire_timeout(cfg.acquire_timeout.std())
+        .connect_lazy_with(opts))
+}
+
+/// `application_name` of the console's sessions ([`connect_console`]).
+pub const CONSOLE_APPLICATION: &str = "msgx console";
+
 /// Opens one unpooled session with the connection options of [`connect`]
 /// (the instance lock holds its advisory lock on such a session). It sits
 /// idle for the daemon's whole life, so no idle limit may end it: the
