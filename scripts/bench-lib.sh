@@ -5,7 +5,7 @@
 bash scripts/services.sh >/dev/null
 command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null; }
 command -v bc >/dev/null || { apt-get install -y -qq bc >/dev/null; }
-[ "$BUILD" = 1 ] && cargo build --release --quiet --bin msgx
+[ "$BUILD" = 1 ] && cargo build --release --locked --quiet --bin msgx
 MSGX=${MSGX_BIN:-target/release/msgx}
 PG=postgres://msgx:msgx@127.0.0.1:5432
 export PGOPTIONS='--client-min-messages=warning'

@@ -16,7 +16,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 bash scripts/services.sh >/dev/null
-if [ -z "${MSGX_BIN:-}" ]; then cargo build --release --quiet --bin msgx; fi
+if [ -z "${MSGX_BIN:-}" ]; then cargo build --release --locked --quiet --bin msgx; fi
 MSGX=${MSGX_BIN:-target/release/msgx}
 PG=postgres://msgx:msgx@127.0.0.1:5432
 export PGOPTIONS='--client-min-messages=warning'

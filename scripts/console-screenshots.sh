@@ -56,7 +56,7 @@ if ! "$MSGX" console --help >/dev/null 2>&1; then
   echo "skipping: $(basename "$MSGX") has no 'console' command yet (issue 21 items 1-3)"
   exit 0
 fi
-cargo build --quiet --example console_screenshots
+cargo build --locked --quiet --example console_screenshots
 SHOOT=$PWD/target/debug/examples/console_screenshots
 
 echo "== a drained day: $MESSAGES messages"

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 bash scripts/services.sh
 echo "== build"
-cargo build --quiet --bin msgx
+cargo build --locked --quiet --bin msgx
 MSGX=target/debug/msgx
 # The demo's config: the documented local defaults, with retry tiers of 1 s so
 # the one Unsupported sample (025, FLOP ESTT) visibly backs off, is retried

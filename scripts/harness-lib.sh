@@ -83,10 +83,10 @@ harness_build() {
   if [ -n "${MSGX_BIN:-}" ]; then
     MSGX=$(realpath "$MSGX_BIN")
   elif [ "${1:-}" = --debug ]; then
-    cargo build --quiet --bin msgx
+    cargo build --locked --quiet --bin msgx
     MSGX=$PWD/target/debug/msgx
   else
-    cargo build --release --quiet --bin msgx
+    cargo build --release --locked --quiet --bin msgx
     MSGX=$PWD/target/release/msgx
   fi
 }
