@@ -532,6 +532,36 @@ async fn an_over_long_text_filter_is_400_before_any_query() {
     );
 }
 
+/// Issue 32 item 9 (L2): the Overview showed viewers the mailbox server's
+/// own error ("Access denied for user …"); only operators see it now.
+#[tokio::test]
+async fn a_viewer_sees_no_mailbox_error_detail_an_operator_does() {
+    let c = Console::start(|c| {
+        c.msgx.mailbox.url = "mysql://msgx_nobody:wrong@127.0.0.1:3306/msgx_mailbox".into();
+    })
+    .await;
+    let (viewer, _) = c.login(VICTOR).await;
+    let a = c.get("/", Some(&viewer)).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(
+        a.body.contains("the mailbox could not be read"),
+        "{}",
+        a.body
+    );
+    assert!(
+        !a.body.contains("msgx_nobody") && !a.body.contains("denied"),
+        "{}",
+        a.body
+    );
+    let (operator, _) = c.login(ALICE).await;
+    let a = c.get("/", Some(&operator)).await;
+    assert!(
+        a.body.contains("msgx_nobody"),
+        "the operator sees the detail: {}",
+        a.body
+    );
+}
+
 /// Issue 32 item 1 (H1): the console's pool is its own, with its own
 /// statement timeout and size, never the jobs' pool.
 #[tokio::test]

@@ -106,8 +106,17 @@ pub async fn overview(
         seconds(moved).replace(" s", " s ago"),
     ));
     if let Some(e) = &st.mailbox_error {
+        // The server's words (user names, hosts) are for operators and the
+        // log only (issue 32 item 9, L2).
+        let shown = match who.role() {
+            super::access::Role::Operator => format!("unreachable: {e}"),
+            super::access::Role::Viewer => {
+                tracing::debug!(error = %e, "Console: the mailbox could not be read for the overview");
+                "unreachable: the mailbox could not be read (see the msgx log)".to_string()
+            }
+        };
         feed.facts
-            .push(Fact::new("fact-mailbox", "Mailbox", format!("unreachable: {e}")).warn_if(true));
+            .push(Fact::new("fact-mailbox", "Mailbox", shown).warn_if(true));
     }
     let hole = st.cursor.hole_since.map_or_else(
         || "none".to_string(),
