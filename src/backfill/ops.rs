@@ -40,9 +40,9 @@ pub struct OpsOutcome {
 }
 
 fn not_abandoned(ids: &[i64], rows: &[AbandonedRow]) -> Vec<Refusal> {
-    ids.iter()
-        .filter(|id| !rows.iter().any(|r| r.msg_id == **id))
-        .map(|&msg_id| Refusal {
+    super::not_found(ids, rows.iter().map(|r| r.msg_id))
+        .into_iter()
+        .map(|msg_id| Refusal {
             msg_id,
             why: "not an abandoned backfill (see `msgx backfill abandoned`)".into(),
         })

@@ -125,10 +125,9 @@ pub async fn apply_in(
     let rows = match &req.selection {
         Selection::Ids(ids) => {
             let rows = proc_state::lock_for_replay(conn, ids).await?;
-            let mut refused: Vec<Refusal> = ids
-                .iter()
-                .filter(|id| !rows.iter().any(|r| r.msg_id == **id))
-                .map(|&msg_id| Refusal {
+            let mut refused: Vec<Refusal> = super::not_found(ids, rows.iter().map(|r| r.msg_id))
+                .into_iter()
+                .map(|msg_id| Refusal {
                     msg_id,
                     why: "no such message in PROC_STATE".into(),
                 })

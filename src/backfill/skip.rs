@@ -143,11 +143,7 @@ pub async fn apply_in(
     match &req.selection {
         Selection::Ids(ids) => {
             let rows = proc_state::lock_for_replay(conn, ids).await?;
-            outcome.not_found = ids
-                .iter()
-                .filter(|id| !rows.iter().any(|r| r.msg_id == **id))
-                .copied()
-                .collect();
+            outcome.not_found = super::not_found(ids, rows.iter().map(|r| r.msg_id));
             outcome.not_found.sort_unstable();
             outcome.not_found.dedup();
             let (skip, keep): (Vec<ReplayRow>, Vec<ReplayRow>) =

@@ -189,9 +189,17 @@ fn parse_ids(text: &str) -> Result<Vec<i64>, String> {
         .map(str::parse)
         .collect();
     match ids {
+        // Bounded like a filter's bulk action (issue 32 L7).
+        Ok(ids) if ids.len() as i64 > MAX_BULK => Err(format!(
+            "{} IDs: at most {MAX_BULK} in one action",
+            ids.len()
+        )),
         Ok(ids) if !ids.is_empty() => Ok(ids),
         Ok(_) => Err("no ID given".into()),
-        Err(_) => Err(format!("{text:?} is not a list of IDs")),
+        Err(_) => Err(format!(
+            "{:?} is not a list of IDs",
+            crate::error_text::cut(text)
+        )),
     }
 }
 
@@ -788,5 +796,23 @@ mod tests {
         assert_eq!(parse_ids("1, 2 3,,4"), Ok(vec![1, 2, 3, 4]));
         assert!(parse_ids("").is_err());
         assert!(parse_ids("1,x").is_err());
+    }
+
+    /// Issue 32 L7: an explicit list is bounded like a filter's bulk action.
+    #[test]
+    fn an_explicit_list_holds_at_most_max_bulk_ids() {
+        let list = |n: i64| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        assert_eq!(
+            parse_ids(&list(MAX_BULK)).map(|v| v.len() as i64),
+            Ok(MAX_BULK)
+        );
+        let e = parse_ids(&list(200_000)).expect_err("too many");
+        assert!(e.contains("at most 10000"), "{e}");
+        let e = parse_ids(&"x".repeat(100_000)).expect_err("not IDs");
+        assert!(
+            e.len() < 1_000,
+            "the refused text is cut: {} bytes",
+            e.len()
+        );
     }
 }
