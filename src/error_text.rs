@@ -4,7 +4,8 @@
 //! `LAST_ERROR` and `OUTCOME_REASON`, MSG_EVENT `LAST_ERROR`, JOB_RUN
 //! `ERROR`, the log fields of failed messages and the compat entry's error
 //! bodies. A row, a log line or a response then stays small whatever the
-//! input was.
+//! input was. A log line quoting what a client sent also needs escaping:
+//! [`crate::log_text::for_log`] cuts and escapes.
 
 use std::borrow::Cow;
 

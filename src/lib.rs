@@ -35,6 +35,7 @@ pub mod inspect;
 pub mod instance_lock;
 pub mod jobs;
 pub mod kafka;
+pub mod log_text;
 pub mod maintenance;
 pub mod pipeline;
 pub mod prometheus;

@@ -457,6 +457,14 @@ async fn a_sender_outside_the_allow_list_is_403_and_writes_nothing() {
         assert_eq!(a.status, 403, "{sndr}: {a:?}");
         assert!(a.body.contains("msgx.http.compat-allowed-senders"), "{a:?}");
     }
+    // Issue 32 item 2: the refused SNDR is logged escaped, never raw.
+    let (logs, guard) = common::capture_logs();
+    let body = MSG.replace("<SNDR>AODB</SNDR>", "<SNDR>AO\u{2028}\u{202e}DB</SNDR>");
+    assert_eq!(post(entry.addr, &body).await.status, 403);
+    drop(guard);
+    let text = logs.text();
+    assert!(text.contains("sndr=AO\\u{2028}\\u{202e}DB"), "{text}");
+    assert!(!text.contains(['\u{2028}', '\u{202e}']), "{text:?}");
     assert_nothing_written(&db, &mb).await;
 
     let entry = start(&db, &mb.url, |h| {

@@ -104,6 +104,7 @@ struct Console {
     mailbox: TestMailbox,
     kafka: rdkafka::mocking::MockCluster<'static, rdkafka::producer::DefaultProducerContext>,
     runner: msgx::scheduler::runner::JobRunner,
+    clock: msgx::clock::ManualClock,
     _users: tempfile::NamedTempFile,
     _stop: tokio::sync::watch::Sender<bool>,
     _runner_stop: tokio::sync::watch::Sender<bool>,
@@ -132,7 +133,7 @@ impl Console {
         let db = TestDb::migrated().await;
         let mailbox = TestMailbox::new().await;
         let kafka = mock_kafka(1);
-        let (_clock, shared): (_, SharedClock) = manual_clock();
+        let (clock, shared): (_, SharedClock) = manual_clock();
         let users = users_file();
         let bootstrap = kafka.bootstrap_servers();
         let users_path = users.path().to_path_buf();
@@ -173,6 +174,7 @@ impl Console {
             mailbox,
             kafka,
             runner,
+            clock,
             _users: users,
             _stop: stop,
             _runner_stop: runner_stop,
@@ -357,6 +359,72 @@ async fn failed_logins_are_rate_limited() {
         a.status, 429,
         "even the right password waits for the window: {a:?}"
     );
+}
+
+/// The WARN lines of `logs` that mention `what`.
+fn lines_with<'a>(logs: &'a str, what: &str) -> Vec<&'a str> {
+    logs.lines().filter(|l| l.contains(what)).collect()
+}
+
+#[tokio::test]
+async fn a_forged_user_name_is_escaped_cut_and_refused_unlooked_up() {
+    let c = Console::start(|_| {}).await;
+    let (logs, _guard) = common::capture_logs();
+    let forged = "mallory\nConsole: login user=alice \x1b[31mred\x1b[0m";
+    let a = c
+        .post("/login", None, &[("user", forged), ("password", "guess")])
+        .await;
+    assert_eq!(a.status, 401, "{a:?}");
+    assert!(a.body.contains("wrong user name or password"), "{}", a.body);
+    let huge = "a".repeat(2_000_000);
+    let a = c
+        .post(
+            "/login",
+            None,
+            &[("user", huge.as_str()), ("password", "guess")],
+        )
+        .await;
+    assert_eq!(a.status, 401, "refused like a wrong password: {a:?}");
+    assert!(a.body.contains("wrong user name or password"), "{}", a.body);
+    let text = logs.text();
+    assert!(!text.contains('\x1b'), "no raw ESC in the log: {text:?}");
+    for l in text.lines() {
+        assert!(!l.starts_with("Console: login"), "forged line: {l:?}");
+        assert!(l.len() < 1024, "a line of {} bytes", l.len());
+    }
+    let failed = lines_with(&text, "Console: failed login");
+    assert_eq!(failed.len(), 2, "{text}");
+    assert!(
+        failed[0].contains("\\n") && failed[0].contains("\\u{1b}"),
+        "{}",
+        failed[0]
+    );
+    assert!(failed[1].contains("[cut, 2000000 chars]"), "{}", failed[1]);
+}
+
+#[tokio::test]
+async fn failed_login_lines_are_limited_per_address_and_the_rest_counted() {
+    let c = Console::start(|_| {}).await;
+    let (logs, _guard) = common::capture_logs();
+    for _ in 0..25 {
+        let a = c
+            .post("/login", None, &[("user", ALICE.0), ("password", "guess")])
+            .await;
+        assert!(a.status == 401 || a.status == 429, "{a:?}");
+    }
+    let text = logs.text();
+    let written = lines_with(&text, "Console: failed login").len()
+        + lines_with(&text, "Console: login refused").len();
+    assert_eq!(written, 5, "{text}");
+    // The window ends: the next line comes with the count of the others.
+    c.clock.advance(chrono::Duration::seconds(61));
+    c.post("/login", None, &[("user", ALICE.0), ("password", "guess")])
+        .await;
+    let text = logs.text();
+    let summary = lines_with(&text, "lines suppressed");
+    assert_eq!(summary.len(), 1, "{text}");
+    assert!(summary[0].contains("suppressed=20"), "{}", summary[0]);
+    assert!(summary[0].contains("addr=127.0.0.1"), "{}", summary[0]);
 }
 
 #[tokio::test]

@@ -125,6 +125,13 @@ impl Users {
             if !seen.insert(u.name.as_str()) || u.name.trim().is_empty() {
                 return Err(entry("user", &u.name, "empty or repeated name".into()));
             }
+            if !valid_user_name(&u.name) {
+                let problem = format!(
+                    "longer than {MAX_USER_CHARS} characters or holds a control character: \
+                     no login could give it"
+                );
+                return Err(entry("user", &u.name, problem));
+            }
             PasswordHash::new(&u.password_hash).map_err(|e| {
                 entry(
                     "user",
@@ -245,6 +252,104 @@ impl LoginLimiter {
     }
 }
 
+/// The longest user name a login may give, in characters. A longer name,
+/// or one with a control character, is refused in the users file and, from
+/// a login form, before any look-up (see [`valid_user_name`]).
+pub const MAX_USER_CHARS: usize = 64;
+
+/// Whether a login's user name may be used at all: 1 to
+/// [`MAX_USER_CHARS`] characters, none a control character. Checked before
+/// the look-up and the rate limiter, so a 2 MB name is never stored or
+/// compared (issue 32 item 2).
+pub fn valid_user_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 4 * MAX_USER_CHARS
+        && name.chars().count() <= MAX_USER_CHARS
+        && !name.chars().any(char::is_control)
+}
+
+/// At most `max` log lines per key (a client address) per `window`; the
+/// lines beyond it are counted, not written, so a password guesser cannot
+/// flood the log (issue 32 item 2). Each window starts at its key's first
+/// line. A window that has ended is reported by the next call from any key:
+/// [`LogLimiter::admit`] returns its count of suppressed lines. At most
+/// `capacity` keys are tracked; beyond them, new keys share one.
+#[derive(Debug)]
+pub struct LogLimiter {
+    max: u32,
+    window: Duration,
+    capacity: usize,
+    windows: Mutex<HashMap<String, Window>>,
+}
+
+/// One key's window of [`LogLimiter`].
+#[derive(Debug)]
+struct Window {
+    since: DateTime<Utc>,
+    written: u32,
+    suppressed: u64,
+}
+
+/// The key of the addresses [`LogLimiter`] has no room left for.
+pub const OTHER_ADDRESSES: &str = "other addresses";
+
+/// What [`LogLimiter::admit`] decided.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Admit {
+    /// Write the line.
+    pub write: bool,
+    /// The keys whose window ended with lines suppressed, and how many.
+    pub ended: Vec<(String, u64)>,
+}
+
+impl LogLimiter {
+    /// The failed-login lines' limit: 5 per client address and minute,
+    /// 4,096 addresses tracked (a few hundred KB at most).
+    pub fn failed_logins() -> LogLimiter {
+        LogLimiter::new(5, Duration::minutes(1), 4096)
+    }
+
+    pub fn new(max: u32, window: Duration, capacity: usize) -> LogLimiter {
+        LogLimiter {
+            max,
+            window,
+            capacity: capacity.max(1),
+            windows: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether a line for `key` may be written at `now`, and the windows
+    /// that have ended (the key's own included) with their suppressed count.
+    pub fn admit(&self, key: &str, now: DateTime<Utc>) -> Admit {
+        let mut map = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        let mut ended = Vec::new();
+        map.retain(|k, w| {
+            let open = now - w.since < self.window;
+            if !open && w.suppressed > 0 {
+                ended.push((k.clone(), w.suppressed));
+            }
+            open
+        });
+        let key = if map.contains_key(key) || map.len() < self.capacity {
+            key
+        } else {
+            OTHER_ADDRESSES
+        };
+        let w = map.entry(key.to_string()).or_insert(Window {
+            since: now,
+            written: 0,
+            suppressed: 0,
+        });
+        let write = w.written < self.max;
+        if write {
+            w.written += 1;
+        } else {
+            w.suppressed += 1;
+        }
+        Admit { write, ended }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,5 +411,54 @@ mod tests {
         assert!(!l.allowed(&["bob", "127.0.0.1"], t0 + Duration::minutes(2)));
         assert!(l.allowed(&["bob", "10.0.0.9"], t0 + Duration::minutes(2)));
         assert!(l.allowed(&keys, t0 + Duration::minutes(15)));
+    }
+
+    #[test]
+    fn user_names_are_short_and_free_of_control_characters() {
+        assert!(valid_user_name("alice"));
+        assert!(valid_user_name(&"é".repeat(MAX_USER_CHARS)));
+        assert!(!valid_user_name(&"a".repeat(MAX_USER_CHARS + 1)));
+        assert!(!valid_user_name(""));
+        assert!(!valid_user_name("mallory\nConsole: login user=alice"));
+        assert!(!valid_user_name("\x1b[31malice"));
+        let long = "a".repeat(MAX_USER_CHARS + 1);
+        let text =
+            format!("[[user]]\nname = \"{long}\"\nrole = \"viewer\"\npassword-hash = \"x\"\n");
+        let err = users(&text)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("longer than 64 characters"), "{err}");
+    }
+
+    #[test]
+    fn log_lines_are_limited_per_key_and_the_rest_reported_when_the_window_ends() {
+        let t0 = Utc
+            .with_ymd_and_hms(2026, 12, 1, 8, 0, 0)
+            .single()
+            .expect("valid");
+        let l = LogLimiter::new(2, Duration::minutes(1), 2);
+        let writes = |key, at| l.admit(key, at).write;
+        assert!(writes("10.0.0.1", t0));
+        assert!(writes("10.0.0.1", t0));
+        assert!(!writes("10.0.0.1", t0 + Duration::seconds(30)));
+        assert!(!writes("10.0.0.1", t0 + Duration::seconds(59)));
+        assert!(writes("10.0.0.2", t0), "another key has its own budget");
+        assert!(writes("10.0.0.3", t0), "no room: the shared key");
+        assert!(writes("10.0.0.4", t0 + Duration::seconds(1)));
+        assert!(!writes("10.0.0.5", t0 + Duration::seconds(2)));
+        let next = l.admit("10.0.0.2", t0 + Duration::minutes(1));
+        assert!(next.write);
+        let mut ended = next.ended;
+        ended.sort();
+        assert_eq!(
+            ended,
+            vec![("10.0.0.1".into(), 2), (OTHER_ADDRESSES.into(), 1)]
+        );
+        assert!(
+            l.admit("10.0.0.1", t0 + Duration::minutes(2))
+                .ended
+                .is_empty()
+        );
     }
 }

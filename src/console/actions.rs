@@ -6,7 +6,7 @@
 //! but the login needs the operator role and, from a browser session, the
 //! session's CSRF token; a refusal is logged and answered 403.
 
-use super::access::Role;
+use super::access::{Role, valid_user_name};
 use super::filter::FilterForm;
 use super::pages::unavailable;
 use super::session;
@@ -21,6 +21,7 @@ use crate::backfill::replay::{
 use crate::backfill::skip::{self, SKIP_WARNING, SkipRequest, SkipService};
 use crate::delivery::dead_letters::{self, Resolution};
 use crate::http::listener::Peer;
+use crate::log_text::for_log;
 use crate::requests::track::{RequestKind, Tracker};
 use crate::store::pg::{console_session, message_search};
 use axum::Extension;
@@ -28,6 +29,7 @@ use axum::Form;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 /// The most rows one bulk action may touch (narrow the filter beyond it).
@@ -59,24 +61,34 @@ pub async fn login(
         || "unknown".to_string(),
         |Extension(Peer(a))| a.ip().to_string(),
     );
-    let keys = [f.user.as_str(), addr.as_str()];
-    if !s.limiter.allowed(&keys, now) {
-        tracing::warn!(user = %f.user, %addr, "Console: login refused, too many failed attempts");
+    // A name that cannot be valid is refused unlooked-up and is no limiter
+    // key (a 2 MB key would be kept in memory): only the address counts.
+    let valid = valid_user_name(&f.user);
+    let both = [f.user.as_str(), addr.as_str()];
+    let keys = if valid { &both[..] } else { &both[1..] };
+    if !s.limiter.allowed(keys, now) {
+        log_failed_login(&s, &f.user, &addr, now, true);
         let error = Some(format!(
             "too many failed logins; try again after {}",
             s.config.msgx.console.login_window
         ));
         return page(StatusCode::TOO_MANY_REQUESTS, &LoginPage { error });
     }
-    let (user, password) = (f.user.clone(), f.password);
-    let checked =
-        tokio::task::spawn_blocking(move || users.verify_password(&user, &password)).await;
-    let Ok(Some(_role)) = checked else {
-        s.limiter.failed(&keys, now);
-        tracing::warn!(user = %f.user, %addr, "Console: failed login");
+    let checked = if valid {
+        let (user, password) = (f.user.clone(), f.password);
+        tokio::task::spawn_blocking(move || users.verify_password(&user, &password))
+            .await
+            .ok()
+            .flatten()
+    } else {
+        None
+    };
+    if checked.is_none() {
+        s.limiter.failed(keys, now);
+        log_failed_login(&s, &f.user, &addr, now, false);
         let error = Some("wrong user name or password".into());
         return page(StatusCode::UNAUTHORIZED, &LoginPage { error });
-    };
+    }
     s.limiter.succeeded(&f.user);
     let (id, csrf) = match (session::random_token(), session::random_token()) {
         (Ok(id), Ok(csrf)) => (id, csrf),
@@ -98,10 +110,30 @@ pub async fn login(
     {
         return unavailable("login", e);
     }
-    tracing::info!(user = %f.user, %addr, "Console: login");
+    tracing::info!(user = %for_log(&f.user), %addr, "Console: login");
     let secure = session::is_https(&headers, s.tls);
     let cookie = session::set_cookie(&id, secure, lifetime.num_seconds());
     with_cookie(Redirect::to("/").into_response(), &cookie)
+}
+
+/// The WARN line of a failed login (`locked`: refused by the rate limit)
+/// with the name escaped and cut; at most the console's `login_log` lines
+/// per client address and window, so guessing cannot flood the log. The
+/// windows that ended are reported with their count of suppressed lines.
+fn log_failed_login(s: &ConsoleState, user: &str, addr: &str, now: DateTime<Utc>, locked: bool) {
+    let admit = s.login_log.admit(addr, now);
+    for (addr, suppressed) in admit.ended {
+        tracing::warn!(%addr, suppressed, "Console: failed-login lines suppressed in the last window");
+    }
+    if !admit.write {
+        return;
+    }
+    let user = for_log(user);
+    if locked {
+        tracing::warn!(%user, %addr, "Console: login refused, too many failed attempts");
+    } else {
+        tracing::warn!(%user, %addr, "Console: failed login");
+    }
 }
 
 fn with_cookie(mut r: Response, cookie: &str) -> Response {
@@ -133,7 +165,7 @@ pub async fn logout(
         {
             return unavailable("logout", e);
         }
-        tracing::info!(%user, "Console: logout");
+        tracing::info!(user = %for_log(user), "Console: logout");
     }
     let cookie = session::clear_cookie(session::is_https(&headers, s.tls));
     with_cookie(Redirect::to("/login").into_response(), &cookie)
@@ -173,9 +205,9 @@ pub struct ActionForm {
 
 fn refused(who: &Principal, action: &str, why: &str) -> Response {
     tracing::warn!(
-        user = who.name(),
+        user = %for_log(who.name()),
         role = who.role().as_str(),
-        action,
+        action = %for_log(action),
         why,
         "Console: action refused"
     );
@@ -594,7 +626,7 @@ async fn audit(
     match recorded {
         Ok(id) => format!("recorded as operator_action #{id} by {actor}"),
         Err(e) => {
-            tracing::error!(user = actor, action, target, error = %e, "Console: the action happened but could not be recorded");
+            tracing::error!(user = %for_log(actor), action, target = %for_log(target), error = %for_log(&e.to_string()), "Console: the action happened but could not be recorded");
             format!("the action happened but its record failed: {e}")
         }
     }
@@ -737,7 +769,7 @@ async fn apply_action(
             match tracker.request(&kind, s.clock.as_ref()).await {
                 Ok(sent) => {
                     let r = &sent.request;
-                    tracing::info!(user = actor, reason, request = r.id, req_type = %r.req_type, "Console: upstream request sent");
+                    tracing::info!(user = %for_log(actor), reason = %for_log(reason), request = r.id, req_type = %r.req_type, "Console: upstream request sent");
                     let detail = serde_json::json!({
                         "req_type": r.req_type.to_string(), "seqn": r.seqn, "coutmsgs_id": r.coutmsgs_id,
                     });
@@ -770,7 +802,7 @@ async fn apply_action(
                 ));
             };
             let job = f.job.trim();
-            tracing::info!(user = actor, reason, job, "Console: job run requested");
+            tracing::info!(user = %for_log(actor), reason = %for_log(reason), job = %for_log(job), "Console: job run requested");
             match launcher.run_now(job).await {
                 Ok(summary) => {
                     let detail = serde_json::json!({ "summary": summary });

@@ -3,7 +3,7 @@
 //! session cookie, else (only when no users file is configured, which the
 //! config allows on loopback alone) an anonymous viewer.
 
-use super::access::{AccessError, LoginLimiter, Users};
+use super::access::{AccessError, LogLimiter, LoginLimiter, Users};
 use super::state::{ConsoleState, JobLauncher, Principal};
 use super::{actions, pages, session};
 use crate::clock::SharedClock;
@@ -113,6 +113,7 @@ pub async fn bind(
         clock,
         users,
         limiter,
+        login_log: Arc::new(LogLimiter::failed_logins()),
         tls: tls.is_some(),
         config,
         launcher,
@@ -191,7 +192,7 @@ async fn authenticate(State(s): State<ConsoleState>, mut req: Request, next: Nex
         None if public(req.uri().path()) => next.run(req).await,
         None if req.method() == axum::http::Method::GET => Redirect::to("/login").into_response(),
         None => {
-            tracing::warn!(path = %req.uri().path(), "Console: unauthenticated request refused");
+            tracing::warn!(path = %crate::log_text::for_log(req.uri().path()), "Console: unauthenticated request refused");
             (StatusCode::FORBIDDEN, "not logged in").into_response()
         }
     }

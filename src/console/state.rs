@@ -1,6 +1,6 @@
 //! What every console handler shares: the state and who is asking.
 
-use super::access::{LoginLimiter, Role, Users};
+use super::access::{LogLimiter, LoginLimiter, Role, Users};
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::store::mailbox::Mailbox;
@@ -17,6 +17,8 @@ pub struct ConsoleState {
     /// `None`: no users file (loopback only): anonymous read-only access.
     pub users: Option<Arc<Users>>,
     pub limiter: Arc<LoginLimiter>,
+    /// Failed-login WARN lines per client address (issue 32 item 2).
+    pub login_log: Arc<LogLimiter>,
     /// The console terminates TLS itself (cookies are `Secure`).
     pub tls: bool,
     /// "Run now" on the Jobs page; `None` = not offered.

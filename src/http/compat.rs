@@ -56,6 +56,7 @@ use crate::clock::SharedClock;
 use crate::codec;
 use crate::config::Http;
 use crate::domain::ErrorClass;
+use crate::log_text::for_log;
 use crate::pipeline::ladder::{self, Step, Verdict};
 use crate::store::mailbox::{Mailbox, MailboxError};
 use crate::store::pg::inbox;
@@ -432,7 +433,7 @@ async fn send(State(s): State<Arc<Compat>>, req: Request) -> Response {
             // A decode error quotes the refused value: cut (issue 17 item 5).
             let text = e.to_string();
             let text = crate::error_text::cut(&text);
-            tracing::info!(?peer, error = %text, "Compat entry: body refused (400), nothing written");
+            tracing::info!(?peer, error = %for_log(&text), "Compat entry: body refused (400), nothing written");
             return (
                 StatusCode::BAD_REQUEST,
                 axum::Json(json!({"error": text, "class": e.class()})),
@@ -444,7 +445,7 @@ async fn send(State(s): State<Arc<Compat>>, req: Request) -> Response {
         let sndr: String = msg.meta.sndr.chars().take(16).collect();
         tracing::warn!(
             ?peer,
-            sndr,
+            sndr = %for_log(&sndr),
             "Compat entry: SNDR not allowed (403), nothing written"
         );
         return error(
@@ -454,7 +455,7 @@ async fn send(State(s): State<Arc<Compat>>, req: Request) -> Response {
     }
     if let Some(reason) = unsupported(&s.state.ignore, &msg) {
         let reason = crate::error_text::cut(&reason).into_owned();
-        tracing::info!(?peer, reason = %reason, "Compat entry: type not handled (422), nothing written");
+        tracing::info!(?peer, reason = %for_log(&reason), "Compat entry: type not handled (422), nothing written");
         return (
             StatusCode::UNPROCESSABLE_ENTITY,
             axum::Json(json!({"error": reason, "class": ErrorClass::Unsupported.as_str()})),
