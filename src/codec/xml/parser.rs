@@ -568,15 +568,17 @@ impl<'a> Parser<'a> {
                     Some((_, s)) => Cow::Borrowed(s),
                     None => return Err(internal(self.here())),
                 },
-                _ => {
-                    let v = attr
-                        .decode_and_unescape_value(self.decoder)
-                        .map_err(|err| {
-                            self.malformed(format!(
-                                "bad value of attribute {key} in <{}> at byte {before}: {err}",
-                                name()
-                            ))
-                        })?;
+                v => {
+                    // Unescaped only, as the borrowed case above: quick-xml
+                    // 0.41's value methods also normalise whitespace.
+                    let bad = |err: &dyn std::fmt::Display| {
+                        self.malformed(format!(
+                            "bad value of attribute {key} in <{}> at byte {before}: {err}",
+                            name()
+                        ))
+                    };
+                    let decoded = self.decoder.decode(v).map_err(|e| bad(&e))?;
+                    let v = quick_xml::escape::unescape(&decoded).map_err(|e| bad(&e))?;
                     Cow::Owned(v.into_owned())
                 }
             };
