@@ -196,3 +196,32 @@ fn config_check_refuses_an_unusable_tls_file() {
         "msgx.mailbox.tls",
     );
 }
+
+/// Issue 32 item 9 (L3): sqlx logs a URL parameter it does not know with its
+/// value (`sslpassword=KEYPASS`) and connects without it. `config check`
+/// refuses the URL naming only the parameter, and so does every connect,
+/// before sqlx sees the URL: the value appears in no output and no log line.
+#[test]
+fn an_unknown_postgres_url_parameter_is_refused_and_its_value_never_shown() {
+    let url = "postgres://msgx:msgx@127.0.0.1:5432/msgx?sslmode=disable&sslpassword=KEYPASS";
+    let out = check_toml(&format!("[msgx.postgres]\nurl = \"{url}\"\n"));
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let all = text(&out);
+    assert!(
+        all.contains("msgx.postgres.url") && all.contains("sslpassword"),
+        "{all}"
+    );
+    assert!(!all.contains("KEYPASS"), "{all}");
+
+    let (logs, _guard) = capture_logs();
+    let refused = msgx::store::pg::connect_options(url);
+    assert!(
+        matches!(
+            &refused,
+            Err(msgx::store::pg::StoreError::UnknownUrlParameters(k)) if k == "sslpassword"
+        ),
+        "{refused:?}"
+    );
+    let said = format!("{}{:?}", logs.text(), refused.err());
+    assert!(!said.contains("KEYPASS"), "{said}");
+}

@@ -11,11 +11,13 @@
 mod duration;
 mod mailbox_tls;
 mod poll_interval;
+mod postgres_url;
 mod validate;
 
 pub use duration::Dur;
 pub use mailbox_tls::{mailbox_tls_issues, url_params};
 pub use poll_interval::PollInterval;
+pub use postgres_url::{POSTGRES_URL_PARAMETERS, unknown_postgres_url_parameters};
 pub use validate::ConfigIssue;
 
 /// librdkafka properties msgx sets from its own keys; `msgx.kafka.properties`

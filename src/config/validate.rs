@@ -240,6 +240,19 @@ impl Config {
                 );
             }
         }
+        // Issue 32 item 9 (L3): the driver would log an unknown parameter with
+        // its value (a secret, e.g. `sslpassword`) and go on without it.
+        let unknown = super::unknown_postgres_url_parameters(&m.postgres.url);
+        if !unknown.is_empty() {
+            fail(
+                "msgx.postgres.url",
+                format!(
+                    "unknown URL parameter(s) {}: msgx reads only {} (docs/production/databases.md)",
+                    unknown.join(", "),
+                    super::POSTGRES_URL_PARAMETERS.join(", ")
+                ),
+            );
+        }
         // Unset is valid here: a command that needs the URL refuses then (issue 16, item 5).
         if !m.mailbox.url.is_empty()
             && let Err(e) = mysql_async::Opts::from_url(&m.mailbox.url)

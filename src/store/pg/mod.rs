@@ -41,6 +41,11 @@ pub enum StoreError {
     TlsFile(#[from] crate::tls::FileError),
     #[error("PostgreSQL TLS (sslmode={mode}): {detail}")]
     Tls { mode: &'static str, detail: String },
+    #[error(
+        "msgx.postgres.url has unknown parameter(s) {0}; msgx refuses them rather than \
+         connect without them (docs/production/databases.md)"
+    )]
+    UnknownUrlParameters(String),
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error(
@@ -69,6 +74,11 @@ pub async fn server_ping(pool: &PgPool) -> Result<i32, sqlx::Error> {
 /// missing one is an error naming the parameter and the path.
 pub fn connect_options(url: &str) -> Result<PgConnectOptions, StoreError> {
     crate::tls::init();
+    // Before sqlx parses it: sqlx logs an unknown parameter with its value.
+    let unknown = crate::config::unknown_postgres_url_parameters(url);
+    if !unknown.is_empty() {
+        return Err(StoreError::UnknownUrlParameters(unknown.join(", ")));
+    }
     let mut opts: PgConnectOptions = url.parse()?;
     let files = tls_files(&opts);
     let mode = opts.get_ssl_mode();
@@ -255,7 +265,12 @@ pub fn connect_console(
         statement_timeout: console.statement_timeout,
         ..pg.clone()
     };
+    // Every console query is planned for its own filter values: a cached
+    // generic plan of the Messages search could not use the trigram indexes
+    // for a rare reason text (migration 0017) and would scan instead, and
+    // console queries are too few for planning time to matter.
     let opts = with_index_plans(with_timeouts(connect_options(&cfg.url)?, &cfg))
+        .options([("plan_cache_mode", "force_custom_plan")])
         .application_name(CONSOLE_APPLICATION);
     Ok(PgPoolOptions::new()
         .max_connections(cfg.max_connections)
