@@ -1070,6 +1070,17 @@ async fn paging_by_state_reads_an_index_on_a_large_proc_state() {
         .expect("page");
     assert_eq!(rows.first().map(|r| r.msg_id), Some(149_900));
     assert_eq!(rows.len(), 50);
+    // Issue 32 item 1: a reason text reads the trigram indexes (migration 0017).
+    let q = msgx::store::pg::message_search::MessageQuery {
+        text: Some("no flight 4711 in the season".into()),
+        ..Default::default()
+    };
+    let plan = msgx::store::pg::message_search::page_plan(&db.pool, &q, None, 50)
+        .await
+        .expect("plan")
+        .join("\n");
+    assert!(plan.contains("proc_state_last_error_trgm_idx"), "{plan}");
+    assert!(plan.contains("proc_state_outcome_reason_trgm_idx"), "{plan}");
 }
 
 #[tokio::test]
@@ -1095,14 +1106,9 @@ async fn a_non_loopback_console_without_users_refuses_to_start() {
     ));
 }
 
-#[tokio::test]
-async fn the_daemon_serves_the_console_when_listen_is_set() {
-    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    let cfg = db.config_file_with(|c| {
-        c.msgx.mailbox.url = mb.url.clone();
-        c.msgx.console.listen = Some("127.0.0.1:0".into());
-    });
-    let d = common::Daemon::spawn(cfg.path(), &[]);
+/// The address the daemon logged for its console (it binds port 0), once
+/// it listens.
+async fn daemon_console(d: &common::Daemon) -> SocketAddr {
     let address = || {
         let log = d.output();
         let line = log
@@ -1122,7 +1128,18 @@ async fn the_daemon_serves_the_console_when_listen_is_set() {
         || async { address().is_some() },
     )
     .await;
-    let addr = address().expect("logged address");
+    address().expect("logged address")
+}
+
+#[tokio::test]
+async fn the_daemon_serves_the_console_when_listen_is_set() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let cfg = db.config_file_with(|c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        c.msgx.console.listen = Some("127.0.0.1:0".into());
+    });
+    let d = common::Daemon::spawn(cfg.path(), &[]);
+    let addr = daemon_console(&d).await;
     // No users file on loopback: an anonymous viewer, every page, no action.
     let a = request(addr, "GET", "/", &[], "").await;
     assert_eq!(a.status, 200, "{a:?}");
@@ -1374,4 +1391,148 @@ async fn in_a_browser_an_operator_filters_replays_and_resends_and_a_viewer_canno
         (actor.as_str(), action.as_str(), reason.as_deref()),
         ("alice", "EVENT_RESEND", Some("ACL fixed"))
     );
+}
+
+/// Issue 32 item 1 (H1), the acceptance: ten concurrent worst-case reason-text
+/// searches (200 characters whose every prefix matches) on 200,000 PROC_STATE
+/// rows while the daemon drains 500 messages. The searches are served by
+/// the trigram indexes (migration 0017) within the console's bounds; none
+/// fails a pipeline run, `/readyz` stays 200, and an over-long text is 400.
+/// Before the indexes each search matched every row's text character by
+/// character (1.6 s alone on an idle machine): four of them filled the
+/// console's pool and the rest answered 503.
+#[tokio::test]
+async fn worst_case_text_searches_while_the_daemon_drains_stop_nothing() {
+    let (db, mb, kafka) = (
+        TestDb::migrated().await,
+        TestMailbox::new().await,
+        mock_kafka(1),
+    );
+    sqlx::query(
+        "INSERT INTO proc_state (msg_id, state, msg_type, msg_styp, error_class, attempts, \
+                last_error, enqueued_at, updated_at, finished_at, backfill_at) \
+         SELECT 10000000 + g, 'DEAD', 'FLOP', 'APPT', 'EXHAUSTED', 3, \
+                'SQLSTATE 22001: value too long for type character varying(16): ' \
+                || repeat('a', 150) || g, now(), now(), now(), now() \
+         FROM generate_series(1, 200000) g",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("rows");
+    sqlx::query("ANALYZE proc_state")
+        .execute(&db.pool)
+        .await
+        .expect("analyze");
+    let users = users_file();
+    let cfg = db.config_file_with(|c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        fast_kafka(c, &kafka.bootstrap_servers());
+        c.msgx.console.listen = Some("127.0.0.1:0".into());
+        c.msgx.console.users_file = Some(users.path().to_path_buf());
+        c.msgx.http.metrics_listen = Some("127.0.0.1:0".into());
+    });
+    let d = common::Daemon::spawn(cfg.path(), &[]);
+    let console = daemon_console(&d).await;
+    common::wait_until(
+        "the ops endpoints",
+        std::time::Duration::from_secs(20),
+        || async { d.ops_address().is_some() },
+    )
+    .await;
+    let ops = d.ops_address().expect("ops address");
+    // A first message moves W, so readiness judges a running feed.
+    let first = mb.insert(&sis::schd_one_flight(1, 700_000)).await;
+    common::wait_until(
+        "the daemon to be ready",
+        std::time::Duration::from_secs(30),
+        || async {
+            common::queries::state_of(&db, first).await.as_deref() == Some("SUCCEEDED")
+                && common::http(ops, "GET", "/readyz", "").await.0 == 200
+        },
+    )
+    .await;
+
+    let messages: Vec<String> = (2..=501)
+        .map(|i| {
+            let xml = sis::schd_one_flight(i, 700_000 + i64::from(i));
+            assert!(!xml.contains('\''), "{xml}");
+            format!("('{xml}', NOW(), 'VALID')")
+        })
+        .collect();
+    mb.exec(&format!(
+        "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) VALUES {}",
+        messages.join(",")
+    ))
+    .await;
+
+    let bearer = format!("Bearer {VIEWER_TOKEN}");
+    let worst = format!("/messages?text={}b", "a".repeat(199));
+    let mut searches = tokio::task::JoinSet::new();
+    for _ in 0..10 {
+        let (path, auth) = (worst.clone(), bearer.clone());
+        searches.spawn(async move {
+            request(
+                console,
+                "GET",
+                &path,
+                &[("Authorization", auth.as_str())],
+                "",
+            )
+            .await
+        });
+    }
+    let over_long = format!("/messages?text={}", "a".repeat(201));
+    let refused = request(
+        console,
+        "GET",
+        &over_long,
+        &[("Authorization", &bearer)],
+        "",
+    )
+    .await;
+    assert_eq!(refused.status, 400, "{refused:?}");
+    let mut ready = Vec::new();
+    while !searches.is_empty() {
+        ready.push(common::http(ops, "GET", "/readyz", "").await);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        if let Some(done) = searches.try_join_next() {
+            let a = done.expect("search task");
+            assert_eq!(
+                a.status,
+                200,
+                "a search was not served within the console's bounds: {}",
+                a.body.chars().take(2000).collect::<String>()
+            );
+            assert!(
+                a.body.contains("no message matches the filter"),
+                "{}",
+                a.body
+            );
+        }
+    }
+    for (status, body) in &ready {
+        assert_eq!(*status, 200, "/readyz during the searches: {body}");
+    }
+
+    common::wait_until(
+        "the 501 messages drained",
+        std::time::Duration::from_secs(120),
+        || async {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT count(*) FROM proc_state WHERE state = 'SUCCEEDED' AND msg_id <= 501",
+            )
+            .fetch_one(&db.pool)
+            .await
+            .unwrap()
+                == 501
+        },
+    )
+    .await;
+    let failed: Vec<(String, Option<String>)> =
+        sqlx::query_as("SELECT job, error FROM job_run WHERE outcome IN ('FAILED', 'ABORTED')")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    assert!(failed.is_empty(), "failed runs: {failed:?}");
+    d.terminate();
 }

@@ -301,6 +301,7 @@ pub async fn messages(
         "no message matches the filter",
     );
     let mut error = None;
+    let mut stopped = None;
     let mut next = None;
     let mut filter = filter;
     match filter.parse() {
@@ -319,7 +320,13 @@ pub async fn messages(
         Ok((q, before)) => {
             let rows = match message_search::page(&s.pg, &q, before, PAGE_SIZE).await {
                 Ok(r) => r,
-                Err(e) => return unavailable("messages", e),
+                Err(e) => match search_stopped(&e, &s) {
+                    Some(why) => {
+                        stopped = Some(why);
+                        Vec::new()
+                    }
+                    None => return unavailable("messages", e),
+                },
             };
             next = filter
                 .next_page(rows.len(), rows.last().map(|r| r.msg_id))
@@ -347,21 +354,47 @@ pub async fn messages(
             }
         }
     }
+    let refused = error.is_some();
     let p = MessagesPage {
         nav: Nav::of(&who, "nav-messages"),
         filter,
-        error,
+        error: error.or(stopped),
         states: ProcState::ALL.iter().map(|s| s.as_str()).collect(),
         classes: ErrorClass::ALL.iter().map(|c| c.as_str()).collect(),
         table,
         next,
     };
-    let status = if p.error.is_some() {
+    let status = if refused {
         StatusCode::BAD_REQUEST
+    } else if p.error.is_some() {
+        StatusCode::SERVICE_UNAVAILABLE
     } else {
         StatusCode::OK
     };
     page(status, &p)
+}
+
+/// The page's answer when the console's bounds stopped a search (issue 32
+/// item 1): the server cancelled it at `msgx.console.statement-timeout`, or
+/// every console session was busy for `msgx.postgres.acquire-timeout`. The
+/// visitor learns the search stopped and how to narrow it; the log keeps a
+/// WARN (a costly filter is worth knowing about, not an error of msgx).
+fn search_stopped(e: &sqlx::Error, s: &ConsoleState) -> Option<String> {
+    let why = if crate::store::pg::timeout_setting(e).is_some() {
+        format!(
+            "The search was stopped after {} (msgx.console.statement-timeout): \
+             narrow it by state, class, kind or dates.",
+            s.config.msgx.console.statement_timeout
+        )
+    } else if matches!(e, sqlx::Error::PoolTimedOut) {
+        "The console is busy: every one of its database sessions is in use \
+         (msgx.console.pool-size). Try again in a moment."
+            .to_string()
+    } else {
+        return None;
+    };
+    tracing::warn!(error = %e, "Console: a message search was stopped by the console's bounds");
+    Some(why)
 }
 
 pub async fn message(
