@@ -23,6 +23,10 @@ echo "== format and lint"
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
 
+# Known advisories in Cargo.lock (issue 32 item 9): fails on any.
+echo "== advisories"
+bash scripts/audit.sh
+
 echo "== tests"
 if cargo nextest --version >/dev/null 2>&1; then
   # Doc tests first, so the runner's closing summary is nextest's.
