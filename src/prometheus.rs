@@ -342,14 +342,19 @@ pub const CATALOG: &[MetricSpec] = &[
         "msgx_http_connections_dropped_total",
         Counter,
         &["listener", "reason"],
-        "Connections closed without a response: header-timeout (slow or idle client), tls-handshake (refused or too slow), error.",
+        "Connections closed without a response: header-timeout (slow or idle client), tls-handshake (refused or too slow), client-connections (the client holds msgx.http.max-connections-per-client), error.",
     ),
 ];
 
 /// The HTTP listeners (`src/http/listener.rs` names them).
 pub const HTTP_LISTENERS: [&str; 2] = ["compat", "ops"];
 /// Why a connection was closed without a response.
-pub const HTTP_DROP_REASONS: [&str; 3] = ["header-timeout", "tls-handshake", "error"];
+pub const HTTP_DROP_REASONS: [&str; 4] = [
+    "header-timeout",
+    "tls-handshake",
+    "client-connections",
+    "error",
+];
 
 /// Outbox targets (statuses: [`EventStatus::ALL`]).
 const TARGETS: [&str; 3] = [

@@ -787,7 +787,12 @@ async fn start_ops(
 
 /// Opens a connection that sends part of a request head and then holds.
 async fn slow_client(addr: SocketAddr) -> TcpStream {
-    let mut s = TcpStream::connect(addr).await.expect("connect");
+    slow_client_from("127.0.0.1".parse().expect("address"), addr).await
+}
+
+/// [`slow_client`] from the source address `from`.
+async fn slow_client_from(from: std::net::IpAddr, addr: SocketAddr) -> TcpStream {
+    let mut s = connect_from(from, addr).await;
     s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
         .await
         .expect("partial head");
@@ -821,9 +826,12 @@ async fn slow_clients_do_not_stop_healthz_or_the_compat_entry_and_are_cut_off() 
     .await;
     let opened = Instant::now();
     let mut slow = Vec::new();
-    for _ in 0..200 {
-        slow.push(slow_client(ops).await);
-        slow.push(slow_client(entry.addr).await);
+    // 200 clients (one address each, so that the per-client connection
+    // budget does not close them at once).
+    for i in 0..200u8 {
+        let from = std::net::Ipv4Addr::new(127, 0, 1, i + 1).into();
+        slow.push(slow_client_from(from, ops).await);
+        slow.push(slow_client_from(from, entry.addr).await);
     }
 
     let asked = Instant::now();

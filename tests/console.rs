@@ -12,8 +12,9 @@ use msgx::config::Config;
 use msgx::console::access::{hash_password, sha256_hex};
 use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const ALICE: (&str, &str) = ("alice", "alice-operator-pw");
@@ -46,7 +47,23 @@ async fn request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Answer {
-    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    request_from(ip("127.0.0.1"), addr, method, path, headers, body).await
+}
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().expect("an IP address")
+}
+
+/// [`request`] from the source address `from` (a client of its own).
+async fn request_from(
+    from: IpAddr,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
+    let mut s = common::connect_from(from, addr).await;
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: console\r\nConnection: close\r\n");
     for (k, v) in headers {
         req += &format!("{k}: {v}\r\n");
@@ -179,6 +196,17 @@ impl Console {
             _stop: stop,
             _runner_stop: runner_stop,
         }
+    }
+
+    /// A console that believes the `X-Forwarded-For` of `proxy`
+    /// (`msgx.http.trusted-proxies`).
+    async fn behind_proxy(proxy: &str, tweak: impl FnOnce(&mut Config)) -> Console {
+        let proxy = ip(proxy);
+        Console::start(move |c| {
+            c.msgx.http.trusted_proxies = vec![proxy];
+            tweak(c);
+        })
+        .await
     }
 
     /// Fills the database by a real drain: a schedule (SUCCEEDED, flight
@@ -425,6 +453,252 @@ async fn failed_login_lines_are_limited_per_address_and_the_rest_counted() {
     assert_eq!(summary.len(), 1, "{text}");
     assert!(summary[0].contains("suppressed=20"), "{}", summary[0]);
     assert!(summary[0].contains("addr=127.0.0.1"), "{}", summary[0]);
+}
+
+/// A login from `from`, through a proxy that forwarded `forwarded_for`.
+async fn login_from(
+    c: &Console,
+    from: &str,
+    forwarded_for: Option<&str>,
+    (user, password): (&str, &str),
+) -> u16 {
+    let headers: Vec<(&str, &str)> = forwarded_for
+        .map(|f| ("X-Forwarded-For", f))
+        .into_iter()
+        .collect();
+    let body = form(&[("user", user), ("password", password)]);
+    request_from(ip(from), c.addr, "POST", "/login", &headers, &body)
+        .await
+        .status
+}
+
+#[tokio::test]
+async fn a_locked_out_user_locks_out_neither_other_users_nor_the_address_it_is_named_like() {
+    let c = Console::behind_proxy("127.0.0.7", |c| {
+        c.msgx.console.login_attempts = 2;
+        c.msgx.console.login_attempts_per_client = 6;
+    })
+    .await;
+    // A user named like an address: its failures are not the address's.
+    for _ in 0..2 {
+        assert_eq!(
+            login_from(&c, "127.0.0.2", None, ("127.0.0.3", "guess")).await,
+            401
+        );
+    }
+    assert_eq!(
+        login_from(&c, "127.0.0.2", None, ("127.0.0.3", "guess")).await,
+        429
+    );
+    assert_eq!(
+        login_from(&c, "127.0.0.3", None, ALICE).await,
+        303,
+        "the address 127.0.0.3 is not locked out by the user \"127.0.0.3\""
+    );
+
+    // A locked-out user does not lock out another user of the same address.
+    for _ in 0..2 {
+        assert_eq!(
+            login_from(&c, "127.0.0.5", None, (ALICE.0, "guess")).await,
+            401
+        );
+    }
+    assert_eq!(login_from(&c, "127.0.0.5", None, ALICE).await, 429);
+    assert_eq!(login_from(&c, "127.0.0.5", None, VICTOR).await, 303);
+    // The address has a budget of its own, larger: 4 more failures use it up.
+    for i in 0..4 {
+        let name = format!("mallory{i}");
+        assert_eq!(
+            login_from(&c, "127.0.0.5", None, (&name, "guess")).await,
+            401
+        );
+    }
+    assert_eq!(login_from(&c, "127.0.0.5", None, VICTOR).await, 429);
+    assert_eq!(login_from(&c, "127.0.0.6", None, VICTOR).await, 303);
+
+    // Behind a trusted proxy every forwarded client has its own budget; a
+    // hop the client wrote itself (left of the proxy's) is not believed.
+    for i in 0..6 {
+        let name = format!("eve{i}");
+        let from = Some("10.0.0.2, 10.0.0.1");
+        assert_eq!(
+            login_from(&c, "127.0.0.7", from, (&name, "guess")).await,
+            401
+        );
+    }
+    let proxied = |xff| login_from(&c, "127.0.0.7", Some(xff), VICTOR);
+    assert_eq!(proxied("10.0.0.1").await, 429);
+    assert_eq!(
+        proxied("10.0.0.2").await,
+        303,
+        "another client of the proxy"
+    );
+}
+
+#[tokio::test]
+async fn wrong_bearer_tokens_are_limited_per_client_like_failed_logins() {
+    let c = Console::start(|c| {
+        c.msgx.console.login_attempts = 2;
+        c.msgx.console.login_attempts_per_client = 3;
+    })
+    .await;
+    let get = |from: &str, token: &str| {
+        let auth = format!("Bearer {token}");
+        let from = ip(from);
+        async move {
+            request_from(from, c.addr, "GET", "/", &[("Authorization", &auth)], "")
+                .await
+                .status
+        }
+    };
+    for _ in 0..3 {
+        assert_eq!(get("127.0.0.2", "wrong-token-0123456789abcdef").await, 401);
+    }
+    assert_eq!(get("127.0.0.2", "wrong-token-0123456789abcdef").await, 429);
+    assert_eq!(
+        get("127.0.0.2", OPERATOR_TOKEN).await,
+        429,
+        "no token is checked from the client until the window passes"
+    );
+    assert_eq!(
+        login_from(&c, "127.0.0.2", None, ALICE).await,
+        429,
+        "logins share the budget"
+    );
+    assert_eq!(get("127.0.0.3", OPERATOR_TOKEN).await, 200);
+    c.clock.advance(chrono::Duration::minutes(15));
+    assert_eq!(get("127.0.0.2", OPERATOR_TOKEN).await, 200);
+}
+
+/// GET /login from `from` (with `headers`) until it is not 200, at most
+/// 100 times; the first other answer.
+async fn flood(c: &Console, from: &str, headers: &[(&str, &str)]) -> Answer {
+    for _ in 0..100 {
+        let a = request_from(ip(from), c.addr, "GET", "/login", headers, "").await;
+        if a.status != 200 {
+            return a;
+        }
+    }
+    panic!("100 requests from {from} were all answered 200");
+}
+
+#[tokio::test]
+async fn one_clients_flood_gets_429_while_other_clients_are_served() {
+    let c = Console::behind_proxy("127.0.0.4", |c| {
+        c.msgx.http.requests_per_second = 40;
+        c.msgx.http.requests_per_second_per_client = 2;
+    })
+    .await;
+    let a = flood(&c, "127.0.0.2", &[]).await;
+    assert_eq!(a.status, 429, "{a:?}");
+    let b = request_from(ip("127.0.0.3"), c.addr, "GET", "/login", &[], "").await;
+    assert_eq!(b.status, 200, "the other client is served: {b:?}");
+    assert!(
+        a.body.contains("msgx.http.requests-per-second-per-client"),
+        "{a:?}"
+    );
+    // The header of a client that is not a trusted proxy changes nothing.
+    let xff = [("X-Forwarded-For", "10.1.1.9")];
+    let a = request_from(ip("127.0.0.2"), c.addr, "GET", "/login", &xff, "").await;
+    assert_eq!(a.status, 429, "{a:?}");
+
+    // Behind a trusted proxy, each forwarded client has its own budget.
+    let a = flood(&c, "127.0.0.4", &[("X-Forwarded-For", "10.1.1.1")]).await;
+    assert_eq!(a.status, 429, "{a:?}");
+    let xff = [("X-Forwarded-For", "10.1.1.2")];
+    let b = request_from(ip("127.0.0.4"), c.addr, "GET", "/login", &xff, "").await;
+    assert_eq!(b.status, 200, "{b:?}");
+}
+
+/// A POST /login from `from` whose body (1,000 bytes declared) trickles one
+/// byte every 500 ms, far within any gap a per-chunk timeout allows, for
+/// `trickle` (then nothing more). Ends with what the server sent before it
+/// closed the connection (empty: closed without an answer), or `None` when
+/// it was still open after `limit`.
+fn trickling_login(
+    from: &str,
+    addr: SocketAddr,
+    trickle: Duration,
+    limit: Duration,
+) -> tokio::task::JoinHandle<Option<String>> {
+    let from = ip(from);
+    tokio::spawn(async move {
+        let s = common::connect_from(from, addr).await;
+        let (mut r, mut w) = s.into_split();
+        let writer = tokio::spawn(async move {
+            let head = "POST /login HTTP/1.1\r\nHost: console\r\n\
+                        Content-Type: application/x-www-form-urlencoded\r\n\
+                        Content-Length: 1000\r\n\r\nu";
+            let until = Instant::now() + trickle;
+            if w.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            while Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                if w.write_all(b"x").await.is_err() {
+                    return;
+                }
+            }
+            std::future::pending::<()>().await;
+        });
+        let mut got = Vec::new();
+        let read = tokio::time::timeout(limit, async {
+            let mut buf = [0u8; 1024];
+            while let Ok(n @ 1..) = r.read(&mut buf).await {
+                got.extend_from_slice(&buf[..n]);
+            }
+        })
+        .await;
+        writer.abort();
+        read.ok()
+            .map(|()| String::from_utf8_lossy(&got).into_owned())
+    })
+}
+
+#[tokio::test]
+async fn a_slow_body_flood_does_not_starve_another_client_and_is_cut_off() {
+    let c = Console::start(|c| {
+        c.msgx.http.body_timeout = "3s".parse().expect("a duration");
+    })
+    .await;
+    let limit = Duration::from_secs(3 + 10);
+    let forever = Duration::from_secs(3600);
+    let flood: Vec<_> = (0..64)
+        .map(|_| trickling_login("127.0.0.2", c.addr, forever, limit))
+        .collect();
+    // One more that stops trickling after 2.5 s, before the 3 s bound, so
+    // the server has read all it sent and its answer arrives intact.
+    let lone = trickling_login("127.0.0.4", c.addr, Duration::from_millis(2500), limit);
+    // Let the heads arrive: on a listener without per-client budgets, each
+    // would hold one of the 64 request slots while its body trickles.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let a = request_from(ip("127.0.0.3"), c.addr, "GET", "/login", &[], "").await;
+    assert_eq!(a.status, 200, "another client is served: {a:?}");
+    assert!(
+        flood.iter().any(|h| !h.is_finished()) && !lone.is_finished(),
+        "…while slow bodies were still arriving"
+    );
+    // The bound covers the whole body: every trickling request is cut off.
+    let mut timed_out = 0;
+    for h in flood {
+        let got = h
+            .await
+            .expect("the task")
+            .expect("every slow connection is closed within the body timeout");
+        assert!(got.is_empty() || got.starts_with("HTTP/1.1 408"), "{got}");
+        timed_out += usize::from(!got.is_empty());
+    }
+    assert!(
+        timed_out <= 16,
+        "at most max-connections-per-client were admitted"
+    );
+    let got = lone.await.expect("the task").expect("closed");
+    assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+    assert!(got.contains("msgx.http.body-timeout"), "{got}");
+    assert!(
+        got.to_ascii_lowercase().contains("connection: close"),
+        "{got}"
+    );
 }
 
 #[tokio::test]

@@ -865,7 +865,9 @@ pub struct Http {
     /// Both listeners: a connection closes when a request head (or the TLS
     /// handshake) has not fully arrived within this (slow-header clients).
     pub header_read_timeout: Dur,
-    /// Both listeners: a request body must arrive within this (408 otherwise).
+    /// Every listener: a request body must have fully arrived within this
+    /// after its head (408 and the connection closed otherwise), however
+    /// steadily it trickles (issue 32 M1).
     pub body_timeout: Dur,
     /// Per listener: requests handled at once; beyond it, 503 at once.
     pub max_concurrent_requests: usize,
@@ -874,6 +876,19 @@ pub struct Http {
     /// Per listener: open connections; beyond it, new ones wait in the
     /// kernel backlog (keeps file descriptors for the database pools).
     pub max_connections: usize,
+    /// Per listener and client address: open connections; beyond it, a new
+    /// connection is closed at once (issue 32 item 5), so one client cannot
+    /// hold the slots of the others. Trusted proxies are exempt (their
+    /// connections carry many clients).
+    pub max_connections_per_client: usize,
+    /// Per listener and client: requests accepted per second; beyond it,
+    /// 429 before the listener's own `requests-per-second` is charged.
+    pub requests_per_second_per_client: u64,
+    /// Reverse proxies whose `X-Forwarded-For` is believed: a request from
+    /// one of them is counted under the right-most hop that is not itself a
+    /// trusted proxy (`crate::http::client::resolve`). Empty = the header is
+    /// ignored and the direct peer is the client.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 impl Default for Http {
@@ -895,6 +910,9 @@ impl Default for Http {
             max_concurrent_requests: 64,
             requests_per_second: 100,
             max_connections: 512,
+            max_connections_per_client: 16,
+            requests_per_second_per_client: 50,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -913,9 +931,16 @@ pub struct Console {
     pub users_file: Option<PathBuf>,
     /// A login session ends this long after it began (server-side row).
     pub session_lifetime: Dur,
-    /// Failed logins allowed per user name and per client address within
-    /// `login-window`; beyond it, 429 until the window passes.
+    /// Failed logins allowed per user name within `login-window`; beyond
+    /// it, that user's logins answer 429 until the window passes (other
+    /// users from the same address are not affected).
     pub login_attempts: u32,
+    /// Failed logins and wrong bearer tokens allowed per client address
+    /// (`msgx.http.trusted-proxies` resolves it behind a proxy) within
+    /// `login-window`; beyond it, every login and token from that client
+    /// answers 429. Much larger than `login-attempts`, so one locked-out
+    /// user does not lock out the others behind the same address.
+    pub login_attempts_per_client: u32,
     /// The window of `login-attempts`.
     pub login_window: Dur,
     /// PEM certificate chain: set with `tls-key`, the console speaks HTTPS.
@@ -938,6 +963,7 @@ impl Default for Console {
             users_file: None,
             session_lifetime: Dur::hours(8),
             login_attempts: 5,
+            login_attempts_per_client: 50,
             login_window: Dur::mins(15),
             tls_cert: None,
             tls_key: None,

@@ -511,6 +511,16 @@ fn console_issues(c: &super::Console) -> Vec<ConfigIssue> {
             "must be at least 1 (0 would lock every user out)".into(),
         );
     }
+    if c.login_attempts_per_client < c.login_attempts {
+        fail(
+            "msgx.console.login-attempts-per-client",
+            format!(
+                "must be at least login-attempts ({}): otherwise one user's typos lock out \
+                 every user of the same address",
+                c.login_attempts
+            ),
+        );
+    }
     if c.pool_size == 0 {
         fail(
             "msgx.console.pool-size",
@@ -675,9 +685,25 @@ pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue
         ),
         ("msgx.http.requests-per-second", h.requests_per_second),
         ("msgx.http.max-connections", h.max_connections as u64),
+        (
+            "msgx.http.max-connections-per-client",
+            h.max_connections_per_client as u64,
+        ),
+        (
+            "msgx.http.requests-per-second-per-client",
+            h.requests_per_second_per_client,
+        ),
     ] {
         if n == 0 {
             fail(key, "must be > 0".into());
+        }
+    }
+    for (i, p) in h.trusted_proxies.iter().enumerate() {
+        if p.is_unspecified() || p.is_multicast() {
+            fail(
+                &format!("msgx.http.trusted-proxies[{i}]"),
+                format!("{p} is not the address of a proxy"),
+            );
         }
     }
     issues
@@ -1028,6 +1054,27 @@ mod tests {
             ..Default::default()
         };
         assert!(keys(&loopback, false).is_empty());
+    }
+
+    #[test]
+    fn per_client_budgets_and_trusted_proxies_are_checked() {
+        assert!(issue_keys("[msgx.http]\ntrusted-proxies = [\"127.0.0.1\", \"::1\"]\n").is_empty());
+        assert_eq!(
+            issue_keys("[msgx.http]\ntrusted-proxies = [\"127.0.0.1\", \"0.0.0.0\"]\n"),
+            vec!["msgx.http.trusted-proxies[1]"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.http]\nmax-connections-per-client = 0\n"),
+            vec!["msgx.http.max-connections-per-client"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.http]\nrequests-per-second-per-client = 0\n"),
+            vec!["msgx.http.requests-per-second-per-client"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.console]\nlogin-attempts-per-client = 4\n"),
+            vec!["msgx.console.login-attempts-per-client"]
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! guessing is feasible) and is checked on every scripted request without
 //! argon2's cost.
 
+use crate::http::client::{FailureLimiter, TRACKED_CLIENTS};
 use argon2::Argon2;
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
@@ -14,6 +15,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use subtle::ConstantTimeEq;
@@ -208,47 +210,78 @@ pub fn hash_password(password: &str) -> Result<String, AccessError> {
         .map_err(|e| AccessError::Hash(e.to_string()))
 }
 
-/// Failed logins per key (user name, client address) in a fixed window:
-/// after `max` failures, refused until the window that began with the first
-/// failure has passed. In memory: a restart forgets, which only costs an
-/// attacker's guesses a restart.
+/// Failed logins (issue 21 item 4; issue 32 M2), in two separate maps so
+/// that a user named like an address counts against that user only:
+///
+/// - per user name: `login-attempts` in `login-window`; beyond it, that
+///   user's logins answer 429 (an online guess at one password);
+/// - per client address ([`crate::http::client::Client`], the forwarded
+///   address behind a trusted proxy): `login-attempts-per-client`, much
+///   larger, also charged by wrong bearer tokens; beyond it, every login
+///   and token from the client answers 429 (guesses spread over users).
+///
+/// A locked-out user therefore does not lock out the other users of the
+/// same address, and an address is locked out only by many failures. Each
+/// map keeps at most [`TRACKED_CLIENTS`] keys (bounded memory whatever the
+/// names tried); in memory only, so a restart forgets.
 #[derive(Debug)]
 pub struct LoginLimiter {
-    max: u32,
-    window: Duration,
-    failures: Mutex<HashMap<String, (DateTime<Utc>, u32)>>,
+    users: FailureLimiter<String>,
+    clients: FailureLimiter<IpAddr>,
 }
 
 impl LoginLimiter {
-    pub fn new(max: u32, window: Duration) -> LoginLimiter {
+    pub fn new(per_user: u32, per_client: u32, window: Duration) -> LoginLimiter {
+        LoginLimiter::with_capacity(per_user, per_client, window, TRACKED_CLIENTS)
+    }
+
+    /// As [`LoginLimiter::new`] with `capacity` keys per map.
+    pub fn with_capacity(
+        per_user: u32,
+        per_client: u32,
+        window: Duration,
+        capacity: usize,
+    ) -> LoginLimiter {
         LoginLimiter {
-            max,
-            window,
-            failures: Mutex::new(HashMap::new()),
+            users: FailureLimiter::new(per_user, window, capacity),
+            clients: FailureLimiter::new(per_client, window, capacity),
         }
     }
 
-    /// Whether another attempt for every one of `keys` is allowed at `now`.
-    pub fn allowed(&self, keys: &[&str], now: DateTime<Utc>) -> bool {
-        let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        map.retain(|_, (since, _)| now - *since < self.window);
-        keys.iter()
-            .all(|k| map.get(*k).is_none_or(|(_, n)| *n < self.max))
+    /// Whether a login as `user` from `client` may be tried at `now`.
+    /// `user` is `None` for a name that cannot be valid: it is never a key
+    /// (no 2 MB name kept), the attempt counts against the client only.
+    pub fn allowed(&self, user: Option<&str>, client: IpAddr, now: DateTime<Utc>) -> bool {
+        self.clients.allowed(&client, now) && user.is_none_or(|u| self.users.allowed(u, now))
     }
 
-    /// Counts a failed attempt against each key.
-    pub fn failed(&self, keys: &[&str], now: DateTime<Utc>) {
-        let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        for k in keys {
-            map.entry((*k).to_string()).or_insert((now, 0)).1 += 1;
+    /// Counts a failed login against the client and the user name.
+    pub fn failed(&self, user: Option<&str>, client: IpAddr, now: DateTime<Utc>) {
+        self.clients.failed(&client, now);
+        if let Some(u) = user {
+            self.users.failed(u, now);
         }
     }
 
-    /// A successful login clears the user name's count (not the address's:
+    /// A successful login clears the user name's count (not the client's:
     /// one good password must not reset guessing at the others).
     pub fn succeeded(&self, user: &str) {
-        let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        map.remove(user);
+        self.users.clear(user);
+    }
+
+    /// Whether `client` may present a bearer token (or a password) at `now`.
+    pub fn client_allowed(&self, client: IpAddr, now: DateTime<Utc>) -> bool {
+        self.clients.allowed(&client, now)
+    }
+
+    /// Counts a wrong bearer token against `client`.
+    pub fn client_failed(&self, client: IpAddr, now: DateTime<Utc>) {
+        self.clients.failed(&client, now);
+    }
+
+    /// Keys held: (user names, client addresses).
+    pub fn len(&self) -> (usize, usize) {
+        (self.users.len(), self.clients.len())
     }
 }
 
@@ -397,20 +430,38 @@ mod tests {
     }
 
     #[test]
-    fn the_limiter_refuses_after_max_failures_until_the_window_passes() {
+    fn users_and_addresses_are_limited_apart_and_the_maps_are_bounded() {
         let t0 = Utc
             .with_ymd_and_hms(2026, 12, 1, 8, 0, 0)
             .single()
             .expect("valid");
-        let l = LoginLimiter::new(2, Duration::minutes(15));
-        let keys = ["alice", "127.0.0.1"];
-        assert!(l.allowed(&keys, t0));
-        l.failed(&keys, t0);
-        l.failed(&keys, t0 + Duration::minutes(1));
-        assert!(!l.allowed(&keys, t0 + Duration::minutes(2)));
-        assert!(!l.allowed(&["bob", "127.0.0.1"], t0 + Duration::minutes(2)));
-        assert!(l.allowed(&["bob", "10.0.0.9"], t0 + Duration::minutes(2)));
-        assert!(l.allowed(&keys, t0 + Duration::minutes(15)));
+        let ip = |s: &str| -> IpAddr { s.parse().expect("address") };
+        let l = LoginLimiter::with_capacity(2, 4, Duration::minutes(15), 8);
+        let (here, there) = (ip("127.0.0.1"), ip("10.0.0.9"));
+        assert!(l.allowed(Some("alice"), here, t0));
+        l.failed(Some("alice"), here, t0);
+        l.failed(Some("alice"), here, t0 + Duration::minutes(1));
+        let later = t0 + Duration::minutes(2);
+        assert!(!l.allowed(Some("alice"), here, later));
+        assert!(!l.allowed(Some("alice"), there, later), "per user");
+        assert!(l.allowed(Some("bob"), here, later), "bob is not alice");
+        // A user named like an address is not that address.
+        l.failed(Some("10.0.0.9"), here, later);
+        l.failed(Some("10.0.0.9"), ip("10.0.0.8"), later);
+        assert!(!l.allowed(Some("10.0.0.9"), here, later));
+        assert!(l.allowed(Some("bob"), there, later));
+        // The address's own, larger budget: 4 failures from `here`.
+        l.failed(None, here, later);
+        assert!(!l.allowed(Some("bob"), here, later));
+        assert!(!l.client_allowed(here, later));
+        assert!(l.allowed(Some("alice"), there, t0 + Duration::minutes(15)));
+        assert!(l.allowed(Some("bob"), here, t0 + Duration::minutes(15)));
+        // Many names and addresses: never more than the capacity each.
+        for i in 0..10_000u32 {
+            let name = format!("user-{i}");
+            l.failed(Some(&name), IpAddr::from(i.to_be_bytes()), later);
+        }
+        assert_eq!(l.len(), (8, 8));
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::backfill::replay::{
 };
 use crate::backfill::skip::{self, SKIP_WARNING, SkipRequest, SkipService};
 use crate::delivery::dead_letters::{self, Resolution};
-use crate::http::listener::Peer;
+use crate::http::client::Client;
 use crate::log_text::for_log;
 use crate::requests::track::{RequestKind, Tracker};
 use crate::store::pg::{console_session, message_search};
@@ -31,6 +31,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
+use std::net::{IpAddr, Ipv4Addr};
 
 /// The most rows one bulk action may touch (narrow the filter beyond it).
 pub const MAX_BULK: i64 = 10_000;
@@ -46,7 +47,7 @@ pub struct LoginForm {
 
 pub async fn login(
     State(s): State<ConsoleState>,
-    peer: Option<Extension<Peer>>,
+    client: Option<Extension<Client>>,
     headers: HeaderMap,
     Form(f): Form<LoginForm>,
 ) -> Response {
@@ -57,16 +58,13 @@ pub async fn login(
         return page(StatusCode::FORBIDDEN, &LoginPage { error });
     };
     let now = s.clock.now();
-    let addr = peer.map_or_else(
-        || "unknown".to_string(),
-        |Extension(Peer(a))| a.ip().to_string(),
-    );
+    let client = client_address(client.as_ref().map(|Extension(c)| c));
+    let addr = client.to_string();
     // A name that cannot be valid is refused unlooked-up and is no limiter
     // key (a 2 MB key would be kept in memory): only the address counts.
     let valid = valid_user_name(&f.user);
-    let both = [f.user.as_str(), addr.as_str()];
-    let keys = if valid { &both[..] } else { &both[1..] };
-    if !s.limiter.allowed(keys, now) {
+    let user = valid.then_some(f.user.as_str());
+    if !s.limiter.allowed(user, client, now) {
         log_failed_login(&s, &f.user, &addr, now, true);
         let error = Some(format!(
             "too many failed logins; try again after {}",
@@ -84,7 +82,7 @@ pub async fn login(
         None
     };
     if checked.is_none() {
-        s.limiter.failed(keys, now);
+        s.limiter.failed(user, client, now);
         log_failed_login(&s, &f.user, &addr, now, false);
         let error = Some("wrong user name or password".into());
         return page(StatusCode::UNAUTHORIZED, &LoginPage { error });
@@ -121,11 +119,7 @@ pub async fn login(
 /// per client address and window, so guessing cannot flood the log. The
 /// windows that ended are reported with their count of suppressed lines.
 fn log_failed_login(s: &ConsoleState, user: &str, addr: &str, now: DateTime<Utc>, locked: bool) {
-    let admit = s.login_log.admit(addr, now);
-    for (addr, suppressed) in admit.ended {
-        tracing::warn!(%addr, suppressed, "Console: failed-login lines suppressed in the last window");
-    }
-    if !admit.write {
+    if !failure_line_admitted(s, addr, now) {
         return;
     }
     let user = for_log(user);
@@ -134,6 +128,24 @@ fn log_failed_login(s: &ConsoleState, user: &str, addr: &str, now: DateTime<Utc>
     } else {
         tracing::warn!(%user, %addr, "Console: failed login");
     }
+}
+
+/// Whether a failed-credential line (login or bearer token) for `addr` may
+/// be written: at most the console's `login_log` lines per client address
+/// and window; the windows that ended are reported with their count of
+/// suppressed lines.
+pub(super) fn failure_line_admitted(s: &ConsoleState, addr: &str, now: DateTime<Utc>) -> bool {
+    let admit = s.login_log.admit(addr, now);
+    for (addr, suppressed) in admit.ended {
+        tracing::warn!(%addr, suppressed, "Console: failed-login lines suppressed in the last window");
+    }
+    admit.write
+}
+
+/// The request's client address (the listener resolves it; a request that
+/// did not come through the listener counts as `0.0.0.0`).
+pub(super) fn client_address(client: Option<&Client>) -> IpAddr {
+    client.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0)
 }
 
 fn with_cookie(mut r: Response, cookie: &str) -> Response {

@@ -8,6 +8,7 @@ use super::state::{ConsoleState, JobLauncher, Principal};
 use super::{actions, pages, session};
 use crate::clock::SharedClock;
 use crate::config::Config;
+use crate::http::client::Client;
 use crate::http::listener::{self, Limits, TlsError, TlsFiles};
 use crate::store::mailbox::Mailbox;
 use crate::store::pg::console_session;
@@ -18,7 +19,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use sqlx::PgPool;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::net::TcpListener;
@@ -106,7 +107,11 @@ pub async fn bind(
             source,
         })?;
     let limits = Limits::from_config(&config.msgx.http);
-    let limiter = Arc::new(LoginLimiter::new(c.login_attempts, c.login_window.chrono()));
+    let limiter = Arc::new(LoginLimiter::new(
+        c.login_attempts,
+        c.login_attempts_per_client,
+        c.login_window.chrono(),
+    ));
     let state = ConsoleState {
         pg,
         mailbox,
@@ -180,7 +185,8 @@ fn public(path: &str) -> bool {
 /// Resolves the [`Principal`] into the request's extensions, or turns the
 /// request away: a page to the login form, anything else with 403.
 async fn authenticate(State(s): State<ConsoleState>, mut req: Request, next: Next) -> Response {
-    let principal = match resolve(&s, req.headers().clone()).await {
+    let client = actions::client_address(req.extensions().get::<Client>());
+    let principal = match resolve(&s, req.headers().clone(), client).await {
         Ok(p) => p,
         Err(status) => return status.into_response(),
     };
@@ -198,7 +204,14 @@ async fn authenticate(State(s): State<ConsoleState>, mut req: Request, next: Nex
     }
 }
 
-async fn resolve(s: &ConsoleState, headers: HeaderMap) -> Result<Option<Principal>, StatusCode> {
+/// A bearer token is checked only while its client is within
+/// `login-attempts-per-client` (429 beyond it, issue 32 L6); a wrong one
+/// counts against the client like a failed login.
+async fn resolve(
+    s: &ConsoleState,
+    headers: HeaderMap,
+    client: IpAddr,
+) -> Result<Option<Principal>, StatusCode> {
     let Some(users) = &s.users else {
         return Ok(Some(Principal::Anonymous));
     };
@@ -207,10 +220,21 @@ async fn resolve(s: &ConsoleState, headers: HeaderMap) -> Result<Option<Principa
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
     if let Some(token) = bearer {
+        let now = s.clock.now();
+        let addr = client.to_string();
+        if !s.limiter.client_allowed(client, now) {
+            if actions::failure_line_admitted(s, &addr, now) {
+                tracing::warn!(%addr, "Console: bearer token refused, too many failed attempts");
+            }
+            return Err(StatusCode::TOO_MANY_REQUESTS);
+        }
         return match users.verify_token(token.trim()) {
             Some((name, role)) => Ok(Some(Principal::Token { name, role })),
             None => {
-                tracing::warn!("Console: invalid bearer token refused");
+                s.limiter.client_failed(client, now);
+                if actions::failure_line_admitted(s, &addr, now) {
+                    tracing::warn!(%addr, "Console: invalid bearer token refused");
+                }
                 Err(StatusCode::UNAUTHORIZED)
             }
         };

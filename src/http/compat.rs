@@ -74,7 +74,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -205,7 +204,6 @@ struct Compat {
     state: CompatState,
     allowed: Vec<String>,
     max_body: usize,
-    body_timeout: Duration,
 }
 
 /// A bound compat entry, ready to [`CompatServer::serve`].
@@ -267,7 +265,6 @@ pub async fn bind(
         state,
         allowed: http.compat_allowed_senders.clone(),
         max_body: http.compat_max_body,
-        body_timeout: http.body_timeout.std(),
     });
     let mut router = Router::new().route("/cminmsgs/send", post(send));
     if let Some(token) = token {
@@ -366,10 +363,11 @@ async fn read_body(mut body: Body, max: usize) -> Result<Bytes, BodyProblem> {
     let mut buf = Vec::new();
     while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
         let frame = frame.map_err(|e| {
-            // The listener's idle body timeout, deep in the error chain.
+            // The listener's whole-body timeout, deep in the error chain
+            // (the listener answers 408 for it).
             let mut source: Option<&dyn std::error::Error> = Some(&e);
             while let Some(s) = source {
-                if s.is::<tower_http::timeout::TimeoutError>() {
+                if s.is::<listener::BodyTimedOut>() {
                     return BodyProblem::TimedOut;
                 }
                 source = s.source();
@@ -409,20 +407,16 @@ async fn send(State(s): State<Arc<Compat>>, req: Request) -> Response {
     if declared_length(req.headers()).is_some_and(|n| n > s.max_body as u64) {
         return too_large();
     }
-    let read = tokio::time::timeout(s.body_timeout, read_body(req.into_body(), s.max_body));
-    let body = match read.await {
-        Ok(Ok(b)) => b,
-        Ok(Err(BodyProblem::TooLarge)) => return too_large(),
-        Err(_) | Ok(Err(BodyProblem::TimedOut)) => {
+    let body = match read_body(req.into_body(), s.max_body).await {
+        Ok(b) => b,
+        Err(BodyProblem::TooLarge) => return too_large(),
+        Err(BodyProblem::TimedOut) => {
             return error(
                 StatusCode::REQUEST_TIMEOUT,
-                format!(
-                    "request body not received within {:?} (msgx.http.body-timeout)",
-                    s.body_timeout
-                ),
+                "request body not received in time (msgx.http.body-timeout)",
             );
         }
-        Ok(Err(BodyProblem::Broken(e))) => {
+        Err(BodyProblem::Broken(e)) => {
             tracing::debug!(?peer, error = %e, "Compat entry: request body could not be read");
             return error(StatusCode::BAD_REQUEST, "request body could not be read");
         }

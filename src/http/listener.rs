@@ -1,5 +1,5 @@
-//! Serving for both listeners (the compat entry and the ops endpoints;
-//! issue 16 item 4; docs/production/http.md): a hand-driven accept loop
+//! Serving for every listener (the compat entry, the ops endpoints and the
+//! console; issue 16 item 4; docs/production/http.md): a hand-driven accept loop
 //! instead of `axum::serve`, because only hyper's own connection builder
 //! bounds the time a client may take to send a request head, and optional
 //! TLS (tokio-rustls, client certificates verified by rustls'
@@ -10,22 +10,36 @@
 //! | limit | key | when exceeded |
 //! |---|---|---|
 //! | open connections | `msgx.http.max-connections` | new connections wait in the kernel backlog |
+//! | open connections of one client | `msgx.http.max-connections-per-client` | a new connection is closed at once |
 //! | request head (and TLS handshake) | `msgx.http.header-read-timeout` | the connection is closed |
-//! | request body | `msgx.http.body-timeout` | a longer gap between chunks fails the read; the compat entry also bounds the whole body by it (408) |
+//! | the whole request body | `msgx.http.body-timeout` | 408, and the connection is closed |
+//! | requests per second of one client | `msgx.http.requests-per-second-per-client` | 429 at once |
 //! | requests per second | `msgx.http.requests-per-second` | 429 at once |
 //! | requests in progress | `msgx.http.max-concurrent-requests` | 503 at once |
 //!
 //! Excess requests are refused at once rather than queued, so a flood never
 //! turns into a backlog of stale requests, and a refusal costs nothing.
+//! The per-client budgets come first (issue 32 item 5): a client beyond its
+//! own share is refused before it can charge the listener's, so one client
+//! cannot take the others' share. The client is the direct peer, or behind
+//! a trusted proxy the address it forwarded ([`client::resolve`]); the
+//! connection budget counts direct peers only, and trusted proxies are
+//! exempt from it. The body bound covers the whole body, not the gap
+//! between chunks: a body trickling one byte at a time holds its request
+//! slot for at most `body-timeout` (issue 32 M1).
 //! HTTP/1.1 only: neither endpoint needs HTTP/2, and one protocol is one
 //! set of timeouts to reason about.
 
+use super::client::{self, Client, ConnectionSlot, Connections, Rates};
 use crate::config::Http;
 use axum::Router;
 use axum::body::Body;
+use axum::body::HttpBody;
 use axum::error_handling::HandleErrorLayer;
-use axum::http::{Request, StatusCode};
+use axum::http::{HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures_util::future::Either;
+use hyper::body::{Frame, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use rustls::RootCertStore;
@@ -34,9 +48,13 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::json;
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
@@ -47,16 +65,19 @@ use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer};
 use tower::load_shed::LoadShedLayer;
 use tower::load_shed::error::Overloaded;
 use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
-use tower_http::timeout::RequestBodyTimeoutLayer;
 
 /// The limits of one listener (see the module table).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Limits {
     pub header_read_timeout: Duration,
     pub body_timeout: Duration,
     pub max_concurrent_requests: usize,
     pub requests_per_second: u64,
     pub max_connections: usize,
+    pub max_connections_per_client: usize,
+    pub requests_per_second_per_client: u64,
+    /// `msgx.http.trusted-proxies`, IPv4-mapped addresses as IPv4.
+    pub trusted_proxies: Arc<[IpAddr]>,
 }
 
 impl Limits {
@@ -69,11 +90,15 @@ impl Limits {
             max_concurrent_requests: h.max_concurrent_requests.max(1),
             requests_per_second: h.requests_per_second.max(1),
             max_connections: h.max_connections.max(1),
+            max_connections_per_client: h.max_connections_per_client.max(1),
+            requests_per_second_per_client: h.requests_per_second_per_client.max(1),
+            trusted_proxies: h.trusted_proxies.iter().map(|p| p.to_canonical()).collect(),
         }
     }
 }
 
-/// The client's address, in every request's extensions (for logs).
+/// The direct peer's address, in every request's extensions (behind a
+/// proxy, the proxy; [`Client`] is the resolved client).
 #[derive(Debug, Clone, Copy)]
 pub struct Peer(pub SocketAddr);
 
@@ -209,9 +234,10 @@ async fn refused(name: &'static str, e: BoxError) -> Response {
     (status, axum::Json(json!({ "error": error }))).into_response()
 }
 
-/// The router behind the shared limits: one Buffer worker owns the limiters
-/// (tower's RateLimit is not Clone), each limiter sits behind a LoadShed so
-/// it refuses instead of waiting, and HandleError turns refusals into answers.
+/// The router behind the limits: the client's own rate first, then one
+/// Buffer worker owns the shared limiters (tower's RateLimit is not Clone),
+/// each limiter sits behind a LoadShed so it refuses instead of waiting, and
+/// HandleError turns refusals into answers. Innermost, the whole-body bound.
 fn limited(
     name: &'static str,
     router: Router,
@@ -220,6 +246,11 @@ fn limited(
 + Clone
 + Send
 + 'static {
+    let rates = Arc::new(Rates::new(
+        limits.requests_per_second_per_client,
+        client::TRACKED_CLIENTS,
+    ));
+    let body_timeout = limits.body_timeout;
     ServiceBuilder::new()
         // Every answer, refusals included, is counted (issue 16: a hostile
         // or overloading client leaves a visible signal).
@@ -231,6 +262,11 @@ fn limited(
             )
             .increment(1);
             r
+        })
+        .layer_fn(move |inner| ClientRate {
+            inner,
+            name,
+            rates: rates.clone(),
         })
         .layer(HandleErrorLayer::new(move |e: BoxError| refused(name, e)))
         .layer(tower::buffer::BufferLayer::new(1024))
@@ -248,8 +284,167 @@ fn limited(
         })
         .layer(LoadShedLayer::new())
         .layer(ConcurrencyLimitLayer::new(limits.max_concurrent_requests))
-        .layer(RequestBodyTimeoutLayer::new(limits.body_timeout))
+        .layer_fn(move |inner| WholeBody {
+            inner,
+            limit: body_timeout,
+        })
         .service(router)
+}
+
+/// Refuses a request whose client has used its
+/// `msgx.http.requests-per-second-per-client` (429) before the listener's
+/// shared limits are charged with it.
+#[derive(Clone)]
+struct ClientRate<S> {
+    inner: S,
+    name: &'static str,
+    rates: Arc<Rates>,
+}
+
+impl<S> Service<Request<Body>> for ClientRate<S>
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<std::future::Ready<Result<Response, Infallible>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        let client = req.extensions().get::<Client>().map(|c| c.0);
+        match client {
+            Some(c) if !self.rates.admit(c, tokio::time::Instant::now()) => {
+                tracing::debug!(listener = self.name, client = %c, "HTTP request refused: the client's rate");
+                let mut r = (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    axum::Json(json!({
+                        "error": "request rate limit of this client exceeded \
+                                  (msgx.http.requests-per-second-per-client)"
+                    })),
+                )
+                    .into_response();
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                Either::Left(std::future::ready(Ok(r)))
+            }
+            _ => Either::Right(self.inner.call(req)),
+        }
+    }
+}
+
+/// Bounds the time from a request's head to the last byte of its body by
+/// `limit` (`msgx.http.body-timeout`): past it, the body fails its reader
+/// and the request answers 408 with `Connection: close`, whatever the
+/// handler made of the failed read. A body that trickles steadily is cut
+/// off like a stalled one (issue 32 M1); a request without a body is not
+/// timed, and neither is the handler once the body has arrived.
+#[derive(Clone)]
+struct WholeBody<S> {
+    inner: S,
+    limit: Duration,
+}
+
+impl<S> Service<Request<Body>> for WholeBody<S>
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        if req.body().is_end_stream() {
+            return Box::pin(self.inner.call(req));
+        }
+        let limit = self.limit;
+        let expired = Arc::new(AtomicBool::new(false));
+        let req = req.map(|body| {
+            Body::new(Deadline {
+                body,
+                timer: Box::pin(tokio::time::sleep(limit)),
+                expired: expired.clone(),
+            })
+        });
+        let answer = self.inner.call(req);
+        Box::pin(async move {
+            let response = answer.await?;
+            if !expired.load(Ordering::Acquire) {
+                return Ok(response);
+            }
+            let mut r = (
+                StatusCode::REQUEST_TIMEOUT,
+                axum::Json(json!({
+                    "error": format!("request body not received within {limit:?} (msgx.http.body-timeout)")
+                })),
+            )
+                .into_response();
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Ok(r)
+        })
+    }
+}
+
+/// A request body that fails once its deadline has passed (see [`WholeBody`]).
+struct Deadline {
+    body: Body,
+    timer: Pin<Box<tokio::time::Sleep>>,
+    expired: Arc<AtomicBool>,
+}
+
+/// The error a body past its deadline fails with.
+#[derive(Debug, thiserror::Error)]
+#[error("request body not received within msgx.http.body-timeout")]
+pub struct BodyTimedOut;
+
+impl HttpBody for Deadline {
+    type Data = axum::body::Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        if !this.body.is_end_stream() && this.timer.as_mut().poll(cx).is_ready() {
+            this.expired.store(true, Ordering::Release);
+            return Poll::Ready(Some(Err(Box::new(BodyTimedOut))));
+        }
+        Pin::new(&mut this.body)
+            .poll_frame(cx)
+            .map_err(|e| -> BoxError { Box::new(e) })
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// The connection slot of the direct peer `ip`: `Some(None)` for a trusted
+/// proxy (exempt: its connections carry many clients), `None` when `ip`
+/// holds all of its `max-connections-per-client`.
+fn client_slot(
+    budget: &Arc<Connections>,
+    limits: &Limits,
+    ip: IpAddr,
+) -> Option<Option<ConnectionSlot>> {
+    let ip = ip.to_canonical();
+    if limits.trusted_proxies.contains(&ip) {
+        return Some(None);
+    }
+    budget.take(ip).map(Some)
 }
 
 /// Resolves when `stop` turns true; never, if its sender is gone (nobody
@@ -273,6 +468,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let service = limited(name, router, &limits);
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let per_client = Connections::new(limits.max_connections_per_client);
     let mut connections = JoinSet::new();
     loop {
         while connections.try_join_next().is_some() {}
@@ -295,13 +491,26 @@ pub async fn serve(
             },
             _ = stopped(stop.clone()) => break,
         };
+        let Some(client_slot) = client_slot(&per_client, &limits, peer.ip()) else {
+            // Closed at once: a refusal costs nothing and holds no slot.
+            dropped(name, "client-connections");
+            tracing::debug!(listener = name, %peer, "HTTP connection refused: the client's connections (msgx.http.max-connections-per-client)");
+            drop(tcp);
+            continue;
+        };
         let service = service.clone();
         let tls = tls.clone();
         let stop = stop.clone();
+        let limits = limits.clone();
         connections.spawn(async move {
-            let _slot = slot;
+            // Dropped in order: the client's slot before the listener's, so
+            // the next connection accepted never finds this one counted.
+            let _slots = (client_slot, slot);
+            let trusted = limits.trusted_proxies.clone();
             let service = service.map_request(move |mut r: Request<hyper::body::Incoming>| {
+                let client = client::resolve(peer.ip(), r.headers(), &trusted);
                 r.extensions_mut().insert(Peer(peer));
+                r.extensions_mut().insert(Client(client));
                 r.map(Body::new)
             });
             let Some(tls) = tls else {

@@ -600,6 +600,27 @@ impl Drop for Daemon {
     }
 }
 
+/// A TCP connection to `addr` from the source address `from` (any of
+/// 127.0.0.0/8 is loopback on Linux): a distinct client for the listeners'
+/// per-client budgets.
+pub async fn connect_from(
+    from: std::net::IpAddr,
+    addr: std::net::SocketAddr,
+) -> tokio::net::TcpStream {
+    let socket = match from {
+        std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
+        std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
+    }
+    .expect("socket");
+    socket
+        .bind(std::net::SocketAddr::new(from, 0))
+        .unwrap_or_else(|e| panic!("bind {from}: {e}"));
+    socket
+        .connect(addr)
+        .await
+        .unwrap_or_else(|e| panic!("connect {addr} from {from}: {e}"))
+}
+
 /// A minimal HTTP/1.1 request over a real socket; returns (status, body).
 pub async fn http(
     addr: std::net::SocketAddr,
