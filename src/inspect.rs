@@ -158,6 +158,8 @@ fn shown(mut text: Vec<u8>, total: usize, limit: Option<usize>) -> RawText {
     let cut = limit.is_some_and(|l| total > l || text.len() > l);
     if let Some(limit) = limit.filter(|_| cut) {
         text.truncate(char_floor(&text, limit));
+        // The whole text's buffer is freed now, not after the rendering.
+        text.shrink_to_fit();
     }
     let text = String::from_utf8(text)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());

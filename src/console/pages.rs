@@ -529,42 +529,10 @@ pub async fn message(
         }
     };
     let download = raw.is_some().then(|| format!("/messages/{msg_id}/raw"));
-    let mut records = None;
-    let (mut prev, mut next) = (None, None);
-    let decoded = view.decoded.as_ref().map(|d| {
-        let json = match d {
-            Ok(w) => {
-                if w.total > 0 {
-                    let shown = w.shown();
-                    records = Some(if shown == 0 {
-                        format!("No records on page {page_no}: the message has {}.", w.total)
-                    } else {
-                        format!(
-                            "Records {}–{} of {} (page {page_no}).",
-                            w.first + 1,
-                            w.first + shown,
-                            w.total
-                        )
-                    });
-                    let link = |n: usize| format!("/messages/{msg_id}?page={n}");
-                    prev = (page_no > 1).then(|| link(page_no - 1));
-                    next = (w.first + shown < w.total && shown > 0).then(|| link(page_no + 1));
-                }
-                DecodedJson::Message(&w.message)
-            }
-            Err(e) => DecodedJson::Error(e),
-        };
-        let (text, cut) = inspect::pretty_json_bounded(&json, DECODED_TEXT_BYTES);
-        if cut {
-            let note = format!("The decoded text is cut at {}.", size_text(text.len()));
-            records = Some(match records.take() {
-                Some(r) => format!("{r} {note}"),
-                None => note,
-            });
-        }
-        text
-    });
-    drop(view.decoded);
+    let decoded = view
+        .decoded
+        .map(|d| decoded_part(&d, msg_id, page_no))
+        .unwrap_or_default();
     let p = MessagePage {
         nav: Nav::of(&who, "nav-messages"),
         msg_id,
@@ -574,14 +542,66 @@ pub async fn message(
         raw_note,
         raw_cut,
         download,
-        decoded,
-        records,
-        prev,
-        next,
+        decoded: decoded.text,
+        records: decoded.records,
+        prev: decoded.prev,
+        next: decoded.next,
         can_replay,
         can_skip,
     };
     page(StatusCode::OK, &p)
+}
+
+/// The decoded part of a message page: the JSON text and the paging.
+#[derive(Default)]
+struct DecodedPart {
+    text: Option<String>,
+    /// Which records are shown, and whether the text is cut.
+    records: Option<String>,
+    prev: Option<String>,
+    next: Option<String>,
+}
+
+/// Page `page_no` of a message's decoded records as bounded pretty JSON,
+/// with the links to its neighbours.
+fn decoded_part(
+    d: &Result<crate::codec::DecodedWindow, crate::codec::DecodeError>,
+    msg_id: i64,
+    page_no: usize,
+) -> DecodedPart {
+    let mut part = DecodedPart::default();
+    let json = match d {
+        Ok(w) => {
+            if w.total > 0 {
+                let shown = w.shown();
+                part.records = Some(if shown == 0 {
+                    format!("No records on page {page_no}: the message has {}.", w.total)
+                } else {
+                    format!(
+                        "Records {}–{} of {} (page {page_no}).",
+                        w.first + 1,
+                        w.first + shown,
+                        w.total
+                    )
+                });
+                let link = |n: usize| format!("/messages/{msg_id}?page={n}");
+                part.prev = (page_no > 1).then(|| link(page_no - 1));
+                part.next = (shown > 0 && w.first + shown < w.total).then(|| link(page_no + 1));
+            }
+            DecodedJson::Message(&w.message)
+        }
+        Err(e) => DecodedJson::Error(e),
+    };
+    let (text, cut) = inspect::pretty_json_bounded(&json, DECODED_TEXT_BYTES);
+    if cut {
+        let note = format!("The decoded text is cut at {}.", size_text(text.len()));
+        part.records = Some(match part.records.take() {
+            Some(r) => format!("{r} {note}"),
+            None => note,
+        });
+    }
+    part.text = Some(text);
+    part
 }
 
 /// The whole raw text of one message as a download (issue 32 item 3),
