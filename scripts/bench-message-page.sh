@@ -8,7 +8,8 @@
 # and reports for each the answer's status, time and size, the load, and the
 # daemon's RSS from /proc/PID/status: VmRSS before, VmHWM after (the peak is
 # reset to the current RSS before each request through /proc/PID/clear_refs),
-# the added peak (VmHWM after - VmRSS before) and VmRSS after.
+# the added peak (VmHWM after - VmRSS before) and VmRSS after. Then the wall
+# time and peak RSS of `msgx msg show` (bounded, --json, --full).
 #   scripts/bench-message-page.sh [--flights F] [--port P] [--no-build]
 # Target (issue 32): opening the page adds <= 100 MB RSS and answers in <= 2 s.
 set -euo pipefail
@@ -57,21 +58,27 @@ sha=$(my -N "${DB}_mb" -e "SELECT SHA2(CMINMSGS_CLOB_MSG, 256) FROM cminmsgs WHE
 
 $MSGX --config "$cfg" daemon >"$work/daemon.log" 2>&1 &
 pid=$!
-for _ in $(seq 300); do grep -q 'Operator console listening' "$work/daemon.log" && break; sleep 0.1; done
-grep -q 'Operator console listening' "$work/daemon.log" || { cat "$work/daemon.log"; exit 1; }
+up() { curl -s -o /dev/null "http://127.0.0.1:$PORT/login"; }
+for _ in $(seq 300); do up && break; sleep 0.1; done
+up || { cat "$work/daemon.log"; exit 1; }
 
 kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$pid/status"; }
 get() {
-  curl -s -H "Authorization: Bearer $token" -o "$2" -w '%{http_code} %{time_total} %{size_download}' \
+  curl -s -H "Authorization: Bearer $token" -o "$2" -w '%{http_code} %{time_total} %{size_download}\n' \
     "http://127.0.0.1:$PORT$1"
 }
-# Warm-up: the pools, the runtime's threads and the templates.
+started=$(kb VmRSS)
+# Warm-up: the pools (the overview reads PostgreSQL and the mailbox), the
+# runtime's threads and the templates; the first row is the message's first view.
 get / /dev/null >/dev/null
-get "/messages/$id?page=2" /dev/null >/dev/null
+get /messages /dev/null >/dev/null
+warm=$(kb VmRSS)
 
 printf '| date | %s | machine | %s cores, %s | message | %s FLTR, %s bytes | uptime before | %s |\n\n' \
   "$(date -u +%Y-%m-%dT%H:%MZ)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" \
   "$F" "$size" "$(uptime | sed 's/^ *//')"
+printf 'daemon VmRSS: %.1f MB after start, %.1f MB after a warm-up (the overview and the messages list)\n\n' \
+  "$(echo "$started / 1024" | bc -l)" "$(echo "$warm / 1024" | bc -l)"
 echo '| request | load 1 min | status | time | answer bytes | VmRSS before MB | VmHWM after MB | added peak MB | VmRSS after MB |'
 echo '|---|---|---|---|---|---|---|---|---|'
 row() {
@@ -88,6 +95,17 @@ row "/messages/$id" "$work/page.html"
 row "/messages/$id?page=50" /dev/null
 row "/messages/$id/raw" "$work/raw.xml"
 row "/messages/$id" /dev/null
+echo
+echo '| `msgx msg show` | load 1 min | wall | output bytes | peak RSS MB |'
+echo '|---|---|---|---|---|'
+for opts in "" "--json" "--full"; do
+  l=$(load); t0=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  rss=$( { /usr/bin/time -f '%M' $MSGX --config "$cfg" msg show "$id" $opts > "$work/show.out"; } 2>&1 | tail -1)
+  t1=$(date +%s.%N)
+  printf '| `%s` | %s | %.2f s | %s | %.1f |\n' "msg show $id $opts" "$l" "$(echo "$t1 - $t0" | bc -l)" \
+    "$(stat -c %s "$work/show.out")" "$(echo "$rss / 1024" | bc -l)"
+done
 got=$(sha256sum "$work/raw.xml" | cut -d' ' -f1)
 echo
 if [ "$got" = "$sha" ] && [ "$(stat -c %s "$work/raw.xml")" = "$size" ]; then
