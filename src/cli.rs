@@ -207,13 +207,17 @@ pub enum FlightAction {
 #[derive(Debug, Subcommand)]
 pub enum MsgAction {
     /// The PROC_STATE record (state, attempts, error, backfill) and the raw
-    /// XML from the mailbox (or "purged"), decoded.
+    /// XML from the mailbox (or "purged"), decoded. Bounded unless --full:
+    /// the first 256 KiB of the raw XML and the first 200 records decoded.
     Show {
         /// The mailbox ID (CMINMSGS_ID = MSG_ID).
         msg_id: i64,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        /// The whole raw XML and every record decoded.
+        #[arg(long)]
+        full: bool,
     },
 }
 
@@ -503,8 +507,8 @@ pub async fn run(cli: Cli) -> i32 {
         } => inspect::flight_show_command(&loaded.config, flid, limit, json).await,
         Command::Season { action } => season::command(&loaded.config, action).await,
         Command::Msg {
-            action: MsgAction::Show { msg_id, json },
-        } => inspect::msg_show_command(&loaded.config, msg_id, json).await,
+            action: MsgAction::Show { msg_id, json, full },
+        } => inspect::msg_show_command(&loaded.config, msg_id, json, full).await,
         Command::Console { action: None } => console::serve(loaded.config, clock).await,
         Command::Console { action: Some(_) } => exit::OK, // handled above: no config
         Command::Holes { limit, json } => {

@@ -799,6 +799,146 @@ async fn every_page_renders_on_a_drained_database_and_a_viewer_sees_no_action() 
     }
 }
 
+/// The text of the element with `id` up to the next tag (`None`: absent).
+fn element<'a>(body: &'a str, id: &str) -> Option<&'a str> {
+    let at = body.find(&format!("id=\"{id}\""))?;
+    let rest = &body[at..];
+    let start = rest.find('>')? + 1;
+    let end = rest[start..].find("</")?;
+    Some(&rest[start..start + end])
+}
+
+/// The body of a `Transfer-Encoding: chunked` answer, its chunks joined.
+fn dechunked(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).expect("a chunk size");
+        if n == 0 {
+            break;
+        }
+        out.push_str(&after[..n]);
+        rest = &after[n + 2..];
+    }
+    out
+}
+
+/// A message page's size bound in these tests: the raw preview (256 KiB,
+/// 0.5 MB escaped) and 200 decoded records (2.1 MB escaped), where the old
+/// page held the whole 3.3 MB message escaped and decoded (~50 MB).
+const MESSAGE_PAGE_BOUND: usize = 3 << 20;
+
+/// Issue 32 item 3 (H3): the page of a 3.3 MB SCHD of 4,000 flights is
+/// bounded (the raw XML's first 256 KiB, saying it is cut and how large the
+/// whole is; 200 decoded records), pages through the records, and links a
+/// download that streams the mailbox's text byte for byte to a viewer.
+#[tokio::test]
+async fn a_large_message_page_is_bounded_and_paged_and_its_raw_text_downloads_whole() {
+    let c = Console::start(|_| {}).await;
+    let xml = sis::large_schd(4_000);
+    assert!(xml.len() > 3_000_000, "{}", xml.len());
+    let id = c.mailbox.insert(&xml).await;
+    let (viewer, _) = c.login(VICTOR).await;
+    let decoded = |body: &str| {
+        let at = body.find("<pre id=\"decoded\">").expect("the decoded part");
+        let end = body[at..].find("</pre>").expect("its end");
+        body[at..at + end].to_string()
+    };
+
+    let a = c.get(&format!("/messages/{id}"), Some(&viewer)).await;
+    assert_eq!(a.status, 200, "{}", &a.body[..a.body.len().min(2000)]);
+    assert!(
+        a.body.len() <= MESSAGE_PAGE_BOUND,
+        "the page is {} bytes",
+        a.body.len()
+    );
+    let cut = element(&a.body, "raw-cut").expect("the preview says it is cut");
+    assert!(cut.contains(&format!(" of {} bytes", xml.len())), "{cut}");
+    let raw = element(&a.body, "raw-xml").expect("the preview");
+    assert!(
+        raw.starts_with("&#60;?xml") && raw.len() < 512 << 10,
+        "{}",
+        raw.len()
+    );
+    assert!(
+        a.body
+            .contains(&format!("id=\"raw-download\" href=\"/messages/{id}/raw\"")),
+        "the download link"
+    );
+    assert_eq!(
+        element(&a.body, "decoded-records"),
+        Some("Records 1–200 of 4000 (page 1).")
+    );
+    let d = decoded(&a.body);
+    assert!(d.contains("100199") && !d.contains("100200"), "FLTRs 1–200");
+    assert!(
+        a.body.contains(&format!(
+            "id=\"decoded-next\" href=\"/messages/{id}?page=2\""
+        )),
+        "a link to the next records"
+    );
+
+    let a = c
+        .get(&format!("/messages/{id}?page=2"), Some(&viewer))
+        .await;
+    assert_eq!(a.status, 200);
+    assert!(a.body.len() <= MESSAGE_PAGE_BOUND, "{}", a.body.len());
+    assert_eq!(
+        element(&a.body, "decoded-records"),
+        Some("Records 201–400 of 4000 (page 2).")
+    );
+    let d = decoded(&a.body);
+    assert!(
+        d.contains("100200") && d.contains("100399"),
+        "FLTRs 201–400"
+    );
+    assert!(!d.contains("100199") && !d.contains("100400"), "only those");
+    assert!(a.body.contains(&format!(
+        "id=\"decoded-prev\" href=\"/messages/{id}?page=1\""
+    )));
+    let a = c
+        .get(&format!("/messages/{id}?page=21"), Some(&viewer))
+        .await;
+    assert_eq!(
+        element(&a.body, "decoded-records"),
+        Some("No records on page 21: the message has 4000.")
+    );
+    for bad in ["0", "x", "-1", "99999999999999999999999"] {
+        let a = c
+            .get(&format!("/messages/{id}?page={bad}"), Some(&viewer))
+            .await;
+        assert_eq!(a.status, 400, "page={bad}: {a:?}");
+    }
+
+    // The download: the mailbox's text byte for byte, as an attachment.
+    let a = c.get(&format!("/messages/{id}/raw"), Some(&viewer)).await;
+    assert_eq!(a.status, 200, "{:?}", a.headers);
+    assert_eq!(a.header("content-type"), Some("application/xml"));
+    assert_eq!(
+        a.header("content-disposition"),
+        Some(format!("attachment; filename=\"message-{id}.xml\"").as_str())
+    );
+    let body = if a.header("transfer-encoding") == Some("chunked") {
+        dechunked(&a.body)
+    } else {
+        a.body.clone()
+    };
+    assert!(
+        body == xml,
+        "{} bytes downloaded of {}",
+        body.len(),
+        xml.len()
+    );
+    // Authenticated like every page; gone once the mailbox row is.
+    let a = c.get(&format!("/messages/{id}/raw"), None).await;
+    assert_eq!((a.status, a.header("location")), (303, Some("/login")));
+    c.mailbox
+        .exec(&format!("DELETE FROM cminmsgs WHERE CMINMSGS_ID = {id}"))
+        .await;
+    let a = c.get(&format!("/messages/{id}/raw"), Some(&viewer)).await;
+    assert_eq!(a.status, 404, "{a:?}");
+}
+
 #[tokio::test]
 async fn the_messages_filter_narrows_the_list() {
     let c = Console::start(|_| {}).await;
@@ -1354,7 +1494,10 @@ async fn paging_by_state_reads_an_index_on_a_large_proc_state() {
         .expect("plan")
         .join("\n");
     assert!(plan.contains("proc_state_last_error_trgm_idx"), "{plan}");
-    assert!(plan.contains("proc_state_outcome_reason_trgm_idx"), "{plan}");
+    assert!(
+        plan.contains("proc_state_outcome_reason_trgm_idx"),
+        "{plan}"
+    );
 }
 
 #[tokio::test]
@@ -1809,4 +1952,53 @@ async fn worst_case_text_searches_while_the_daemon_drains_stop_nothing() {
             .unwrap();
     assert!(failed.is_empty(), "failed runs: {failed:?}");
     d.terminate();
+}
+
+/// Issue 32 item 3 in a browser: a viewer opens the page of a large message
+/// and sees a cut preview and a download link; the browser fetches the whole
+/// text through the link with its session, and the next records link pages.
+#[tokio::test]
+async fn in_a_browser_a_large_message_shows_a_cut_preview_and_downloads_whole() {
+    let Some(b) = common::browser::Browser::start().await else {
+        return;
+    };
+    let c = Console::start(|_| {}).await;
+    let xml = sis::large_schd(1_000);
+    let id = c.mailbox.insert(&xml).await;
+    let base = format!("http://{}", c.addr);
+    b.goto(&format!("{base}/login")).await;
+    b.fill("login-user", VICTOR.0).await;
+    b.fill("login-password", VICTOR.1).await;
+    b.click("login-submit").await;
+    b.wait_for("#page-overview").await;
+
+    b.goto(&format!("{base}/messages/{id}")).await;
+    let cut = b.text_of("#raw-cut").await;
+    assert!(cut.contains(&format!(" of {} bytes", xml.len())), "{cut}");
+    let link = b.wait_for("#raw-download").await;
+    let href = link.attr("href").await.expect("the link's href");
+    assert_eq!(
+        href.as_deref(),
+        Some(format!("/messages/{id}/raw").as_str())
+    );
+    let fetch = "return fetch(arguments[0]).then(r => r.text().then(t => \
+                 [r.status, r.headers.get('content-disposition'), t]));";
+    let got = b
+        .client()
+        .execute(fetch, vec![href.unwrap_or_default().into()])
+        .await
+        .expect("fetch the download");
+    assert_eq!(got[0], 200, "{}", got[0]);
+    assert_eq!(got[1], format!("attachment; filename=\"message-{id}.xml\""));
+    assert!(got[2] == xml.as_str(), "the whole text, byte for byte");
+    assert_eq!(
+        b.text_of("#decoded-records").await,
+        "Records 1–200 of 1000 (page 1)."
+    );
+    b.click("decoded-next").await;
+    b.wait_for_url(|u| u.ends_with("?page=2")).await;
+    assert_eq!(
+        b.text_of("#decoded-records").await,
+        "Records 201–400 of 1000 (page 2)."
+    );
 }

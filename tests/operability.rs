@@ -567,6 +567,70 @@ async fn the_daemon_serves_the_endpoints_and_a_standby_is_alive_but_not_ready() 
     assert_eq!(value(&page, "msgx_instance_lock_held", &[]), Some(0.0));
 }
 
+/// Issue 32 item 3 (H3): `msgx msg show` prints the console's bounded view
+/// of a large message (the first 256 KiB of the raw XML, the first 200
+/// records decoded) and says it is cut; `--full` prints all of it.
+#[tokio::test]
+async fn msg_show_is_bounded_unless_full() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let xml = common::sis::large_schd(4_000);
+    let id = mb.insert(&xml).await.to_string();
+    let cfg = db.config_file_with(|c| c.msgx.mailbox.url = mb.url.clone());
+    let flights = |v: &serde_json::Value| {
+        v["decoded"]["message"]["kind"]["flights"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+
+    let out = msgx(cfg.path(), &["msg", "show", &id, "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(out.stdout.len() < 1 << 20, "{} bytes", out.stdout.len());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((&v["cut"], &v["raw_cut"]), (&true.into(), &true.into()));
+    assert_eq!(v["raw_bytes"], xml.len());
+    let raw = v["raw"].as_str().expect("the raw text's start");
+    assert!(
+        raw.len() <= 256 << 10 && raw.len() > 250 << 10,
+        "{}",
+        raw.len()
+    );
+    assert!(xml.starts_with(raw));
+    assert_eq!(
+        v["records"],
+        serde_json::json!({"first": 0, "shown": 200, "total": 4000})
+    );
+    assert_eq!(flights(&v), 200);
+
+    let out = msgx(cfg.path(), &["msg", "show", &id, "--json", "--full"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((&v["cut"], &v["raw_cut"]), (&false.into(), &false.into()));
+    assert_eq!(v["raw"], xml.as_str());
+    assert_eq!(flights(&v), 4000);
+
+    let out = msgx(cfg.path(), &["msg", "show", &id]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.len() < 1 << 20, "{} bytes", shown.len());
+    assert!(
+        shown.contains("4000 (records 1–200 shown)") && shown.contains("FLTR 200: FLID 100199"),
+        "{}",
+        &shown[..2000]
+    );
+    assert!(!shown.contains("FLTR 201:"));
+    assert!(
+        shown.contains(&format!(" of {} bytes):\n<?xml", xml.len()))
+            && shown.contains("--full shows the whole message"),
+        "{}",
+        &shown[..2000]
+    );
+    let out = msgx(cfg.path(), &["msg", "show", &id, "--full"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains(&xml) && shown.contains("FLTR 4000: FLID 103999"));
+    assert!(!shown.contains("cut:"));
+}
+
 #[tokio::test]
 async fn flight_show_and_msg_show_explain_fixture_data() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);

@@ -288,7 +288,8 @@ async fn msg_show_prints_the_traceparent() {
     run_ok(&r, "ingest-sweep").await;
     let stored = stored_traces(&db).await[&id].clone().expect("a trace");
     let mut out = Vec::new();
-    let code = msgx::commands::inspect::msg_show(&db.pool, &r.mailbox, id, false, &mut out).await;
+    let code =
+        msgx::commands::inspect::msg_show(&db.pool, &r.mailbox, id, false, false, &mut out).await;
     assert_eq!(code, 0);
     let text = String::from_utf8(out).expect("utf-8");
     assert!(
@@ -296,7 +297,7 @@ async fn msg_show_prints_the_traceparent() {
         "{text}"
     );
     let mut out = Vec::new();
-    msgx::commands::inspect::msg_show(&db.pool, &r.mailbox, id, true, &mut out).await;
+    msgx::commands::inspect::msg_show(&db.pool, &r.mailbox, id, true, false, &mut out).await;
     let doc: serde_json::Value = serde_json::from_slice(&out).expect("JSON");
     assert_eq!(doc["record"]["traceparent"], stored.as_str());
 }

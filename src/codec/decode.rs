@@ -18,6 +18,8 @@ use super::model::{
     Unsupported,
 };
 use super::xml::{self, El, tag_keys};
+use serde::Serialize;
+use std::ops::Range;
 
 tag_keys!(META, SNDR, SEQN, DTTM, TYPE, STYP);
 use super::{flop, fltr, refdata, schs, time};
@@ -57,18 +59,105 @@ pub fn decode(bytes: &[u8]) -> Result<DecodedMessage, DecodeError> {
 /// time; docs/BENCHMARKS.md, codec). A 1,000-flight SCHD is about 1.2 MB.
 pub const TWO_LEVEL_ABOVE: usize = 2 << 20;
 
+/// The error of a message of `len` bytes when it is over
+/// [`MAX_MESSAGE_BYTES`]: a view can tell without reading the text.
+pub fn too_large(len: usize) -> Option<DecodeError> {
+    (len > MAX_MESSAGE_BYTES).then(|| {
+        DecodeError::codec(
+            "(document)",
+            format!(
+                "message of {len} bytes is larger than the {MAX_MESSAGE_BYTES} bytes this codec version accepts"
+            ),
+        )
+    })
+}
+
 /// [`decode`] with the two-level threshold given: the result is the same for
 /// every threshold (tests compare both parses, `tests/codec_proptest.rs`).
 #[doc(hidden)]
 pub fn decode_with(bytes: &[u8], two_level_above: usize) -> Result<DecodedMessage, DecodeError> {
-    if bytes.len() > MAX_MESSAGE_BYTES {
-        return Err(DecodeError::codec(
-            "(document)",
-            format!(
-                "message of {} bytes is larger than the {MAX_MESSAGE_BYTES} bytes this codec version accepts",
-                bytes.len()
-            ),
-        ));
+    decode_in(bytes, two_level_above, None)
+}
+
+/// Which records (by index, from 0) a windowed decode keeps, and how many
+/// the message has (set by the decode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub range: Range<usize>,
+    pub total: usize,
+}
+
+/// A message decoded in part (issue 32 item 3): its records (the FLTRs of
+/// a SCHD or SCHS, the records of a reference message) are only those of
+/// `first..first + message's record count`; everything else is decoded as
+/// [`decode`] does. `total` is the number of records the message has.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DecodedWindow {
+    pub message: DecodedMessage,
+    /// Index (from 0) of the first record kept.
+    pub first: usize,
+    /// Records in the whole message.
+    pub total: usize,
+}
+
+impl DecodedWindow {
+    /// Records kept.
+    pub fn shown(&self) -> usize {
+        match &self.message.kind {
+            MsgKind::Schd(s) => s.flights.len(),
+            MsgKind::Schs(s) => s.flights.len(),
+            MsgKind::RefData(r) => r.records.len(),
+            MsgKind::Flop(_) | MsgKind::Fdel(_) | MsgKind::Unsupported(_) => 0,
+        }
+    }
+
+    /// True when records of the message were left out.
+    pub fn is_cut(&self) -> bool {
+        self.shown() < self.total
+    }
+}
+
+/// Decodes `bytes` keeping only the records in `records` (by index, from 0)
+/// for a view of a large message (the console's message page, `msgx msg
+/// show`). A SCHD is parsed in two levels whatever its size and only the
+/// FLTRs in the window are decoded: a page of a 20,000-flight package costs
+/// one well-formedness pass over the text and 200 FLTRs, not the ~50 MB model
+/// of all 20,000. Other kinds are decoded whole and cut (they are not parsed
+/// in two levels by the pipeline either). Errors are those of [`decode`] for
+/// everything but the FLTRs outside the window, which are not decoded.
+pub fn decode_window(bytes: &[u8], records: Range<usize>) -> Result<DecodedWindow, DecodeError> {
+    let mut window = Window {
+        range: records.clone(),
+        total: 0,
+    };
+    let mut message = decode_in(bytes, 0, Some(&mut window))?;
+    // Kept in place: the records after the window, then those before it.
+    fn keep<T>(list: &mut Vec<T>, records: &Range<usize>) -> usize {
+        let total = list.len();
+        list.truncate(records.end);
+        list.drain(..records.start.min(list.len()));
+        total
+    }
+    let total = match &mut message.kind {
+        MsgKind::Schd(_) => window.total,
+        MsgKind::Schs(s) => keep(&mut s.flights, &records),
+        MsgKind::RefData(r) => keep(&mut r.records, &records),
+        MsgKind::Flop(_) | MsgKind::Fdel(_) | MsgKind::Unsupported(_) => 0,
+    };
+    Ok(DecodedWindow {
+        message,
+        first: records.start.min(total),
+        total,
+    })
+}
+
+fn decode_in(
+    bytes: &[u8],
+    two_level_above: usize,
+    window: Option<&mut Window>,
+) -> Result<DecodedMessage, DecodeError> {
+    if let Some(e) = too_large(bytes.len()) {
+        return Err(e);
     }
     let src = std::str::from_utf8(bytes).map_err(|e| {
         DecodeError::malformed(
@@ -97,7 +186,7 @@ pub fn decode_with(bytes: &[u8], two_level_above: usize) -> Result<DecodedMessag
         ));
     }
     let (meta, unknown) = envelope(root)?;
-    let kind = dispatch(root, &meta, unknown)?;
+    let kind = dispatch(root, &meta, unknown, window)?;
     Ok(DecodedMessage { meta, kind })
 }
 
@@ -216,6 +305,7 @@ fn dispatch(
     root: El<'_, '_>,
     meta: &Meta,
     unknown: Vec<UnknownElement>,
+    window: Option<&mut Window>,
 ) -> Result<MsgKind, DecodeError> {
     let t = meta.msg_type.as_str();
     let s = meta.styp.as_str();
@@ -227,7 +317,7 @@ fn dispatch(
         })
     };
     Ok(match t {
-        "SCHD" => MsgKind::Schd(fltr::schd(root, s, unknown)?),
+        "SCHD" => MsgKind::Schd(fltr::schd(root, s, unknown, window)?),
         // Both lists are sorted (a unit test checks it).
         "FLOP" if FLOP_SUBTYPES.binary_search(&s).is_ok() => flop::flop(root, s, unknown)?,
         "FLOP" => unsupported(format!(
@@ -500,5 +590,53 @@ mod tests {
             .map(|u| u.path.as_str())
             .collect();
         assert_eq!(paths, ["MSG/FLOP/NOTE", "MSG/FLOP/GTDT/GTXX"]);
+    }
+
+    /// A window holds exactly the records of the whole decode at its
+    /// indexes, counts them all, and skips the FLTRs outside it: a broken
+    /// FLTR outside the window is not decoded (issue 32 item 3).
+    #[test]
+    fn a_window_is_a_slice_of_the_whole_decode() {
+        let fltrs: String = (0..7)
+            .map(|i| format!("<FLTR><FLID>{i}</FLID><FLNO>YG{i}</FLNO></FLTR>"))
+            .collect();
+        let xml = msg(
+            &meta("SCHD", "DNLD"),
+            &format!("<SCHD><RECS>7</RECS>{fltrs}</SCHD>"),
+        );
+        let whole = decode(xml.as_bytes()).expect("whole");
+        let MsgKind::Schd(all) = &whole.kind else {
+            panic!("a SCHD")
+        };
+        for range in [0..3, 2..5, 5..100, 7..9, 0..usize::MAX] {
+            let w = decode_window(xml.as_bytes(), range.clone()).expect("window");
+            let MsgKind::Schd(part) = &w.message.kind else {
+                panic!("a SCHD")
+            };
+            let end = range.end.min(7);
+            let start = range.start.min(end);
+            assert_eq!(part.flights, all.flights[start..end], "{range:?}");
+            assert_eq!((w.first, w.total, w.shown()), (start, 7, end - start));
+            assert_eq!(w.is_cut(), end - start < 7);
+            assert_eq!((&w.message.meta, &part.recs), (&whole.meta, &all.recs));
+        }
+        let broken = xml.replace("<FLID>6</FLID>", "<FLID>six</FLID>");
+        assert!(decode(broken.as_bytes()).is_err());
+        assert!(decode_window(broken.as_bytes(), 0..3).is_ok());
+        assert!(decode_window(broken.as_bytes(), 5..7).is_err());
+        // Not well-formed anywhere: an error whatever the window.
+        let cut = &xml[..xml.len() - 20];
+        assert!(decode_window(cut.as_bytes(), 0..1).is_err());
+        // A reference message is decoded whole and cut to the window.
+        let refs = msg(
+            &meta("AIRL", "DNLD"),
+            "<RECS>3</RECS><AIRL><ITOP>UA</ITOP></AIRL><AIRL><ITOP>YG</ITOP></AIRL><AIRL><ITOP>CA</ITOP></AIRL>",
+        );
+        let w = decode_window(refs.as_bytes(), 1..2).expect("refdata");
+        let MsgKind::RefData(r) = &w.message.kind else {
+            panic!("reference data: {:?}", w.message.kind)
+        };
+        assert_eq!((w.first, w.total, r.records.len()), (1, 3, 1));
+        assert_eq!(r.records[0].key, "YG");
     }
 }

@@ -5,6 +5,7 @@
 //! checks (FLID, ALCD, FLNO… for SCHD) belong to the domain, which skips
 //! the one FLTR rather than the whole message (sis-format §2.1).
 
+use super::decode::Window;
 use super::error::DecodeError;
 use super::fields::{
     duplicate, extra_attrs, int_leaf, leaf, parse_scalar, put, stray_text, unknown_el,
@@ -107,10 +108,13 @@ pub(crate) fn fltr(el: El<'_, '_>) -> Result<Fltr, DecodeError> {
 /// Decodes a SCHD message body: exactly one `<SCHD>` under `<MSG>` holding
 /// `RECS` then the FLTRs (sis-format §1.3). Other children of `<MSG>`
 /// (besides META) are kept as unknown, after what the envelope set aside.
+/// With a `window`, only the FLTRs whose index is in it are decoded (the
+/// others are counted into it): a view of a large package (issue 32 item 3).
 pub(crate) fn schd(
     msg: El<'_, '_>,
     styp: &str,
     mut unknown: Vec<UnknownElement>,
+    window: Option<&mut Window>,
 ) -> Result<Schd, DecodeError> {
     let mut wrapper = None;
     for c in msg.children() {
@@ -134,22 +138,39 @@ pub(crate) fn schd(
     };
     let mut recs = Field::Absent;
     // Sized once: regrowing a list of ~1 KB records copies them all.
-    let mut flights = Vec::with_capacity(body.children().filter(|c| c.key() == FLTR).count());
+    let count = body.children().filter(|c| c.key() == FLTR).count();
+    let mut flights = Vec::with_capacity(window.as_ref().map_or(count, |w| {
+        w.range.end.min(count).saturating_sub(w.range.start)
+    }));
+    let mut index = 0;
     for c in body.children() {
         match c.key() {
             RECS => {
                 let v = int_leaf(c, &mut unknown)?;
                 put(&mut recs, v, c)?;
             }
-            FLTR if c.pruned() => {
-                // Two-level parse (large messages): this FLTR's elements
-                // are parsed now, alone, and dropped after decoding.
-                let doc = xml::parse_fragment(c.raw(), c.path())?;
-                flights.push(fltr(doc.root())?);
+            FLTR => {
+                index += 1;
+                if window
+                    .as_ref()
+                    .is_some_and(|w| !w.range.contains(&(index - 1)))
+                {
+                    continue;
+                }
+                if c.pruned() {
+                    // Two-level parse (large messages): this FLTR's elements
+                    // are parsed now, alone, and dropped after decoding.
+                    let doc = xml::parse_fragment(c.raw(), c.path())?;
+                    flights.push(fltr(doc.root())?);
+                } else {
+                    flights.push(fltr(c)?);
+                }
             }
-            FLTR => flights.push(fltr(c)?),
             _ => unknown.push(unknown_el(c)),
         }
+    }
+    if let Some(w) = window {
+        w.total = count;
     }
     extra_attrs(body, &[], &mut unknown);
     stray_text(body, &mut unknown);

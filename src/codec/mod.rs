@@ -17,7 +17,10 @@ mod schs;
 mod time;
 mod xml;
 
-pub use decode::{MAX_MESSAGE_BYTES, TWO_LEVEL_ABOVE, decode, decode_with};
+pub use decode::{
+    DecodedWindow, MAX_MESSAGE_BYTES, TWO_LEVEL_ABOVE, decode, decode_window, decode_with,
+    too_large,
+};
 pub use encode::{OutboundRequest, decode_request, encode_rqfd, encode_rqrd, format_sis_time};
 pub use error::DecodeError;
 pub use model::*;

@@ -86,7 +86,7 @@ fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 fn json_line(name: &str, result: &Result<DecodedMessage, DecodeError>) -> String {
-    let mut v = result_value(result);
+    let mut v = result_value(result.as_ref());
     if let Some(o) = v.as_object_mut() {
         o.insert("input".into(), serde_json::Value::from(name));
     }
@@ -94,18 +94,36 @@ fn json_line(name: &str, result: &Result<DecodedMessage, DecodeError>) -> String
 }
 
 /// `{"message": …}` or `{"error": …}` (also `msgx msg show --json`).
-pub(crate) fn result_value(result: &Result<DecodedMessage, DecodeError>) -> serde_json::Value {
+pub(crate) fn result_value(result: Result<&DecodedMessage, &DecodeError>) -> serde_json::Value {
     match result {
         Ok(m) => serde_json::json!({"message": m}),
         Err(e) => serde_json::json!({"error": e}),
     }
 }
 
-/// The readable summary of one decoded message (also `msgx msg show`).
+/// The readable summary of one decoded message.
 pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) -> String {
-    let m = match result {
-        Ok(m) => m,
-        Err(e) => return format!("{name}: {e}"),
+    match result {
+        Ok(m) => summary_from(name, m, 0, None),
+        Err(e) => format!("{name}: {e}"),
+    }
+}
+
+/// The summary of a message whose records start at index `first` (from 0);
+/// `total`: the records of the whole message when `m` holds only some
+/// (`msgx msg show`'s bounded view, issue 32 item 3).
+pub(crate) fn summary_from(
+    name: &str,
+    m: &DecodedMessage,
+    first: usize,
+    total: Option<usize>,
+) -> String {
+    let count = |shown: usize| match total {
+        Some(t) if shown < t && shown > 0 => {
+            format!("{t} (records {}–{} shown)", first + 1, first + shown)
+        }
+        Some(t) if shown < t => format!("{t} (none shown)"),
+        _ => shown.to_string(),
     };
     let dttm = m
         .meta
@@ -127,7 +145,7 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
             s += &format!(
                 "  schedule {styp}: RECS {}, {} flight(s)\n",
                 field_text(&x.recs),
-                x.flights.len()
+                count(x.flights.len())
             );
             for (i, f) in x.flights.iter().enumerate() {
                 let sc = |t: ScalarTag| match f.scalar(t) {
@@ -155,7 +173,7 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
                     .collect();
                 s += &format!(
                     "    FLTR {}: FLID {} {} {} SODT {} ({} scalars{}{})\n",
-                    i + 1,
+                    first + i + 1,
                     sc(ScalarTag::FLID),
                     sc(ScalarTag::FLNO),
                     sc(ScalarTag::MVIN),
@@ -198,7 +216,7 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
                     RefStyp::Other(o) => o.as_str(),
                 },
                 field_text(&x.recs),
-                keys.len(),
+                count(keys.len()),
                 keys.join(", ")
             );
         }
@@ -210,7 +228,7 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
                 field_text(&x.edat),
                 field_text(&x.apcd),
                 field_text(&x.recs),
-                x.flights.len()
+                count(x.flights.len())
             );
             for (i, f) in x.flights.iter().enumerate() {
                 let sc = |t: ScalarTag| match f.scalar(t) {
@@ -220,7 +238,7 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
                 };
                 s += &format!(
                     "    FLTR {}: {} {} STDT {} EDDT {} DYOP {} SCHT {} (ROUT×{}, ERUT×{})\n",
-                    i + 1,
+                    first + i + 1,
                     sc(ScalarTag::FLNO),
                     sc(ScalarTag::MVIN),
                     sc(ScalarTag::STDT),

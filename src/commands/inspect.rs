@@ -8,8 +8,9 @@
 use super::exit::FAILURE;
 use super::{connect_current, emit};
 use crate::clock::SharedClock;
+use crate::codec::DecodedWindow;
 use crate::config::Config;
-use crate::inspect::{HolesView, MessageView, Raw};
+use crate::inspect::{Bounds, HolesView, MessageView, Raw};
 use crate::store::mailbox::Mailbox;
 use crate::store::pg::proc_state;
 use chrono::{DateTime, Utc};
@@ -97,18 +98,28 @@ pub async fn flight_show(
     emit(out, &s)
 }
 
-/// `msgx msg show <MSG_ID> [--json]`: the PROC_STATE record, the flights it
-/// wrote, and the raw XML from the mailbox (or "purged"), decoded, with
-/// every unknown element the codec kept (issue 18 item 4; `unknown_elements`
-/// in the JSON: `[{path, name, raw}]`, `null` when it was not decoded).
+/// `msgx msg show <MSG_ID> [--json] [--full]`: the PROC_STATE record, the
+/// flights it wrote, and the raw XML from the mailbox (or "purged"),
+/// decoded, with every unknown element the codec kept (issue 18 item 4;
+/// `unknown_elements` in the JSON: `[{path, name, raw}]`, `null` when it was
+/// not decoded). Bounded like the console's page unless `full` (issue 32
+/// item 3): the first [`crate::inspect::RAW_PREVIEW_BYTES`] of the raw XML
+/// and the first [`crate::inspect::RECORDS_PER_PAGE`] records decoded; the
+/// JSON says what was cut (`cut`, `raw_cut`, `raw_bytes`, `records`).
 pub async fn msg_show(
     pool: &PgPool,
     mailbox: &Mailbox,
     msg_id: i64,
     json_out: bool,
+    full: bool,
     out: &mut dyn Write,
 ) -> i32 {
-    let view = match crate::inspect::message(pool, mailbox, msg_id).await {
+    let bounds = if full {
+        Bounds::full()
+    } else {
+        Bounds::page(1).unwrap_or_else(Bounds::full)
+    };
+    let view = match crate::inspect::message(pool, mailbox, msg_id, &bounds).await {
         Ok(v) => v,
         Err(e) => return fail("msg show", e),
     };
@@ -126,14 +137,14 @@ pub async fn msg_show(
         .iter()
         .map(|(flid, v)| json!({"flid": flid, "state_version": v}))
         .collect();
+    let raw_cut = matches!(&raw, Raw::Present(r) if r.cut);
+    let window = decoded.as_ref().and_then(|d| d.as_ref().ok());
+    let records_cut = window.is_some_and(DecodedWindow::is_cut);
     if json_out {
-        let (raw_text, mailbox_state) = match &raw {
-            Raw::Present(b) => (
-                Some(String::from_utf8_lossy(b).into_owned()),
-                "present".to_string(),
-            ),
-            Raw::Purged => (None, "purged".into()),
-            Raw::Unreadable(e) => (None, format!("unreachable: {e}")),
+        let (raw_text, raw_bytes, mailbox_state) = match raw {
+            Raw::Present(r) => (Some(r.text), Some(r.total_bytes), "present".to_string()),
+            Raw::Purged => (None, None, "purged".into()),
+            Raw::Unreadable(e) => (None, None, format!("unreachable: {e}")),
         };
         let doc = json!({
             "msg_id": msg_id,
@@ -141,11 +152,16 @@ pub async fn msg_show(
             "flights": flights_json,
             "mailbox": mailbox_state,
             "raw": raw_text,
-            "decoded": decoded.as_ref().map(super::decode::result_value),
-            "unknown_elements": decoded
+            "raw_bytes": raw_bytes,
+            "raw_cut": raw_cut,
+            "decoded": decoded
                 .as_ref()
-                .and_then(|d| d.as_ref().ok())
-                .map(|m| m.unknown_elements()),
+                .map(|d| super::decode::result_value(d.as_ref().map(|w| &w.message))),
+            "records": window
+                .filter(|w| w.total > 0)
+                .map(|w| json!({"first": w.first, "shown": w.shown(), "total": w.total})),
+            "cut": raw_cut || records_cut,
+            "unknown_elements": window.map(|w| w.message.unknown_elements()),
         });
         return emit(out, &format!("{doc}\n"));
     }
@@ -163,17 +179,31 @@ pub async fn msg_show(
             .collect();
         s += &format!("  flights written: {}\n", f.join(", "));
     }
+    let name = format!("  {msg_id}");
     match (&raw, &decoded) {
-        (Raw::Present(bytes), Some(d)) => {
-            s += &format!(
-                "decoded:\n{}raw XML:\n{}\n",
-                super::decode::summary(&format!("  {msg_id}"), d),
-                String::from_utf8_lossy(bytes)
-            );
+        (Raw::Present(r), Some(d)) => {
+            let summary = match d {
+                Ok(w) => super::decode::summary_from(&name, &w.message, w.first, Some(w.total)),
+                Err(e) => format!("{name}: {e}"),
+            };
+            let size = if r.cut {
+                format!(" (the first {} of {} bytes)", r.text.len(), r.total_bytes)
+            } else {
+                String::new()
+            };
+            s += &format!("decoded:\n{summary}\nraw XML{size}:\n{}\n", r.text);
         }
         (Raw::Purged, _) => s += "raw XML: purged (the mailbox row no longer exists)\n",
         (Raw::Unreadable(e), _) => s += &format!("raw XML: mailbox unreachable: {e}\n"),
         (Raw::Present(_), None) => {}
+    }
+    if raw_cut || records_cut {
+        s += &format!(
+            "cut: a bounded view (the first {} KiB of the raw XML, {} records decoded); \
+             --full shows the whole message\n",
+            crate::inspect::RAW_PREVIEW_BYTES >> 10,
+            crate::inspect::RECORDS_PER_PAGE
+        );
     }
     emit(out, &s)
 }
@@ -321,7 +351,7 @@ pub async fn flight_show_command(config: &Config, flid: i64, limit: i64, json: b
 }
 
 /// `msgx msg show`, on the configured PostgreSQL and mailbox.
-pub async fn msg_show_command(config: &Config, msg_id: i64, json: bool) -> i32 {
+pub async fn msg_show_command(config: &Config, msg_id: i64, json: bool, full: bool) -> i32 {
     let pool = match connect_current(config, "msg show").await {
         Ok(p) => p,
         Err(code) => return code,
@@ -330,7 +360,7 @@ pub async fn msg_show_command(config: &Config, msg_id: i64, json: bool) -> i32 {
         Ok(m) => m,
         Err(code) => return code,
     };
-    let code = msg_show(&pool, &mailbox, msg_id, json, &mut std::io::stdout()).await;
+    let code = msg_show(&pool, &mailbox, msg_id, json, full, &mut std::io::stdout()).await;
     mailbox.close().await;
     code
 }

@@ -150,6 +150,7 @@ pub fn router(state: ConsoleState) -> Router {
         .route("/", get(pages::overview))
         .route("/messages", get(pages::messages))
         .route("/messages/{id}", get(pages::message))
+        .route("/messages/{id}/raw", get(pages::message_raw))
         .route("/flights", get(pages::flights))
         .route("/flights/{flid}", get(pages::flight))
         .route("/events/dead", get(pages::dead_events))

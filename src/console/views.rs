@@ -177,11 +177,22 @@ pub struct MessagePage {
     pub msg_id: i64,
     pub facts: Vec<Fact>,
     pub events: Table,
-    /// The raw XML, or `None` with `raw_note` saying why.
+    /// The raw XML (its start when `raw_cut`), or `None` with `raw_note`
+    /// saying why.
     pub raw: Option<String>,
     pub raw_note: String,
-    /// The decoded message as pretty JSON.
+    /// Says the raw XML shown is cut and how large the whole is.
+    pub raw_cut: Option<String>,
+    /// The link to the whole raw text (a download).
+    pub download: Option<String>,
+    /// The decoded message as pretty JSON: one page of its records.
     pub decoded: Option<String>,
+    /// Which records are shown (messages with records), and whether the
+    /// decoded text is cut.
+    pub records: Option<String>,
+    /// Links to the previous and next page of records.
+    pub prev: Option<String>,
+    pub next: Option<String>,
     pub can_replay: bool,
     pub can_skip: bool,
 }

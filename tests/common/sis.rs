@@ -122,3 +122,28 @@ pub fn schs(
         series.len()
     )
 }
+
+/// One SCHD DNLD of `flights` rich FLTRs (FLIDs from 100000) as `msgx
+/// mailbox generate --package-flights N --rich` writes it (about 830 bytes
+/// a flight: 4,000 are 3.3 MB, 20,000 the 16.5 MB of issue 32 H3), with
+/// each delay text made multi-byte (`läte 遅延`), so a character and a
+/// byte count differ all through the text.
+pub fn large_schd(flights: u32) -> String {
+    let spec = msgx::commands::generate::Spec {
+        messages: 1,
+        flights,
+        seed: 1,
+        duplicates: 0.0,
+        malformed: 0.0,
+        holes: 0,
+        first_seqn: 1,
+        package_flights: flights,
+        rich: true,
+    };
+    let xml = msgx::commands::generate::messages(&spec)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("one package");
+    xml.replace(">late</DELY>", ">läte 遅延</DELY>")
+}

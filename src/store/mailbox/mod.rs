@@ -501,6 +501,111 @@ impl Mailbox {
     }
 }
 
+/// Characters per piece when a raw text is read in pieces ([`RawReader`]):
+/// about 1 MiB for the ASCII of SIS messages, at most 4 MiB in utf8mb4, well
+/// below any server's `max_allowed_packet`.
+pub const RAW_PIECE_CHARS: u64 = 1 << 20;
+
+/// Why a raw text read in pieces could not be read to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum RawReadError {
+    #[error(transparent)]
+    Mailbox(#[from] MailboxError),
+    /// The row was deleted between two pieces (the owner purged it, C-7).
+    #[error("mailbox row {0} was deleted while its text was read")]
+    Vanished(i64),
+}
+
+/// One row's raw text read in pieces of [`RAW_PIECE_CHARS`] characters, one
+/// short `SUBSTRING` statement each (issue 32 item 3): a 16 MiB text never
+/// crosses the network as one row (mysql_async assembles a row from max-size
+/// packets and held about 4× a 16 MB text, docs/BENCHMARKS.md, issue 17),
+/// and no pooled connection is held between pieces, so a slow download
+/// client holds one piece and no mailbox connection. Raw messages are
+/// immutable (PRE-7): the pieces are one text, byte for byte what
+/// [`Mailbox::read_raw`] returns.
+pub struct RawReader {
+    mailbox: Mailbox,
+    id: i64,
+    sql: String,
+    /// 1-based character position of the next piece.
+    next: u64,
+    chars: u64,
+    bytes: u64,
+    first: Option<Vec<u8>>,
+}
+
+impl Mailbox {
+    /// Opens the raw text of row `id` for reading in pieces, reading its
+    /// length and the first piece; `None` when the row does not exist.
+    pub async fn open_raw(&self, id: i64) -> Result<Option<RawReader>, MailboxError> {
+        let table = self.inbox().await?.sql();
+        let head = format!(
+            "SELECT CHAR_LENGTH(CMINMSGS_CLOB_MSG), LENGTH(CMINMSGS_CLOB_MSG), \
+             SUBSTRING(CMINMSGS_CLOB_MSG, 1, ?) FROM {table} WHERE CMINMSGS_ID = ?"
+        );
+        type Head = (Option<u64>, Option<u64>, Option<Vec<u8>>);
+        let row: Option<Head> = self
+            .bounded(async {
+                let mut conn = self.pool.get_conn().await?;
+                conn.exec_first(head, (RAW_PIECE_CHARS, id)).await
+            })
+            .await?;
+        // A NULL text reads as empty, as in `read_raw_range`.
+        Ok(row.map(|(chars, bytes, first)| RawReader {
+            mailbox: self.clone(),
+            id,
+            sql: format!(
+                "SELECT SUBSTRING(CMINMSGS_CLOB_MSG, ?, ?) FROM {table} WHERE CMINMSGS_ID = ?"
+            ),
+            next: 1 + RAW_PIECE_CHARS,
+            chars: chars.unwrap_or(0),
+            bytes: bytes.unwrap_or(0),
+            first: Some(first.unwrap_or_default()),
+        }))
+    }
+}
+
+impl RawReader {
+    /// The text's length in bytes as the server stores it (`LENGTH()`):
+    /// the size of the whole text for an ASCII or UTF-8 column.
+    pub fn stored_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The next piece; `None` after the last.
+    pub async fn next(&mut self) -> Result<Option<Vec<u8>>, RawReadError> {
+        if let Some(first) = self.first.take() {
+            return Ok(Some(first));
+        }
+        if self.next > self.chars {
+            return Ok(None);
+        }
+        let (sql, at) = (self.sql.as_str(), self.next);
+        let piece: Option<Option<Vec<u8>>> = self
+            .mailbox
+            .bounded(async {
+                let mut conn = self.mailbox.pool.get_conn().await?;
+                conn.exec_first(sql, (at, RAW_PIECE_CHARS, self.id)).await
+            })
+            .await?;
+        let Some(piece) = piece else {
+            return Err(RawReadError::Vanished(self.id));
+        };
+        self.next += RAW_PIECE_CHARS;
+        Ok(Some(piece.unwrap_or_default()))
+    }
+
+    /// The whole text, in one buffer sized once.
+    pub async fn read_all(mut self) -> Result<Vec<u8>, RawReadError> {
+        let mut text = Vec::with_capacity(usize::try_from(self.bytes).unwrap_or(0));
+        while let Some(piece) = self.next().await? {
+            text.extend_from_slice(&piece);
+        }
+        Ok(text)
+    }
+}
+
 impl Mailbox {
     /// Inserts a message received through the compat entry (§4.4), copying
     /// META into the SUBSYSTEM columns when it fits them (sis-format §1.6).
