@@ -13,6 +13,7 @@
 
 use super::error::DecodeError;
 use super::fields::{extra_attrs, put, stray_text, text_leaf, unknown_el};
+use super::fltr::Window;
 use super::model::{
     DecodedMessage, FLOP_SUBTYPES, Field, Meta, MsgKind, REF_TYPES, SchsStyp, UnknownElement,
     Unsupported,
@@ -77,14 +78,6 @@ pub fn too_large(len: usize) -> Option<DecodeError> {
 #[doc(hidden)]
 pub fn decode_with(bytes: &[u8], two_level_above: usize) -> Result<DecodedMessage, DecodeError> {
     decode_in(bytes, two_level_above, None)
-}
-
-/// Which records (by index, from 0) a windowed decode keeps, and how many
-/// the message has (set by the decode).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Window {
-    pub range: Range<usize>,
-    pub total: usize,
 }
 
 /// A message decoded in part (issue 32 item 3): its records (the FLTRs of

@@ -5,7 +5,6 @@
 //! checks (FLID, ALCD, FLNO… for SCHD) belong to the domain, which skips
 //! the one FLTR rather than the whole message (sis-format §2.1).
 
-use super::decode::Window;
 use super::error::DecodeError;
 use super::fields::{
     duplicate, extra_attrs, int_leaf, leaf, parse_scalar, put, stray_text, unknown_el,
@@ -17,6 +16,15 @@ use super::groups::{
 };
 use super::model::{Field, Fltr, ScalarTag, Schd, SchdStyp, UnknownElement};
 use super::xml::{self, El, tag_keys};
+use std::ops::Range;
+
+/// Which records (by index, from 0) a windowed decode keeps, and how many
+/// the message has (set by the decode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub range: Range<usize>,
+    pub total: usize,
+}
 
 tag_keys!(
     FDIV, FRET, FLAB, ROUT, ERUT, PSDT, GTDT, CKDT, CLDT, CHDT, CHOT, ABTM, DELY, SRVT, VIPF, PORT,
