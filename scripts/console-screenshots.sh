@@ -87,6 +87,7 @@ name = "$SHOT_USER"
 role = "operator"
 password-hash = '$hash'
 TOML
+chmod 600 "$WORK/users.toml"   # a users file others may read is refused
 "$MSGX" mailbox generate --messages "$MESSAGES" --flights "$(harness_default_flights "$MESSAGES")" \
   --seed 21 --duplicates 0.02 --malformed 0.005 --holes $(( MESSAGES / 2000 + 1 )) >/dev/null
 harness_dev_kafka "$WORK/kafka.log"

@@ -367,6 +367,9 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
         Command::Msg { .. } => ("msg", Needs::BOTH, false),
         Command::Holes { .. } => ("holes", Needs::POSTGRES, false),
         Command::Console { action: None } => ("console", Needs::BOTH, false),
+        Command::Console {
+            action: Some(console::ConsoleAction::Revoke { .. }),
+        } => ("console", Needs::POSTGRES, false),
         Command::Console { action: Some(_) } => ("console", Needs::NONE, false),
         // The doctor reports a missing URL as its first failed check.
         Command::Doctor { .. } => ("doctor", Needs::NONE, false),
@@ -510,6 +513,25 @@ pub async fn run(cli: Cli) -> i32 {
             action: MsgAction::Show { msg_id, json, full },
         } => inspect::msg_show_command(&loaded.config, msg_id, json, full).await,
         Command::Console { action: None } => console::serve(loaded.config, clock).await,
+        Command::Console {
+            action:
+                Some(console::ConsoleAction::Revoke {
+                    user,
+                    reason,
+                    actor,
+                    json,
+                }),
+        } => {
+            console::revoke(
+                &loaded.config,
+                clock,
+                &user,
+                reason.as_deref(),
+                actor.as_deref(),
+                json,
+            )
+            .await
+        }
         Command::Console { action: Some(_) } => exit::OK, // handled above: no config
         Command::Holes { limit, json } => {
             inspect::holes_command(&loaded.config, clock, limit, json).await

@@ -321,6 +321,12 @@ pub const CATALOG: &[MetricSpec] = &[
         "1 while this process holds the instance lock, else 0.",
     ),
     m(
+        "msgx_console_up",
+        Gauge,
+        &[],
+        "1 while this daemon's operator console serves, 0 when it is configured but could not start or stopped (the jobs run on).",
+    ),
+    m(
         "msgx_scheduler_heartbeat_timestamp_seconds",
         Gauge,
         &[],
@@ -601,6 +607,7 @@ mod tests {
             "scheduler",
             "collector",
             "http",
+            "console",
         ];
         let mut seen = std::collections::BTreeSet::new();
         for s in CATALOG {

@@ -24,6 +24,9 @@ const MSG: &str = "<MSG><META><SNDR>AODB</SNDR><SEQN>77</SEQN><DTTM>202612010800
 
 const TOKEN: &str = "s3cret-compat-token-0123456789";
 
+/// Headers for [`post_with`]: no `Authorization` at all.
+const NO_AUTH: [(&str, &str); 1] = [("Authorization", "")];
+
 /// A body that decodes to MALFORMED at once (no META): cheap requests that
 /// never write, for the limit tests.
 const NO_META: &str = "<MSG/>";
@@ -68,8 +71,10 @@ async fn try_start(
     Ok(Entry { addr, _stop: tx })
 }
 
+/// The entry on loopback with [`TOKEN`] as `MSGX_COMPAT_TOKEN` (the
+/// entry needs authentication on every address, issue 32 item 4).
 async fn start(db: &TestDb, mailbox_url: &str, tweak: impl FnOnce(&mut Http)) -> Entry {
-    try_start(db, mailbox_url, "127.0.0.1:0", None, tweak)
+    try_start(db, mailbox_url, "127.0.0.1:0", Some(TOKEN), tweak)
         .await
         .expect("the compat entry starts")
 }
@@ -113,12 +118,21 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     })
 }
 
+/// A POST of `body` with `headers`; `Authorization: Bearer` [`TOKEN`]
+/// unless the headers name `Authorization` themselves ([`NO_AUTH`]: none).
+/// A header with an empty value is left out.
 fn http_request(headers: &[(&str, &str)], body: &str) -> Vec<u8> {
     let mut req = format!(
         "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
-    for (k, v) in headers {
+    if !headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+    {
+        req.push_str(&format!("Authorization: Bearer {TOKEN}\r\n"));
+    }
+    for (k, v) in headers.iter().filter(|(_, v)| !v.is_empty()) {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
@@ -218,7 +232,8 @@ async fn deterministic_decode_errors_are_400_and_write_nothing() {
     let mut raw = MSG.as_bytes().to_vec();
     raw.splice(0..0, [0xB2, 0xE2, 0xCA, 0xD4]);
     let mut req = format!(
-        "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\n\
+         Authorization: Bearer {TOKEN}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         raw.len()
     )
     .into_bytes();
@@ -284,7 +299,8 @@ async fn a_type_msgx_does_not_handle_is_422_and_writes_nothing_unless_ignored() 
     let mut cfg = db.config();
     cfg.msgx.mailbox.url = mb.url.clone();
     cfg.msgx.ignore = vec!["XYZW".into()];
-    let server = compat::bind("127.0.0.1:0", &cfg.msgx.http, state(&db, &cfg), |_| None)
+    let env = |k: &str| (k == compat::TOKEN_ENV).then(|| TOKEN.to_string());
+    let server = compat::bind("127.0.0.1:0", &cfg.msgx.http, state(&db, &cfg), env)
         .await
         .expect("binds");
     let addr = server.local_addr();
@@ -307,7 +323,8 @@ async fn an_oversized_body_is_413_and_writes_nothing() {
     // Chunked, so no Content-Length tells it in advance.
     let mut s = TcpStream::connect(entry.addr).await.unwrap();
     let req = format!(
-        "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{:x}\r\n{MSG}\r\n0\r\n\r\n",
+        "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n\
+         Authorization: Bearer {TOKEN}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{:x}\r\n{MSG}\r\n0\r\n\r\n",
         MSG.len()
     );
     let a = exchange(&mut s, req.as_bytes()).await.unwrap();
@@ -384,7 +401,7 @@ async fn a_configured_token_is_required_even_on_loopback() {
     let path = file.path().to_path_buf();
     let entry = start(&db, &mb.url, |h| h.compat_token_file = Some(path)).await;
 
-    let a = post(entry.addr, MSG).await;
+    let a = post_with(entry.addr, &NO_AUTH, MSG).await;
     assert_eq!(a.status, 401, "no token: {a:?}");
     assert!(
         a.head.contains("www-authenticate: Bearer realm=\"msgx\""),
@@ -495,7 +512,7 @@ async fn a_non_loopback_address_without_authentication_is_refused_at_start() {
         .await
         .expect("starts with a token");
     let local = SocketAddr::from(([127, 0, 0, 1], entry.addr.port()));
-    assert_eq!(post(local, MSG).await.status, 401);
+    assert_eq!(post_with(local, &NO_AUTH, MSG).await.status, 401);
     // An unreadable token file stops the start too (the file is read there).
     let err = try_start(&db, &mb.url, "127.0.0.1:0", None, |h| {
         h.compat_token_file = Some("/nonexistent/compat.token".into())
@@ -735,7 +752,9 @@ async fn tls_with_a_token_needs_both_and_bad_tls_files_stop_the_start() {
         .connect(name, tcp)
         .await
         .unwrap();
-    let a = exchange(&mut tls, &http_request(&[], MSG)).await.unwrap();
+    let a = exchange(&mut tls, &http_request(&NO_AUTH, MSG))
+        .await
+        .unwrap();
     assert_eq!(
         a.status, 401,
         "a certificate does not replace the token: {a:?}"
@@ -776,6 +795,7 @@ async fn start_ops(
         heartbeat,
         lock: LockSlot::default(),
         jobs: Default::default(),
+        console: Default::default(),
         metrics: msgx::prometheus::install().expect("recorder installs"),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -868,12 +888,11 @@ async fn a_stalled_body_holds_the_only_slot_until_its_body_timeout() {
     })
     .await;
     let mut stalled = TcpStream::connect(entry.addr).await.unwrap();
-    stalled
-        .write_all(
-            b"POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nConnection: close\r\n\r\n<MSG>",
-        )
-        .await
-        .unwrap();
+    let head = format!(
+        "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n\
+         Authorization: Bearer {TOKEN}\r\nContent-Length: 100\r\nConnection: close\r\n\r\n<MSG>"
+    );
+    stalled.write_all(head.as_bytes()).await.unwrap();
     let stalled_at = Instant::now();
     // NO_META answers 400 when the slot is free, 503 while the stalled
     // request holds it.
@@ -979,7 +998,7 @@ async fn the_daemon_serves_the_entry_with_its_token_and_refuses_to_start_without
     })
     .await;
     let addr = address(&daemon).unwrap();
-    assert_eq!(post(addr, MSG).await.status, 401);
+    assert_eq!(post_with(addr, &NO_AUTH, MSG).await.status, 401);
     let auth = format!("Bearer {TOKEN}");
     assert_eq!(
         post_with(addr, &[("Authorization", &auth)], MSG)
@@ -1020,8 +1039,8 @@ async fn refusals_and_cut_off_connections_are_counted() {
         h.header_read_timeout = "1s".parse().unwrap();
     })
     .await;
-    assert_eq!(post(entry.addr, MSG).await.status, 401);
-    assert_eq!(post(entry.addr, MSG).await.status, 401);
+    assert_eq!(post_with(entry.addr, &NO_AUTH, MSG).await.status, 401);
+    assert_eq!(post_with(entry.addr, &NO_AUTH, MSG).await.status, 401);
     let mut slow = slow_client(entry.addr).await;
     assert!(closed_within(&mut slow, Duration::from_secs(5)).await);
     let page = metrics.render();
@@ -1040,4 +1059,339 @@ async fn refusals_and_cut_off_connections_are_counted() {
         line("msgx_http_connections_dropped_total{listener=\"compat\",reason=\"header-timeout\"}"),
         1.0
     );
+}
+
+// ------------------------------------------------------ issue 32 item 4 --
+
+/// PROC_STATE of `msg_id`: (STATE, OUTCOME_REASON, IDENTITY_KEY).
+async fn outcome(db: &TestDb, msg_id: i64) -> (String, Option<String>, Option<String>) {
+    sqlx::query_as("SELECT state, outcome_reason, identity_key FROM proc_state WHERE msg_id = $1")
+        .bind(msg_id)
+        .fetch_one(&db.pool)
+        .await
+        .unwrap()
+}
+
+/// The id of a 200 answer.
+fn accepted_id(a: &Answer) -> i64 {
+    assert_eq!(a.status, 200, "{a:?}");
+    let v: serde_json::Value = serde_json::from_str(&a.body).unwrap();
+    v["id"].as_i64().unwrap()
+}
+
+/// H4: a message posted through compat holds an identity scoped to its
+/// client, so the AODB's own message with the same SNDR/TYPE/STYP/SEQN
+/// (and another content), arriving later through the mailbox, is processed
+/// and changes the flight (before: SKIPPED `duplicate-of` the compat row).
+/// A client's retry of its own message is still a duplicate (§4.4).
+#[tokio::test]
+async fn a_compat_message_never_takes_an_identity_from_the_aodb() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (_clock, shared) = manual_clock();
+    let (runner, _stop) = common::runner(&db, Some(&mb), shared, |_| {});
+    let schd = mb.insert(&sis::schd_one_flight(1, 9001)).await;
+    let flop = MSG.replace("<FLID>1</FLID>", "<FLID>9001</FLID>");
+    let entry = start(&db, &mb.url, |_| {}).await;
+    let compat_first = accepted_id(&post(entry.addr, &flop).await);
+    let compat_retry = accepted_id(&post(entry.addr, &flop).await);
+    let genuine = mb.insert(&flop.replace("01DEC260830", "01DEC260845")).await;
+    common::jobs::drain(&runner).await;
+
+    assert_eq!(outcome(&db, schd).await.0, "SUCCEEDED");
+    let (first_state, first_reason, first_key) = outcome(&db, compat_first).await;
+    assert_eq!((first_state.as_str(), first_reason), ("SUCCEEDED", None));
+    assert_eq!(
+        first_key.as_deref(),
+        Some("compat:MSGX_COMPAT_TOKEN|AODB|FLOP|APPT|77")
+    );
+    let (retry_state, retry_reason, _) = outcome(&db, compat_retry).await;
+    assert_eq!(
+        (retry_state.as_str(), retry_reason),
+        ("SKIPPED", Some(format!("duplicate-of:{compat_first}"))),
+        "a client's own retry is a duplicate"
+    );
+    let (state, reason, key) = outcome(&db, genuine).await;
+    assert_eq!(key.as_deref(), Some("AODB|FLOP|APPT|77"));
+    assert_eq!(
+        (state.as_str(), reason),
+        ("SUCCEEDED", None),
+        "the AODB's message is processed and changes the flight, no duplicate of the compat one"
+    );
+}
+
+/// A browser page cannot post here: a request with an `Origin` header is
+/// 403, one whose content type is not XML (a `text/plain` form, none at
+/// all) 415; nothing is written, every refusal is recorded.
+#[tokio::test]
+async fn cross_site_posts_and_non_xml_bodies_are_refused() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let entry = start(&db, &mb.url, |_| {}).await;
+    let a = post_with(entry.addr, &[("Origin", "https://evil.example")], MSG).await;
+    assert_eq!(a.status, 403, "{a:?}");
+    assert!(a.body.contains("Origin"), "{a:?}");
+    let a = post_with(entry.addr, &[("Origin", "null")], MSG).await;
+    assert_eq!(a.status, 403, "{a:?}");
+    // A text/plain "simple request" (no preflight), as a cross-site form
+    // would send it, and a body without any content type.
+    for content_type in ["text/plain", ""] {
+        let mut req = format!(
+            "POST /cminmsgs/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Length: {}\r\nConnection: close\r\n",
+            MSG.len()
+        );
+        if !content_type.is_empty() {
+            req += &format!("Content-Type: {content_type}\r\n");
+        }
+        req += "\r\n";
+        req += MSG;
+        let mut s = TcpStream::connect(entry.addr).await.unwrap();
+        let a = exchange(&mut s, req.as_bytes()).await.unwrap();
+        assert_eq!(a.status, 415, "{content_type:?}: {a:?}");
+    }
+    assert_nothing_written(&db, &mb).await;
+    let recorded: Vec<(i16, String, Option<String>)> =
+        sqlx::query_as("SELECT status, outcome, principal FROM compat_request ORDER BY id")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    let tok = Some(compat::TOKEN_ENV.to_string());
+    assert_eq!(
+        recorded,
+        [
+            (403, "REFUSED".into(), None),
+            (403, "REFUSED".into(), None),
+            (415, "REFUSED".into(), tok.clone()),
+            (415, "REFUSED".into(), tok),
+        ]
+    );
+}
+
+/// A private tokens file of `(name, token, senders)`.
+fn tokens_file(entries: &[(&str, &str, &[&str])]) -> tempfile::NamedTempFile {
+    use sha2::Digest;
+    let mut text = String::new();
+    for (name, token, senders) in entries {
+        let hash = hex::encode(sha2::Sha256::digest(token.as_bytes()));
+        let senders: Vec<String> = senders.iter().map(|s| format!("{s:?}")).collect();
+        text += &format!(
+            "[[token]]\nname = \"{name}\"\nsha256 = \"{hash}\"\nsenders = [{}]\n",
+            senders.join(", ")
+        );
+    }
+    let f = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(f.path(), text).unwrap();
+    f
+}
+
+/// Each token may send only its own senders, and every request is
+/// recorded with its client, SNDR, body digest, status and outcome, the
+/// written ones with their MSG_ID.
+#[tokio::test]
+async fn each_token_sends_only_its_senders_and_every_request_is_recorded() {
+    use sha2::Digest;
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let bridge = "bridge-token-0123456789";
+    let bhs = "bhs-token-0123456789abc";
+    let file = tokens_file(&[("bridge", bridge, &["AODB"]), ("bhs", bhs, &["BHS"])]);
+    let path = file.path().to_path_buf();
+    let entry = try_start(&db, &mb.url, "127.0.0.1:0", None, |h| {
+        h.compat_tokens_file = Some(path)
+    })
+    .await
+    .expect("starts with a tokens file");
+    let as_bhs = format!("Bearer {bhs}");
+    let as_bridge = format!("Bearer {bridge}");
+    let from_bhs = MSG.replace("<SNDR>AODB</SNDR>", "<SNDR>BHS</SNDR>");
+    let a = post_with(entry.addr, &[("Authorization", &as_bhs)], MSG).await;
+    assert_eq!(a.status, 403, "bhs may not send AODB: {a:?}");
+    let written = accepted_id(&post_with(entry.addr, &[("Authorization", &as_bridge)], MSG).await);
+    let other = accepted_id(&post_with(entry.addr, &[("Authorization", &as_bhs)], &from_bhs).await);
+    assert_eq!(
+        post(entry.addr, MSG).await.status,
+        401,
+        "the env token is not configured"
+    );
+    assert_eq!(post_with(entry.addr, &NO_AUTH, MSG).await.status, 401);
+    let a = post_with(entry.addr, &[("Authorization", &as_bridge)], NO_META).await;
+    assert_eq!(a.status, 400);
+
+    let rows: Vec<compat_request_row::Row> = sqlx::query_as(
+        "SELECT status, outcome, principal, sndr, payload_sha256, msg_id, peer \
+         FROM compat_request ORDER BY id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .unwrap();
+    let digest = |b: &str| Some(hex::encode(sha2::Sha256::digest(b.as_bytes())));
+    let s = |v: &str| Some(v.to_string());
+    let summary: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.0,
+                r.1.as_str(),
+                r.2.clone(),
+                r.3.clone(),
+                r.4.clone(),
+                r.5,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (403, "REFUSED", s("bhs"), s("AODB"), digest(MSG), None),
+            (
+                200,
+                "ACCEPTED",
+                s("bridge"),
+                s("AODB"),
+                digest(MSG),
+                Some(written)
+            ),
+            (
+                200,
+                "ACCEPTED",
+                s("bhs"),
+                s("BHS"),
+                digest(&from_bhs),
+                Some(other)
+            ),
+            (401, "REFUSED", None, None, None, None),
+            (401, "REFUSED", None, None, None, None),
+            (400, "REFUSED", s("bridge"), None, digest(NO_META), None),
+        ]
+    );
+    assert!(
+        rows.iter().all(|r| r.6.starts_with("127.0.0.1:")),
+        "{rows:?}"
+    );
+}
+
+mod compat_request_row {
+    /// (status, outcome, principal, sndr, payload_sha256, msg_id, peer)
+    pub type Row = (
+        i16,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<i64>,
+        String,
+    );
+}
+
+/// When the request cannot be recorded in PostgreSQL, the mailbox row is
+/// rolled back: no compat-written row is ever without its record (the pump
+/// could not scope its identity).
+#[tokio::test]
+async fn a_request_that_cannot_be_recorded_writes_no_mailbox_row() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    db.fail_inserts("compat_request", "pg refuses (test)").await;
+    let entry = start(&db, &mb.url, |_| {}).await;
+    let a = post(entry.addr, MSG).await;
+    assert_eq!(a.status, 503, "{a:?}");
+    assert!(!a.body.contains("pg refuses"), "{a:?}");
+    assert_nothing_written(&db, &mb).await;
+}
+
+/// Authentication on every address: loopback without any is refused at
+/// start, unless the development mode is asked for, which only loopback
+/// may, and which says so in the log.
+#[tokio::test]
+async fn loopback_needs_authentication_unless_the_development_mode_is_named() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let err = try_start(&db, &mb.url, "127.0.0.1:0", None, |_| {})
+        .await
+        .err()
+        .expect("refused");
+    assert!(matches!(err, CompatError::Unauthenticated(_)), "{err}");
+    let err = try_start(&db, &mb.url, "0.0.0.0:0", None, |h| {
+        h.compat_development_mode = true
+    })
+    .await
+    .err()
+    .expect("refused off loopback");
+    assert!(
+        matches!(err, CompatError::DevelopmentOffLoopback(_)),
+        "{err}"
+    );
+    let (logs, guard) = common::capture_logs();
+    let entry = try_start(&db, &mb.url, "127.0.0.1:0", None, |h| {
+        h.compat_development_mode = true
+    })
+    .await
+    .expect("the development mode starts on loopback");
+    drop(guard);
+    assert!(logs.text().contains("DEVELOPMENT MODE"), "{}", logs.text());
+    let id = accepted_id(&post_with(entry.addr, &NO_AUTH, MSG).await);
+    let principal: Option<String> =
+        sqlx::query_scalar("SELECT principal FROM compat_request WHERE msg_id = $1")
+            .bind(id)
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(principal.as_deref(), Some(compat::DEVELOPMENT_CLIENT));
+    // A token file others may read is refused, as the console's users file.
+    use std::os::unix::fs::PermissionsExt;
+    let file = token_file(TOKEN);
+    std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let path = file.path().to_path_buf();
+    let err = try_start(&db, &mb.url, "127.0.0.1:0", None, |h| {
+        h.compat_token_file = Some(path)
+    })
+    .await
+    .err()
+    .expect("refused");
+    assert!(err.to_string().contains("mode 0644"), "{err}");
+}
+
+/// `retention` deletes compat records past `compat-record-retention`, but
+/// keeps one whose mailbox row has not bound its (scoped) identity yet: the
+/// pump still needs it.
+#[tokio::test]
+async fn retention_keeps_the_records_a_message_still_needs_for_its_identity() {
+    use msgx::clock::Clock as _;
+    use msgx::store::pg::compat_request::{self, NewRequest, Outcome};
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (clock, shared) = manual_clock();
+    let (runner, _stop) = common::runner(&db, Some(&mb), shared, |_| {});
+    let old = clock.now() - chrono::Duration::days(91);
+    let r = NewRequest {
+        peer: "127.0.0.1:1".into(),
+        principal: Some("bridge"),
+        ..Default::default()
+    };
+    let refused = compat_request::record(&db.pool, old, &r, 401, Outcome::Refused)
+        .await
+        .unwrap();
+    let bound = compat_request::begin_write(&db.pool, old, &r, 101)
+        .await
+        .unwrap();
+    let unbound = compat_request::begin_write(&db.pool, old, &r, 102)
+        .await
+        .unwrap();
+    let recent = compat_request::record(&db.pool, clock.now(), &r, 401, Outcome::Refused)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO proc_state (msg_id, state, received_at, enqueued_at, updated_at, identity_key) \
+         VALUES (101, 'FAILED', $1, $1, $1, 'compat:bridge|AODB|FLOP|APPT|1'), \
+                (102, 'PENDING', $1, $1, $1, NULL)",
+    )
+    .bind(old)
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    let s = common::jobs::run_ok(&runner, "retention").await;
+    assert_eq!(
+        common::jobs::detail(&s, "compat_request_deleted"),
+        2,
+        "{s:?}"
+    );
+    let left: Vec<i64> = sqlx::query_scalar("SELECT id FROM compat_request ORDER BY id")
+        .fetch_all(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(left, [unbound, recent], "deleted: {refused}, {bound}");
 }

@@ -63,9 +63,10 @@ async fn request_from(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Answer {
+    let (headers, body) = with_login_token(method, path, headers, body);
     let mut s = common::connect_from(from, addr).await;
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: console\r\nConnection: close\r\n");
-    for (k, v) in headers {
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+    for (k, v) in &headers {
         req += &format!("{k}: {v}\r\n");
     }
     if method == "POST" {
@@ -75,7 +76,7 @@ async fn request_from(
         );
     }
     req += "\r\n";
-    req += body;
+    req += &body;
     s.write_all(req.as_bytes()).await.expect("write");
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).await.expect("read");
@@ -101,6 +102,39 @@ async fn request_from(
         headers,
         body: body.to_string(),
     }
+}
+
+/// The login CSRF token the tests post (issue 32 item 6): the double-submit
+/// check compares the form's token with the login cookie's, which a client
+/// of its own (not a browser on another site's page) may set itself.
+const LOGIN_TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+/// A login POST without a `csrf` field gets [`LOGIN_TOKEN`] in its form
+/// and in both names of the login cookie (plain and `__Host-`); any other
+/// request is sent as given.
+fn with_login_token(
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (Vec<(String, String)>, String) {
+    let mut headers: Vec<(String, String)> = headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let posted = body.split('&').any(|kv| kv.starts_with("csrf="));
+    if method != "POST" || path != "/login" || posted {
+        return (headers, body.to_string());
+    }
+    let cookies = format!("msgx_login={LOGIN_TOKEN}; __Host-msgx_login={LOGIN_TOKEN}");
+    match headers
+        .iter_mut()
+        .find(|(k, _)| k.eq_ignore_ascii_case("cookie"))
+    {
+        Some((_, v)) => *v = format!("{v}; {cookies}"),
+        None => headers.push(("Cookie".into(), cookies)),
+    }
+    (headers, format!("{body}&csrf={LOGIN_TOKEN}"))
 }
 
 fn form(fields: &[(&str, &str)]) -> String {
@@ -326,19 +360,22 @@ async fn login_sets_a_strict_session_cookie_and_a_wrong_password_is_refused() {
         !cookie.contains("Secure"),
         "plain HTTP on loopback: {cookie}"
     );
-    // Behind a TLS-terminating proxy that says so, the cookie is Secure.
+    // A client that is no trusted proxy cannot claim HTTPS (issue 32 item 6).
     let body = form(&[("user", ALICE.0), ("password", ALICE.1)]);
-    let a = request(
-        c.addr,
-        "POST",
-        "/login",
-        &[("X-Forwarded-Proto", "https")],
-        &body,
-    )
-    .await;
+    let https = [("X-Forwarded-Proto", "https")];
+    let a = request(c.addr, "POST", "/login", &https, &body).await;
+    let cookie = a.header("set-cookie").unwrap_or_default();
+    assert!(
+        cookie.starts_with("msgx_console=") && !cookie.contains("Secure"),
+        "{a:?}"
+    );
+    // Behind a TLS-terminating trusted proxy that says so, the cookie is
+    // Secure and carries the `__Host-` prefix.
+    let proxied = Console::behind_proxy("127.0.0.1", |_| {}).await;
+    let a = request(proxied.addr, "POST", "/login", &https, &body).await;
     assert!(
         a.header("set-cookie")
-            .is_some_and(|v| v.contains("; Secure")),
+            .is_some_and(|v| v.starts_with("__Host-msgx_console=") && v.ends_with("; Secure")),
         "{a:?}"
     );
 
@@ -626,7 +663,7 @@ fn trickling_login(
         let s = common::connect_from(from, addr).await;
         let (mut r, mut w) = s.into_split();
         let writer = tokio::spawn(async move {
-            let head = "POST /login HTTP/1.1\r\nHost: console\r\n\
+            let head = "POST /login HTTP/1.1\r\nHost: localhost\r\n\
                         Content-Type: application/x-www-form-urlencoded\r\n\
                         Content-Length: 1000\r\n\r\nu";
             let until = Instant::now() + trickle;
@@ -719,6 +756,7 @@ async fn every_page_renders_on_a_drained_database_and_a_viewer_sees_no_action() 
         ("/backfill/abandoned", "page-abandoned"),
         ("/holes", "page-holes"),
         ("/requests", "page-requests"),
+        ("/compat", "page-compat"),
         ("/jobs", "page-jobs"),
     ];
     for (path, id) in pages {
@@ -1539,13 +1577,17 @@ async fn daemon_console(d: &common::Daemon) -> SocketAddr {
             .parse::<SocketAddr>()
             .ok()
     };
-    common::wait_until(
-        "the console",
-        std::time::Duration::from_secs(20),
-        || async { address().is_some() },
+    let until = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < until {
+        if let Some(addr) = address() {
+            return addr;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "the daemon logged no console address; its log:\n{}",
+        d.output()
     )
-    .await;
-    address().expect("logged address")
 }
 
 #[tokio::test]
@@ -1554,10 +1596,12 @@ async fn the_daemon_serves_the_console_when_listen_is_set() {
     let cfg = db.config_file_with(|c| {
         c.msgx.mailbox.url = mb.url.clone();
         c.msgx.console.listen = Some("127.0.0.1:0".into());
+        c.msgx.console.anonymous_viewer = true;
     });
     let d = common::Daemon::spawn(cfg.path(), &[]);
     let addr = daemon_console(&d).await;
-    // No users file on loopback: an anonymous viewer, every page, no action.
+    // No users file on loopback, asked for by name (anonymous-viewer): an
+    // anonymous viewer, every page, no action.
     let a = request(addr, "GET", "/", &[], "").await;
     assert_eq!(a.status, 200, "{a:?}");
     assert!(
@@ -1592,22 +1636,28 @@ async fn the_daemon_serves_the_console_when_listen_is_set() {
     d.terminate();
 }
 
-#[tokio::test]
-async fn hash_password_prints_an_argon2_hash_of_standard_input() {
+/// `msgx console hash-password` with `input` on standard input.
+fn hash_password_of(input: &str) -> std::process::Output {
     use std::io::Write;
     let mut child = std::process::Command::new(common::msgx_bin())
         .args(["console", "hash-password"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
     child
         .stdin
         .take()
         .expect("stdin")
-        .write_all(b"s3cret pass\n")
+        .write_all(input.as_bytes())
         .expect("write");
-    let out = child.wait_with_output().expect("output");
+    child.wait_with_output().expect("output")
+}
+
+#[tokio::test]
+async fn hash_password_prints_an_argon2_hash_of_standard_input() {
+    let out = hash_password_of("s3cret pass for the console\n");
     assert!(out.status.success());
     let hash = String::from_utf8(out.stdout).expect("utf8");
     let hash = hash.trim();
@@ -1619,7 +1669,11 @@ async fn hash_password_prints_an_argon2_hash_of_standard_input() {
     )
     .expect("write");
     let users = msgx::console::access::Users::load(file.path()).expect("loads");
-    assert!(users.verify_password("a", "s3cret pass").is_some());
+    assert!(
+        users
+            .verify_password("a", "s3cret pass for the console")
+            .is_some()
+    );
 }
 
 // ------------------------------------------------------------ in a browser --
@@ -1670,6 +1724,7 @@ async fn in_a_browser_an_operator_filters_replays_and_resends_and_a_viewer_canno
         ("/backfill/abandoned".to_string(), "page-abandoned"),
         ("/holes".to_string(), "page-holes"),
         ("/requests".to_string(), "page-requests"),
+        ("/compat".to_string(), "page-compat"),
         ("/jobs".to_string(), "page-jobs"),
     ];
     for (path, id) in &pages {
@@ -2001,4 +2056,606 @@ async fn in_a_browser_a_large_message_shows_a_cut_preview_and_downloads_whole() 
         b.text_of("#decoded-records").await,
         "Records 201–400 of 1000 (page 2)."
     );
+}
+
+/// Issue 32 item 6 in a browser: the login form carries its CSRF token,
+/// equal to its cookie; a form posted once that cookie is gone (expired, or
+/// a page of another site posting it) is refused with "log in again" and a
+/// fresh form, which then logs in; the pages (the bounded message page
+/// among them) reach the browser with the security headers.
+#[tokio::test]
+async fn in_a_browser_the_login_form_carries_its_token_and_pages_their_security_headers() {
+    let Some(b) = common::browser::Browser::start().await else {
+        return;
+    };
+    let c = Console::start(|_| {}).await;
+    let id = c.mailbox.insert(&sis::large_schd(300)).await;
+    let base = format!("http://{}", c.addr);
+    b.goto(&format!("{base}/login")).await;
+    let token = b
+        .client()
+        .execute(
+            "return document.querySelector('#login-form input[name=csrf]').value;",
+            vec![],
+        )
+        .await
+        .expect("read the form's token");
+    let token = token.as_str().unwrap_or_default().to_string();
+    assert_eq!(token.len(), 64, "{token}");
+    let cookie = b.cookie("msgx_login").await.expect("the form's cookie");
+    assert_eq!(cookie.value(), token);
+
+    b.clear_cookies().await;
+    b.fill("login-user", VICTOR.0).await;
+    b.fill("login-password", VICTOR.1).await;
+    b.click("login-submit").await;
+    let error = b.text_of("#login-error").await;
+    assert!(error.contains("log in again"), "{error}");
+    assert!(b.cookie("msgx_console").await.is_none(), "no session");
+    b.fill("login-user", VICTOR.0).await;
+    b.fill("login-password", VICTOR.1).await;
+    b.click("login-submit").await;
+    b.wait_for("#page-overview").await;
+
+    let fetch = "return fetch(arguments[0]).then(r => [r.status, \
+                 r.headers.get('content-security-policy'), r.headers.get('x-content-type-options'), \
+                 r.headers.get('referrer-policy'), r.headers.get('cache-control')]);";
+    for path in ["/".to_string(), format!("/messages/{id}"), "/login".into()] {
+        let got = b
+            .client()
+            .execute(fetch, vec![path.clone().into()])
+            .await
+            .expect("fetch");
+        assert_eq!(got[0], 200, "{path}: {got}");
+        assert_eq!(
+            got[1], "default-src 'self'; frame-ancestors 'none'",
+            "{path}"
+        );
+        assert_eq!(got[2], "nosniff", "{path}");
+        assert_eq!(got[3], "no-referrer", "{path}");
+        assert_eq!(got[4], "no-store", "{path}");
+    }
+    b.goto(&format!("{base}/messages/{id}")).await;
+    b.wait_for("#page-message").await;
+}
+
+// ------------------------------------------- browser-facing defaults (32) --
+
+/// A GET of `path` naming `host` in its `Host` header.
+async fn get_as_host(addr: SocketAddr, host: &str, path: &str) -> Answer {
+    let mut s = common::connect_from(ip("127.0.0.1"), addr).await;
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).await.expect("read");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    Answer {
+        status,
+        headers: BTreeMap::new(),
+        body: text,
+    }
+}
+
+/// Issue 32 item 6 (M4): a page of another site whose name resolves to the
+/// console's address (DNS rebinding) is refused before anything runs; the
+/// listen address and `localhost` are answered, and a configured host list
+/// replaces `localhost`.
+#[tokio::test]
+async fn the_console_answers_only_to_its_own_host_names() {
+    let c = Console::start(|_| {}).await;
+    let port = c.addr.port();
+    for host in [
+        format!("localhost:{port}"),
+        "LOCALHOST".to_string(),
+        format!("127.0.0.1:{port}"),
+    ] {
+        let a = get_as_host(c.addr, &host, "/login").await;
+        assert_eq!(a.status, 200, "{host}: {}", a.body);
+    }
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_string(),
+        "localhost.evil.example".to_string(),
+        format!("127.0.0.2:{port}"),
+    ] {
+        let a = get_as_host(c.addr, &host, "/login").await;
+        assert_eq!(a.status, 421, "{host}: {}", a.body);
+        assert!(!a.body.contains("login-form"), "{host}: {}", a.body);
+    }
+    // A raw message is not readable through a rebinding name either.
+    let a = get_as_host(c.addr, "evil.example", "/messages/1/raw").await;
+    assert_eq!(a.status, 421, "{}", a.body);
+
+    let named = Console::start(|c| {
+        c.msgx.console.allowed_hosts = vec!["msgx.airport.example".into()];
+    })
+    .await;
+    let a = get_as_host(named.addr, "msgx.airport.example:443", "/login").await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let a = get_as_host(named.addr, "localhost", "/login").await;
+    assert_eq!(a.status, 421, "the configured list replaces localhost");
+}
+
+/// Issue 32 item 6 (L1): every answer carries the CSP, nosniff and
+/// Referrer-Policy headers, and `Cache-Control: no-store` unless it set its
+/// own (the stylesheet).
+#[tokio::test]
+async fn every_answer_carries_the_security_headers() {
+    let c = Console::start(|_| {}).await;
+    let (session, _) = c.login(ALICE).await;
+    let answers = [
+        ("/login", c.get("/login", None).await),
+        ("/ without session", c.get("/", None).await),
+        ("/", c.get("/", Some(&session)).await),
+        ("/messages", c.get("/messages", Some(&session)).await),
+        ("/nowhere", c.get("/nowhere", Some(&session)).await),
+        ("POST /actions", c.post("/actions/replay", None, &[]).await),
+        (
+            "/assets/console.css",
+            c.get("/assets/console.css", None).await,
+        ),
+    ];
+    for (what, a) in &answers {
+        assert_eq!(
+            a.header("content-security-policy"),
+            Some("default-src 'self'; frame-ancestors 'none'"),
+            "{what}: {a:?}"
+        );
+        assert_eq!(
+            a.header("x-content-type-options"),
+            Some("nosniff"),
+            "{what}"
+        );
+        assert_eq!(a.header("referrer-policy"), Some("no-referrer"), "{what}");
+        let cache = a.header("cache-control");
+        if *what == "/assets/console.css" {
+            assert_eq!(cache, Some("max-age=3600"), "{what}");
+        } else {
+            assert_eq!(cache, Some("no-store"), "{what}: {a:?}");
+        }
+    }
+}
+
+/// Issue 32 item 6 (L8): the login form carries a CSRF token, equal to its
+/// cookie's; a login POST without it, or with another, is refused before
+/// the password is looked at (a page of another site cannot log a browser
+/// in as its own user). The token of a real form works.
+#[tokio::test]
+async fn a_login_needs_the_token_of_its_form() {
+    let c = Console::start(|_| {}).await;
+    let body = form(&[("user", ALICE.0), ("password", ALICE.1)]);
+    // No token at all (the old form), and a token without its cookie.
+    let none = [("Cookie", "x=1")];
+    let with_field = format!("{body}&csrf=guessed");
+    for (headers, body) in [(&none[..], body.as_str()), (&[][..], with_field.as_str())] {
+        let mut s = common::connect_from(ip("127.0.0.1"), c.addr).await;
+        let mut req =
+            "POST /login HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n".to_string();
+        for (k, v) in headers {
+            req += &format!("{k}: {v}\r\n");
+        }
+        req += &format!(
+            "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).await.expect("write");
+        let mut raw = String::new();
+        s.read_to_string(&mut raw).await.expect("read");
+        assert!(raw.starts_with("HTTP/1.1 403"), "{raw}");
+        assert!(!raw.contains("msgx_console="), "no session: {raw}");
+        assert!(raw.contains("log in again"), "{raw}");
+    }
+    // A token and a cookie that differ.
+    let other = [("Cookie", "msgx_login=one")];
+    let a = request(
+        c.addr,
+        "POST",
+        "/login",
+        &other,
+        &format!("{body}&csrf=two"),
+    )
+    .await;
+    assert_eq!(a.status, 403, "{a:?}");
+    // The form's own token and cookie.
+    let f = c.get("/login", None).await;
+    let token = hidden(&f.body, "csrf").expect("the login form carries a token");
+    assert_eq!(token.len(), 64, "{token}");
+    let cookie = f
+        .headers
+        .get("set-cookie")
+        .and_then(|v| v.iter().find(|c| c.starts_with("msgx_login=")))
+        .expect("the form's cookie")
+        .clone();
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(cookie.contains(attr), "{attr}: {cookie}");
+    }
+    let pair = cookie.split(';').next().unwrap_or_default().to_string();
+    assert_eq!(pair, format!("msgx_login={token}"));
+    let a = request(
+        c.addr,
+        "POST",
+        "/login",
+        &[("Cookie", pair.as_str())],
+        &format!("{body}&csrf={token}"),
+    )
+    .await;
+    assert_eq!(a.status, 303, "{a:?}");
+    assert!(
+        a.header("set-cookie")
+            .is_some_and(|v| v.starts_with("msgx_console="))
+    );
+}
+
+/// Issue 32 item 6: a console without a users file only when asked for by
+/// name (`anonymous-viewer = true`); before, leaving the file out was
+/// enough to open every page to every local visitor.
+#[tokio::test]
+async fn an_anonymous_console_must_be_asked_for() {
+    let db = TestDb::migrated().await;
+    let mut config = db.config();
+    config.msgx.console.listen = Some("127.0.0.1:0".into());
+    let (_, clock) = manual_clock();
+    let mailbox = msgx::store::mailbox::Mailbox::new(&config.msgx.mailbox).expect("mailbox");
+    let bind = |config: Config| {
+        msgx::console::bind(
+            "127.0.0.1:0",
+            Arc::new(config),
+            db.pool.clone(),
+            mailbox.clone(),
+            clock.clone(),
+            None,
+        )
+    };
+    let refused = bind(config.clone()).await;
+    assert!(
+        matches!(refused, Err(msgx::console::ConsoleError::NoAnonymous)),
+        "{:?}",
+        refused.err()
+    );
+    let cfg = db.config_file_with(|c| c.msgx.console.listen = Some("127.0.0.1:0".into()));
+    let out = msgx(cfg.path(), &["config", "check"]);
+    assert_eq!(common::code(&out), 2, "{}", common::text(&out));
+    assert!(
+        common::text(&out).contains("anonymous-viewer"),
+        "{}",
+        common::text(&out)
+    );
+    config.msgx.console.anonymous_viewer = true;
+    assert!(bind(config).await.is_ok());
+}
+
+// ------------------------------------------------ sessions and users (32) --
+
+impl Console {
+    /// Another console on the same database (a restart, or a standby) with
+    /// the users file `users`.
+    async fn restarted(&self, users: &std::path::Path) -> SocketAddr {
+        let mut config = (*self.runner.config).clone();
+        config.msgx.console.users_file = Some(users.to_path_buf());
+        let server = msgx::console::bind(
+            "127.0.0.1:0",
+            Arc::new(config),
+            self.db.pool.clone(),
+            self.runner.mailbox.clone(),
+            self.runner.clock.clone(),
+            None,
+        )
+        .await
+        .expect("console binds");
+        let addr = server.local_addr().expect("address");
+        let (stop, rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            let _keep = stop;
+            let _ = server.serve(rx).await;
+        });
+        addr
+    }
+}
+
+/// A private users file holding `text`.
+fn users_text(text: &str) -> tempfile::NamedTempFile {
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(file.path(), text).expect("write users");
+    file
+}
+
+fn user_entry(name: &str, role: &str, password: &str) -> String {
+    format!(
+        "[[user]]\nname = \"{name}\"\nrole = \"{role}\"\npassword-hash = \"{}\"\n",
+        hash_password(password).expect("hash")
+    )
+}
+
+/// Issue 32 item 7 (M7): a session is bound to its user's entry; a changed
+/// password or role ends it (also across a restart, where before it lived
+/// on), an unchanged file keeps it.
+#[tokio::test]
+async fn a_session_ends_when_its_users_password_or_role_changes() {
+    let c = Console::start(|_| {}).await;
+    let (session, _) = c.login(ALICE).await;
+    let cookie = format!("msgx_console={session}");
+    let with = [("Cookie", cookie.as_str())];
+    let same = c.restarted(c._users.path()).await;
+    assert_eq!(
+        request(same, "GET", "/", &with, "").await.status,
+        200,
+        "same file"
+    );
+
+    let new_password = users_text(&user_entry(
+        ALICE.0,
+        "operator",
+        "another operator password",
+    ));
+    let moved = c.restarted(new_password.path()).await;
+    let a = request(moved, "GET", "/", &with, "").await;
+    assert_eq!(
+        (a.status, a.header("location")),
+        (303, Some("/login")),
+        "{a:?}"
+    );
+    // Ended for good: the old file does not bring it back.
+    assert_eq!(request(same, "GET", "/", &with, "").await.status, 303);
+
+    let (session, _) = c.login(ALICE).await;
+    let cookie = format!("msgx_console={session}");
+    let with = [("Cookie", cookie.as_str())];
+    let mut text = std::fs::read_to_string(c._users.path()).expect("users");
+    text = text.replacen("role = \"operator\"", "role = \"viewer\"", 1);
+    let demoted = users_text(&text);
+    let moved = c.restarted(demoted.path()).await;
+    assert_eq!(
+        request(moved, "GET", "/", &with, "").await.status,
+        303,
+        "new role"
+    );
+}
+
+/// Issue 32 item 7: a session ends after `session-idle-timeout` without a
+/// request (each request moves it on), and a user holds at most
+/// `sessions-per-user` sessions: a new login ends the oldest.
+#[tokio::test]
+async fn idle_sessions_end_and_a_user_holds_a_bounded_number() {
+    let c = Console::start(|c| {
+        c.msgx.console.session_idle_timeout = "30m".parse().expect("duration");
+        c.msgx.console.sessions_per_user = 2;
+    })
+    .await;
+    let (busy, _) = c.login(ALICE).await;
+    let (idle, _) = c.login(VICTOR).await;
+    for _ in 0..3 {
+        c.clock.advance(chrono::Duration::minutes(20));
+        assert_eq!(c.get("/", Some(&busy)).await.status, 200, "active");
+    }
+    assert_eq!(c.get("/", Some(&idle)).await.status, 303, "idle for 60 min");
+
+    let mut logins = Vec::new();
+    for _ in 0..3 {
+        c.clock.advance(chrono::Duration::seconds(1));
+        logins.push(c.login(VICTOR).await.0);
+    }
+    let [first, second, third] = &logins[..] else {
+        unreachable!("three logins")
+    };
+    assert_eq!(
+        c.get("/", Some(first)).await.status,
+        303,
+        "the oldest ended"
+    );
+    assert_eq!(c.get("/", Some(second)).await.status, 200);
+    assert_eq!(c.get("/", Some(third)).await.status, 200);
+    let held: i64 = sqlx::query_scalar("SELECT count(*) FROM console_session WHERE user_name = $1")
+        .bind(VICTOR.0)
+        .fetch_one(&c.db.pool)
+        .await
+        .expect("count");
+    assert_eq!(held, 2);
+}
+
+/// Issue 32 item 7: `msgx console revoke USER` ends every session of the
+/// user at once, others' stay, and the revocation is recorded.
+#[tokio::test]
+async fn console_revoke_ends_a_users_sessions_and_is_recorded() {
+    let c = Console::start(|_| {}).await;
+    let (a1, _) = c.login(ALICE).await;
+    let (a2, _) = c.login(ALICE).await;
+    let (v, _) = c.login(VICTOR).await;
+    let cfg = c.db.config_file_with(|_| {});
+    let out = msgx(
+        cfg.path(),
+        &[
+            "console",
+            "revoke",
+            ALICE.0,
+            "--reason",
+            "laptop lost",
+            "--actor",
+            "ops-lead",
+            "--json",
+        ],
+    );
+    assert_eq!(common::code(&out), 0, "{}", common::text(&out));
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", common::text(&out)));
+    assert_eq!(report["sessions_ended"], 2, "{report}");
+    assert_eq!(c.get("/", Some(&a1)).await.status, 303);
+    assert_eq!(c.get("/", Some(&a2)).await.status, 303);
+    assert_eq!(
+        c.get("/", Some(&v)).await.status,
+        200,
+        "another user's session stays"
+    );
+    let (actor, reason, target): (String, Option<String>, String) = sqlx::query_as(
+        "SELECT actor, reason, target FROM operator_action WHERE action = 'SESSION_REVOKE'",
+    )
+    .fetch_one(&c.db.pool)
+    .await
+    .expect("recorded");
+    assert_eq!(
+        (actor.as_str(), reason.as_deref(), target.as_str()),
+        ("ops-lead", Some("laptop lost"), "console_user:alice")
+    );
+}
+
+/// Issue 32 item 7 (L5): `hash-password` refuses a short password and a
+/// common one, naming why, and prints no hash.
+#[test]
+fn hash_password_refuses_short_and_common_passwords() {
+    for (password, why) in [("a", "at least 12"), ("Password1234", "common passwords")] {
+        let out = hash_password_of(&format!("{password}\n"));
+        assert_eq!(out.status.code(), Some(2), "{password}");
+        assert!(out.stdout.is_empty(), "no hash for {password}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{password}: {err}");
+    }
+}
+
+/// Issue 32 item 7 (L4) and item 8 (M8): a users file others may read, or
+/// one that does not parse, is refused by `config check` (naming the file,
+/// never a line of it) and by the console; the daemon runs its jobs on,
+/// says so in the log, in `/readyz` (check `console`, not counted in
+/// `ready`) and in `msgx_console_up`. Before, `config check` passed and the
+/// daemon exited 2.
+#[tokio::test]
+async fn a_broken_users_file_fails_config_check_and_never_stops_the_daemon() {
+    use std::os::unix::fs::PermissionsExt;
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let readable = users_text(&user_entry("alice", "operator", "alice-operator-pw"));
+    std::fs::set_permissions(readable.path(), std::fs::Permissions::from_mode(0o644))
+        .expect("chmod");
+    let secret_line = "password-hash = \"$argon2id$v=19$leaked-part\" trailing";
+    let garbled = users_text(&format!("[[user]]\nname = \"bob\"\n{secret_line}\n"));
+    for (file, why) in [(readable.path(), "mode 0644"), (garbled.path(), "line 3")] {
+        let cfg = db.config_file_with(|c| {
+            c.msgx.console.listen = Some("127.0.0.1:0".into());
+            c.msgx.console.users_file = Some(file.to_path_buf());
+        });
+        let out = msgx(cfg.path(), &["config", "check"]);
+        let text = common::text(&out);
+        assert_eq!(common::code(&out), 2, "{text}");
+        assert!(
+            text.contains("msgx.console.users-file") && text.contains(why),
+            "{text}"
+        );
+        assert!(
+            !text.contains("leaked-part") && !text.contains("argon2id"),
+            "{text}"
+        );
+    }
+    let cfg = db.config_file_with(|c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        c.msgx.console.listen = Some("127.0.0.1:0".into());
+        c.msgx.console.users_file = Some(readable.path().to_path_buf());
+        c.msgx.http.metrics_listen = Some("127.0.0.1:0".into());
+    });
+    let id = mb.insert(&sis::schd_one_flight(1, 9001)).await;
+    let d = common::Daemon::spawn(cfg.path(), &[]);
+    let ran = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM proc_state WHERE msg_id = $1")
+            .bind(id)
+            .fetch_one(&db.pool)
+            .await
+            .unwrap_or(0)
+            > 0
+    };
+    common::wait_until("the daemon's ingest", Duration::from_secs(30), ran).await;
+    let log = d.output();
+    assert!(log.contains("Operator console not started"), "{log}");
+    let ops = d
+        .ops_address()
+        .unwrap_or_else(|| panic!("ops endpoints: {log}"));
+    let (_, ready) = common::http(ops, "GET", "/readyz", "").await;
+    let ready: serde_json::Value =
+        serde_json::from_str(&ready).unwrap_or_else(|_| panic!("{ready}"));
+    assert_eq!(ready["checks"]["console"]["ok"], false, "{ready}");
+    assert!(
+        ready["checks"]["console"]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("mode 0644")),
+        "{ready}"
+    );
+    let (_, metrics) = common::http(ops, "GET", "/metrics", "").await;
+    assert!(
+        metrics.lines().any(|l| l == "msgx_console_up 0"),
+        "{metrics}"
+    );
+    d.terminate();
+}
+
+/// Issue 32 item 6 (M5): a console on a non-loopback address over plain
+/// HTTP, with no TLS-terminating proxy declared, does not start (it did,
+/// without a word, sending passwords in the clear).
+#[test]
+fn a_non_loopback_console_over_plain_http_refuses_to_start() {
+    let users = users_file();
+    let db_url = "postgres://msgx:msgx@127.0.0.1:5432/none";
+    let cfg = tempfile::NamedTempFile::new().expect("tmp");
+    std::fs::write(
+        cfg.path(),
+        format!(
+            "[msgx.postgres]\nurl = \"{db_url}\"\n[msgx.console]\nlisten = \"0.0.0.0:0\"\n\
+             users-file = \"{}\"\nallowed-hosts = [\"msgx.airport.example\"]\n",
+            users.path().display()
+        ),
+    )
+    .expect("config");
+    let out = msgx(cfg.path(), &["console"]);
+    let text = common::text(&out);
+    assert_eq!(common::code(&out), 2, "{text}");
+    assert!(
+        text.contains("msgx.console.tls-cert") && text.contains("plain HTTP"),
+        "{text}"
+    );
+}
+
+/// Issue 32 item 4: every compat request is visible in the console, with
+/// its client, SNDR, body digest, answer and the message it wrote.
+#[tokio::test]
+async fn the_compat_page_lists_every_compat_request() {
+    use msgx::clock::Clock as _;
+    use msgx::store::pg::compat_request::{self, NewRequest, Outcome};
+    let c = Console::start(|_| {}).await;
+    let now = c.clock.now();
+    let refused = NewRequest {
+        peer: "127.0.0.9:4711".into(),
+        detail: Some("invalid bearer token"),
+        ..Default::default()
+    };
+    compat_request::record(&c.db.pool, now, &refused, 401, Outcome::Refused)
+        .await
+        .expect("record");
+    let written = NewRequest {
+        peer: "10.1.2.3 via 127.0.0.1:5000".into(),
+        principal: Some("aodb-bridge"),
+        sndr: Some("AODB"),
+        payload_sha256: Some("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
+        detail: None,
+    };
+    let id = compat_request::begin_write(&c.db.pool, now, &written, 4242)
+        .await
+        .expect("record");
+    compat_request::finish(&c.db.pool, id, 200, Outcome::Accepted, None)
+        .await
+        .expect("finish");
+    let (viewer, _) = c.login(VICTOR).await;
+    let a = c.get("/compat", Some(&viewer)).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    for text in [
+        "id=\"page-compat\"",
+        "id=\"table-compat\"",
+        "127.0.0.9:4711",
+        "(not authenticated)",
+        "invalid bearer token",
+        "aodb-bridge",
+        "0123456789abcdef…",
+        "ACCEPTED",
+        "href=\"/messages/4242\"",
+    ] {
+        assert!(a.body.contains(text), "{text}: {}", a.body);
+    }
 }

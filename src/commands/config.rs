@@ -28,6 +28,12 @@ pub fn check(loaded: &Loaded) -> i32 {
     if let Err(issues) = crate::kafka::check_clients(&m.kafka) {
         unusable.extend(issues.iter().map(ToString::to_string));
     }
+    // The console's files as the daemon would read them (issue 32 item 8,
+    // M8): a users file that would keep the console from starting fails
+    // here, not first in a running daemon.
+    if let Err(e) = crate::console::preflight(&loaded.config) {
+        unusable.push(e.to_string());
+    }
     if !unusable.is_empty() {
         eprintln!("msgx: config is invalid:");
         for u in &unusable {

@@ -14,8 +14,66 @@ use std::sync::Arc;
 #[derive(Debug, Subcommand)]
 pub enum ConsoleAction {
     /// Read a password from standard input (no echo on a terminal) and
-    /// print its argon2id hash for `password-hash` in the users file.
+    /// print its argon2id hash for `password-hash` in the users file. At
+    /// least 12 characters, and none of the common passwords guessers try
+    /// first.
     HashPassword,
+    /// End every console session of USER at once (recorded as
+    /// SESSION_REVOKE). Also do it after editing a user's entry: a changed
+    /// password or role ends that user's sessions by itself at their next
+    /// request.
+    Revoke {
+        /// The user name, as in the users file.
+        #[arg(value_name = "USER")]
+        user: String,
+        /// Why (recorded).
+        #[arg(long)]
+        reason: Option<String>,
+        /// Who (default: the OS user).
+        #[arg(long)]
+        actor: Option<String>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `msgx console revoke USER`: ends the user's sessions, on the configured
+/// PostgreSQL (issue 32 item 7).
+pub async fn revoke(
+    config: &Config,
+    clock: SharedClock,
+    user: &str,
+    reason: Option<&str>,
+    actor: Option<&str>,
+    json: bool,
+) -> i32 {
+    let pool = match super::connect_current(config, "console revoke").await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let actor = super::events::actor(actor);
+    let at = clock.now();
+    match crate::store::pg::console_session::revoke(&pool, user, &actor, reason, at).await {
+        Ok(ended) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({ "user": user, "sessions_ended": ended, "actor": actor })
+                );
+            } else {
+                println!(
+                    "{ended} console session(s) of {} ended",
+                    crate::log_text::for_log(user)
+                );
+            }
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("msgx console revoke: {e}");
+            exit::FAILURE
+        }
+    }
 }
 
 /// `msgx console`: serves `msgx.console.listen` until SIGINT or SIGTERM.
@@ -153,8 +211,8 @@ pub fn hash_password() -> i32 {
             }
         }
     }
-    if password.is_empty() {
-        eprintln!("msgx console hash-password: empty password");
+    if let Some(problem) = access::password_problem(&password) {
+        eprintln!("msgx console hash-password: password refused: {problem}");
         return exit::CONFIG;
     }
     match access::hash_password(&password) {

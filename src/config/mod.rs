@@ -839,8 +839,20 @@ pub struct Http {
     pub compat_max_body: usize,
     /// File holding the compat entry's bearer token (one line, at least 16
     /// visible ASCII characters); env `MSGX_COMPAT_TOKEN` wins over it. Set =
-    /// every request needs `Authorization: Bearer …`, also on loopback.
+    /// every request needs `Authorization: Bearer …`, also on loopback. This
+    /// one token may send the SNDRs of `compat-allowed-senders`; mode 0600.
     pub compat_token_file: Option<PathBuf>,
+    /// TOML file of `[[token]]` entries (`name`, `sha256` of the bearer
+    /// token, `senders`): one token per client, each bound to the SNDR values
+    /// it may send (issue 32 item 4); mode 0600.
+    pub compat_tokens_file: Option<PathBuf>,
+    /// No authentication at all, on a loopback address only, said in a WARN
+    /// line at start. For a developer's machine; never in a packaged config
+    /// (issue 32 item 4).
+    pub compat_development_mode: bool,
+    /// COMPAT_REQUEST records (every compat request) kept this long by the
+    /// `retention` job.
+    pub compat_record_retention: Dur,
     /// PEM certificate chain: set with `compat-tls-key`, the entry speaks HTTPS.
     pub compat_tls_cert: Option<PathBuf>,
     /// PEM private key of `compat-tls-cert`.
@@ -897,6 +909,9 @@ impl Default for Http {
             compat_listen: None,
             compat_max_body: 1 << 20,
             compat_token_file: None,
+            compat_tokens_file: None,
+            compat_development_mode: false,
+            compat_record_retention: Dur::days(90),
             compat_tls_cert: None,
             compat_tls_key: None,
             compat_tls_client_ca: None,
@@ -926,11 +941,26 @@ pub struct Console {
     /// (the start is refused otherwise). Port 0 = any free port (logged).
     pub listen: Option<String>,
     /// TOML file of `[[user]]` (name, role, argon2 password-hash) and
-    /// `[[token]]` (name, role, sha256 of the bearer token). Unset = no login:
-    /// loopback visitors see every page read-only and no action.
+    /// `[[token]]` (name, role, sha256 of the bearer token); mode 0600 or
+    /// stricter (a group- or world-readable file is refused). Unset = no
+    /// login, allowed only with `anonymous-viewer = true` on loopback.
     pub users_file: Option<PathBuf>,
-    /// A login session ends this long after it began (server-side row).
+    /// With no `users-file`, loopback visitors see every page read-only and
+    /// no action. Off by default: a console without login must be asked for
+    /// by name (issue 32 item 6), never be the result of a missing setting.
+    pub anonymous_viewer: bool,
+    /// Host names the console answers to (the `Host` header, port ignored;
+    /// DNS rebinding protection). Empty = the listen address and
+    /// `localhost`; a wildcard listen address needs them named.
+    pub allowed_hosts: Vec<String>,
+    /// A login session ends this long after it began (server-side row),
+    /// however active it is.
     pub session_lifetime: Dur,
+    /// A login session ends after this long without a request.
+    pub session_idle_timeout: Dur,
+    /// Sessions one user may hold at once; a new login ends the oldest
+    /// beyond it.
+    pub sessions_per_user: u32,
     /// Failed logins allowed per user name within `login-window`; beyond
     /// it, that user's logins answer 429 until the window passes (other
     /// users from the same address are not affected).
@@ -961,7 +991,11 @@ impl Default for Console {
         Self {
             listen: None,
             users_file: None,
+            anonymous_viewer: false,
+            allowed_hosts: Vec::new(),
             session_lifetime: Dur::hours(8),
+            session_idle_timeout: Dur::mins(30),
+            sessions_per_user: 5,
             login_attempts: 5,
             login_attempts_per_client: 50,
             login_window: Dur::mins(15),
@@ -1072,9 +1106,8 @@ fn parse_error_without_values(e: &toml::de::Error, text: &str) -> String {
         return hide_literals(message);
     };
     let before = &text[..span.start.min(text.len())];
-    let line_no = before.matches('\n').count() + 1;
+    let (line_no, column) = line_and_column(before);
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before.len() - line_start + 1;
     let line = text[line_start..].lines().next().unwrap_or("");
     let table = before
         .lines()
@@ -1101,6 +1134,40 @@ fn parse_error_without_values(e: &toml::de::Error, text: &str) -> String {
         _ => String::new(),
     };
     format!("line {line_no}, column {column}{named}: {message}")
+}
+
+/// A TOML error in a file of secrets (the console's users file, the compat
+/// tokens): where it is and what kind of error, with every quoted literal
+/// hidden and no line of the file (issue 32 item 7, L4: toml's own message
+/// quotes the offending line, a password hash among them).
+pub fn toml_error_without_text(e: &toml::de::Error, text: &str) -> String {
+    let message = hide_literals(e.message().trim());
+    match e.span() {
+        Some(span) => {
+            let (line, column) = line_and_column(&text[..span.start.min(text.len())]);
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
+}
+
+/// A secrets file's permission bits when its group or others have any
+/// (`None`: private to its owner). The console's users file and the compat
+/// token files are refused rather than used when others may read them
+/// (issue 32 item 7, L4).
+pub fn shared_file_mode(path: &std::path::Path) -> std::io::Result<Option<u32>> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)?.permissions().mode() & 0o7777;
+    Ok((mode & 0o077 != 0).then_some(mode))
+}
+
+/// 1-based line and column of the position right after `before`.
+fn line_and_column(before: &str) -> (usize, usize) {
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before.len() - line_start + 1,
+    )
 }
 
 /// Replaces every `"…"`, `'…'` and `` `…` `` literal in a message by `…`.

@@ -299,7 +299,7 @@ impl Config {
         for issue in compat_issues(&m.http, env_token) {
             issues.push(issue);
         }
-        issues.extend(console_issues(&m.console));
+        issues.extend(console_issues(&m.console, &m.http));
         let mut fail = |key: &str, rule: String| {
             issues.push(ConfigIssue {
                 key: key.to_string(),
@@ -475,7 +475,13 @@ impl Config {
 /// needs users (a console anyone on the network could open would show the
 /// feed's internals to everyone and, with a user file added later, invite
 /// guessing; refusing is the safe default, as Hangfire's local-only is).
-fn console_issues(c: &super::Console) -> Vec<ConfigIssue> {
+///
+/// Issue 32 item 6: a console without login only when `anonymous-viewer`
+/// asks for it; a non-loopback console only over HTTPS (its own TLS, or a
+/// TLS-terminating proxy declared in `msgx.http.trusted-proxies`), since
+/// passwords and session cookies cross the network; a wildcard listen
+/// address names the hosts it answers to (DNS rebinding).
+fn console_issues(c: &super::Console, http: &super::Http) -> Vec<ConfigIssue> {
     let mut out = Vec::new();
     let mut fail = |key: &str, rule: String| {
         out.push(ConfigIssue {
@@ -496,8 +502,64 @@ fn console_issues(c: &super::Console) -> Vec<ConfigIssue> {
                      console without users would be open to the network (docs/console.md)"
                 ),
             ),
-            Ok(_) => {}
+            Ok(_) if c.users_file.is_none() && !c.anonymous_viewer => fail(
+                "msgx.console.users-file",
+                "must be set (operators log in), or msgx.console.anonymous-viewer = true for a \
+                 read-only console without login on loopback (docs/console.md)"
+                    .into(),
+            ),
+            Ok(a) => {
+                let plain = c.tls_cert.is_none() && http.trusted_proxies.is_empty();
+                if !a.ip().is_loopback() && plain {
+                    fail(
+                        "msgx.console.tls-cert",
+                        format!(
+                            "must be set (with tls-key) for msgx.console.listen {addr:?}: a \
+                             non-loopback console over plain HTTP would send passwords and \
+                             session cookies in the clear; or declare the TLS-terminating \
+                             reverse proxy in msgx.http.trusted-proxies (docs/console.md)"
+                        ),
+                    );
+                }
+                if a.ip().is_unspecified() && c.allowed_hosts.is_empty() {
+                    fail(
+                        "msgx.console.allowed-hosts",
+                        format!(
+                            "must name the host names operators use: msgx.console.listen \
+                             {addr:?} is a wildcard address, so no Host header could be \
+                             checked against it (DNS rebinding; docs/console.md)"
+                        ),
+                    );
+                }
+            }
         }
+    }
+    if c.anonymous_viewer && c.users_file.is_some() {
+        fail(
+            "msgx.console.anonymous-viewer",
+            "must be false when users-file is set: with users, every visitor logs in".into(),
+        );
+    }
+    for h in &c.allowed_hosts {
+        let bare = h.trim();
+        if bare.is_empty() || bare.contains(['/', ' ', '@', '*']) || bare.contains("://") {
+            fail(
+                "msgx.console.allowed-hosts",
+                format!("{h:?} is not a host name or address (no scheme, path or wildcard)"),
+            );
+        }
+    }
+    if c.session_idle_timeout.std().is_zero() {
+        fail(
+            "msgx.console.session-idle-timeout",
+            "must be more than 0".into(),
+        );
+    }
+    if c.sessions_per_user == 0 {
+        fail(
+            "msgx.console.sessions-per-user",
+            "must be at least 1 (0 would end every session at its login)".into(),
+        );
     }
     if c.tls_cert.is_some() != c.tls_key.is_some() {
         fail(
@@ -614,7 +676,7 @@ pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue
             rule,
         });
     };
-    let token = env_token || h.compat_token_file.is_some();
+    let token = env_token || h.compat_token_file.is_some() || h.compat_tokens_file.is_some();
     let mtls = h.compat_tls_client_ca.is_some();
     if let Some(addr) = &h.compat_listen {
         match addr.parse::<std::net::SocketAddr>() {
@@ -622,12 +684,23 @@ pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue
                 "msgx.http.compat-listen",
                 format!("{addr:?} is not an IP:PORT address"),
             ),
-            Ok(a) if !a.ip().is_loopback() && !token && !mtls => fail(
+            // Issue 32 item 4: authentication on every address; only a
+            // development mode asked for by name waives it, on loopback.
+            Ok(a) if h.compat_development_mode && !a.ip().is_loopback() => fail(
+                "msgx.http.compat-development-mode",
+                format!(
+                    "is true but msgx.http.compat-listen {addr:?} is not a loopback address: \
+                     the development mode (no authentication) is for loopback only"
+                ),
+            ),
+            Ok(_) if !token && !mtls && !h.compat_development_mode => fail(
                 "msgx.http.compat-listen",
                 format!(
-                    "{addr:?} is not a loopback address and the entry has no authentication: \
-                     set msgx.http.compat-token-file (or {COMPAT_TOKEN_ENV}) or \
-                     msgx.http.compat-tls-client-ca (docs/production/http.md)"
+                    "{addr:?} is set and the entry has no authentication: set \
+                     msgx.http.compat-tokens-file, msgx.http.compat-token-file (or \
+                     {COMPAT_TOKEN_ENV}) or msgx.http.compat-tls-client-ca; on a developer's \
+                     loopback only, msgx.http.compat-development-mode = true \
+                     (docs/production/http.md)"
                 ),
             ),
             Ok(_) => {}
@@ -635,6 +708,7 @@ pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue
     }
     for (key, path) in [
         ("msgx.http.compat-token-file", &h.compat_token_file),
+        ("msgx.http.compat-tokens-file", &h.compat_tokens_file),
         ("msgx.http.compat-tls-cert", &h.compat_tls_cert),
         ("msgx.http.compat-tls-key", &h.compat_tls_key),
         ("msgx.http.compat-tls-client-ca", &h.compat_tls_client_ca),
@@ -1012,13 +1086,65 @@ mod tests {
     fn a_non_loopback_console_needs_users() {
         let open = "[msgx.console]\nlisten = \"0.0.0.0:8090\"\n";
         assert_eq!(issue_keys(open), ["msgx.console.users-file"]);
-        let with_users =
-            "[msgx.console]\nlisten = \"0.0.0.0:8090\"\nusers-file = \"/etc/msgx/users.toml\"\n";
+        let with_users = "[msgx.console]\nlisten = \"10.0.0.5:8090\"\n\
+                          users-file = \"/etc/msgx/users.toml\"\ntls-cert = \"c.pem\"\n\
+                          tls-key = \"c.key\"\n";
         assert!(issue_keys(with_users).is_empty());
-        assert!(issue_keys("[msgx.console]\nlisten = \"127.0.0.1:8090\"\n").is_empty());
+        let anonymous = "[msgx.console]\nlisten = \"127.0.0.1:8090\"\nanonymous-viewer = true\n";
+        assert!(issue_keys(anonymous).is_empty());
         assert_eq!(
             issue_keys("[msgx.console]\nlisten = \"localhost\"\n"),
             ["msgx.console.listen"]
+        );
+    }
+
+    /// Issue 32 item 6: no console without login unless asked for by name,
+    /// no plain HTTP off loopback without a declared TLS proxy, no wildcard
+    /// address without named hosts.
+    #[test]
+    fn browser_facing_defaults_are_refused_unless_named() {
+        assert_eq!(
+            issue_keys("[msgx.console]\nlisten = \"127.0.0.1:8090\"\n"),
+            ["msgx.console.users-file"]
+        );
+        let users = "users-file = \"/etc/msgx/users.toml\"\n";
+        assert_eq!(
+            issue_keys(&format!(
+                "[msgx.console]\nlisten = \"127.0.0.1:8090\"\n{users}anonymous-viewer = true\n"
+            )),
+            ["msgx.console.anonymous-viewer"]
+        );
+        assert_eq!(
+            issue_keys(&format!(
+                "[msgx.console]\nlisten = \"10.0.0.5:8090\"\n{users}"
+            )),
+            ["msgx.console.tls-cert"]
+        );
+        let proxied = format!(
+            "[msgx.http]\ntrusted-proxies = [\"127.0.0.1\"]\n\
+             [msgx.console]\nlisten = \"10.0.0.5:8090\"\n{users}"
+        );
+        assert!(issue_keys(&proxied).is_empty());
+        let tls = "tls-cert = \"c.pem\"\ntls-key = \"c.key\"\n";
+        assert_eq!(
+            issue_keys(&format!(
+                "[msgx.console]\nlisten = \"0.0.0.0:8090\"\n{users}{tls}"
+            )),
+            ["msgx.console.allowed-hosts"]
+        );
+        assert!(
+            issue_keys(&format!(
+                "[msgx.console]\nlisten = \"0.0.0.0:8090\"\n{users}{tls}\
+                 allowed-hosts = [\"msgx.airport.example\"]\n"
+            ))
+            .is_empty()
+        );
+        assert_eq!(
+            issue_keys("[msgx.console]\nallowed-hosts = [\"https://x/\"]\nsessions-per-user = 0\n"),
+            [
+                "msgx.console.allowed-hosts",
+                "msgx.console.sessions-per-user"
+            ]
         );
     }
 
@@ -1049,11 +1175,31 @@ mod tests {
             ..tls_only.clone()
         };
         assert!(keys(&mtls, false).is_empty());
+        let tokens = super::super::Http {
+            compat_tokens_file: Some("/etc/msgx/compat-tokens.toml".into()),
+            ..open.clone()
+        };
+        assert!(keys(&tokens, false).is_empty());
+        // Issue 32 item 4: loopback needs authentication too, unless the
+        // development mode is asked for, which only loopback may.
         let loopback = super::super::Http {
             compat_listen: Some("[::1]:8088".into()),
             ..Default::default()
         };
-        assert!(keys(&loopback, false).is_empty());
+        assert_eq!(keys(&loopback, false), vec!["msgx.http.compat-listen"]);
+        let development = super::super::Http {
+            compat_development_mode: true,
+            ..loopback.clone()
+        };
+        assert!(keys(&development, false).is_empty());
+        let open_development = super::super::Http {
+            compat_development_mode: true,
+            ..open.clone()
+        };
+        assert_eq!(
+            keys(&open_development, true),
+            vec!["msgx.http.compat-development-mode"]
+        );
     }
 
     #[test]

@@ -49,6 +49,11 @@ pub enum AccessError {
     },
     #[error("msgx.console.users-file {path}: {message}")]
     Parse { path: PathBuf, message: String },
+    #[error(
+        "msgx.console.users-file {path}: mode {mode:04o} lets the group or others read or write \
+         it (password hashes and token hashes): chmod 600 it, owned by the user msgx runs as"
+    )]
+    Mode { path: PathBuf, mode: u32 },
     #[error("msgx.console.users-file {path}: {what} {name:?}: {problem}")]
     Entry {
         path: PathBuf,
@@ -102,19 +107,30 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 impl Users {
-    /// Reads and checks the file: names unique, hashes well-formed.
+    /// Reads and checks the file: private to its owner (no group or other
+    /// permission bit), names unique, hashes well-formed.
     pub fn load(path: &Path) -> Result<Users, AccessError> {
-        let text = std::fs::read_to_string(path).map_err(|source| AccessError::Read {
+        let read = |source| AccessError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let mode = crate::config::shared_file_mode(path).map_err(read)?;
+        if let Some(mode) = mode {
+            return Err(AccessError::Mode {
+                path: path.to_path_buf(),
+                mode,
+            });
+        }
+        let text = std::fs::read_to_string(path).map_err(read)?;
         Users::parse(&text, path)
     }
 
+    /// A parse error names the line and column, never the line's text (it
+    /// may hold a hash; issue 32 L4).
     fn parse(text: &str, path: &Path) -> Result<Users, AccessError> {
         let file: File = toml::from_str(text).map_err(|e| AccessError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: crate::config::toml_error_without_text(&e, text),
         })?;
         let entry = |what, name: &str, problem: String| AccessError::Entry {
             path: path.to_path_buf(),
@@ -199,6 +215,44 @@ impl Users {
     pub fn role_of(&self, name: &str) -> Option<Role> {
         self.users.iter().find(|u| u.name == name).map(|u| u.role)
     }
+
+    /// What a session of `name` is bound to: the SHA-256 of the user's role
+    /// and password hash as the file has them now. A session stores it at
+    /// login and ends once it differs (issue 32 item 7, M7): a changed
+    /// password or role ends every session of the user at the next request,
+    /// also across a restart. `None` once the user is removed.
+    pub fn credential_of(&self, name: &str) -> Option<String> {
+        self.users
+            .iter()
+            .find(|u| u.name == name)
+            .map(|u| sha256_hex(format!("{}\0{}", u.role.as_str(), u.password_hash).as_bytes()))
+    }
+}
+
+/// The shortest password `hash-password` accepts, in characters.
+pub const MIN_PASSWORD_CHARS: usize = 12;
+
+/// Passwords refused whatever their length (assets/common-passwords.txt,
+/// compiled in; lower case).
+const COMMON_PASSWORDS: &str = include_str!("../../assets/common-passwords.txt");
+
+/// Why `password` may not be used for a console user (issue 32 item 7,
+/// L5): shorter than [`MIN_PASSWORD_CHARS`], or on the shipped list of
+/// common passwords (compared without case). `None`: acceptable.
+pub fn password_problem(password: &str) -> Option<String> {
+    let chars = password.chars().count();
+    if chars < MIN_PASSWORD_CHARS {
+        return Some(format!(
+            "it has {chars} characters; at least {MIN_PASSWORD_CHARS} are needed"
+        ));
+    }
+    let lower = password.to_lowercase();
+    let common = COMMON_PASSWORDS
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .any(|l| l == lower);
+    common.then(|| "it is on the list of common passwords that guessers try first".into())
 }
 
 /// An argon2id hash (default parameters, random salt) in PHC form, for the
@@ -462,6 +516,75 @@ mod tests {
             l.failed(Some(&name), IpAddr::from(i.to_be_bytes()), later);
         }
         assert_eq!(l.len(), (8, 8));
+    }
+
+    #[test]
+    fn passwords_are_long_and_not_common() {
+        assert!(password_problem("a").is_some_and(|p| p.contains("at least 12")));
+        assert!(password_problem("elevenchars").is_some());
+        assert!(password_problem("Password1234").is_some_and(|p| p.contains("common")));
+        assert!(password_problem("QWERTYUIOP123").is_some());
+        assert!(password_problem("tarmac-gate-B17-night").is_none());
+        assert!(
+            password_problem("ÉÉÉÉÉÉÉÉÉÉÉÉ").is_none(),
+            "characters, not bytes"
+        );
+        let listed = COMMON_PASSWORDS
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .count();
+        assert!(listed >= 300, "a few hundred entries: {listed}");
+    }
+
+    #[test]
+    fn a_session_credential_changes_with_the_password_hash_and_the_role() {
+        let entry = |role: &str, hash: &str| {
+            format!("[[user]]\nname = \"alice\"\nrole = \"{role}\"\npassword-hash = \"{hash}\"\n")
+        };
+        let (h1, h2) = (
+            hash_password("first password").expect("hash"),
+            hash_password("second password").expect("hash"),
+        );
+        let of = |text: String| users(&text).expect("loads").credential_of("alice");
+        let first = of(entry("operator", &h1));
+        assert!(first.is_some());
+        assert_eq!(first, of(entry("operator", &h1)), "stable");
+        assert_ne!(first, of(entry("operator", &h2)), "new password");
+        assert_ne!(first, of(entry("viewer", &h1)), "new role");
+        assert_eq!(
+            users(&entry("viewer", &h1))
+                .expect("loads")
+                .credential_of("bob"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_parse_error_names_the_place_never_the_line() {
+        let text = "[[user]]\nname = \"alice\"\npassword-hash = \"$argon2id$v=19$secret-part\" x\n";
+        let err = users(text).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("line 3"), "{err}");
+        assert!(
+            !err.contains("secret-part") && !err.contains("argon2id"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_users_file_others_may_read_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let file = tempfile::NamedTempFile::new().expect("tmp");
+        std::fs::write(file.path(), "").expect("write");
+        for (mode, refused) in [(0o600, false), (0o400, false), (0o640, true), (0o604, true)] {
+            std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(mode))
+                .expect("chmod");
+            let err = Users::load(file.path()).err().map(|e| e.to_string());
+            assert_eq!(
+                err.as_deref().is_some_and(|e| e.contains("chmod 600")),
+                refused,
+                "{mode:o}: {err:?}"
+            );
+        }
     }
 
     #[test]

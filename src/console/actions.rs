@@ -8,10 +8,10 @@
 
 use super::access::{Role, valid_user_name};
 use super::filter::FilterForm;
-use super::pages::unavailable;
+use super::pages::{self, login_page, unavailable};
 use super::session;
-use super::state::{ConsoleState, Principal};
-use super::views::{ConfirmPage, LoginPage, Nav, ResultPage, page};
+use super::state::{ConsoleState, Principal, Transport};
+use super::views::{ConfirmPage, Nav, ResultPage, page};
 use crate::backfill::Refusal;
 use crate::backfill::gate;
 use crate::backfill::ops::{self, OpsError, Target};
@@ -43,20 +43,35 @@ pub struct LoginForm {
     user: String,
     #[serde(default)]
     password: String,
+    /// The login form's CSRF token (issue 32 item 6, L8).
+    #[serde(default)]
+    csrf: Option<String>,
 }
 
 pub async fn login(
     State(s): State<ConsoleState>,
     client: Option<Extension<Client>>,
+    transport: Option<Extension<Transport>>,
     headers: HeaderMap,
     Form(f): Form<LoginForm>,
 ) -> Response {
+    let https = pages::https(transport);
     let Some(users) = s.users.clone() else {
         let error = Some(
             "no users are configured (msgx.console.users-file): the console is read-only".into(),
         );
-        return page(StatusCode::FORBIDDEN, &LoginPage { error });
+        return login_page(StatusCode::FORBIDDEN, error, https, &headers);
     };
+    // Double submit: the form's token equals its cookie's. A page of another
+    // site can post the form but can neither read nor set the cookie
+    // (SameSite=Strict, HttpOnly, `__Host-` over HTTPS), so it cannot log a
+    // browser in as a user of its choosing. Checked before anything else:
+    // such a post costs no password check and no limiter entry.
+    let cookie = session::read_cookie(&headers, session::LOGIN_COOKIE_NAME, https);
+    if cookie.is_none_or(|c| !session::csrf_matches(&c, f.csrf.as_deref())) {
+        let error = Some("the login form had expired or came from elsewhere; log in again".into());
+        return login_page(StatusCode::FORBIDDEN, error, https, &headers);
+    }
     let now = s.clock.now();
     let client = client_address(client.as_ref().map(|Extension(c)| c));
     let addr = client.to_string();
@@ -70,10 +85,10 @@ pub async fn login(
             "too many failed logins; try again after {}",
             s.config.msgx.console.login_window
         ));
-        return page(StatusCode::TOO_MANY_REQUESTS, &LoginPage { error });
+        return login_page(StatusCode::TOO_MANY_REQUESTS, error, https, &headers);
     }
     let checked = if valid {
-        let (user, password) = (f.user.clone(), f.password);
+        let (user, password, users) = (f.user.clone(), f.password, users.clone());
         tokio::task::spawn_blocking(move || users.verify_password(&user, &password))
             .await
             .ok()
@@ -81,37 +96,46 @@ pub async fn login(
     } else {
         None
     };
-    if checked.is_none() {
+    let credential = users.credential_of(&f.user);
+    let (Some(_), Some(credential)) = (checked, credential) else {
         s.limiter.failed(user, client, now);
         log_failed_login(&s, &f.user, &addr, now, false);
         let error = Some("wrong user name or password".into());
-        return page(StatusCode::UNAUTHORIZED, &LoginPage { error });
-    }
+        return login_page(StatusCode::UNAUTHORIZED, error, https, &headers);
+    };
     s.limiter.succeeded(&f.user);
     let (id, csrf) = match (session::random_token(), session::random_token()) {
         (Ok(id), Ok(csrf)) => (id, csrf),
         (Err(e), _) | (_, Err(e)) => return unavailable("login", e),
     };
-    let lifetime = s.config.msgx.console.session_lifetime.chrono();
-    if let Err(e) = console_session::delete_expired(&s.pg, now).await {
-        return unavailable("login", e);
-    }
-    if let Err(e) = console_session::insert(
-        &s.pg,
-        &session::id_hash(&id),
-        &f.user,
-        &csrf,
-        now,
-        now + lifetime,
-    )
-    .await
+    let c = &s.config.msgx.console;
+    let lifetime = c.session_lifetime.chrono();
+    if let Err(e) =
+        console_session::delete_expired(&s.pg, now, c.session_idle_timeout.chrono()).await
     {
         return unavailable("login", e);
     }
-    tracing::info!(user = %for_log(&f.user), %addr, "Console: login");
-    let secure = session::is_https(&headers, s.tls);
-    let cookie = session::set_cookie(&id, secure, lifetime.num_seconds());
-    with_cookie(Redirect::to("/").into_response(), &cookie)
+    let new = console_session::NewSession {
+        id_sha256: &session::id_hash(&id),
+        user_name: &f.user,
+        csrf_token: &csrf,
+        credential_sha256: &credential,
+        now,
+        expires_at: now + lifetime,
+    };
+    let ended = match console_session::insert(&s.pg, &new, c.sessions_per_user).await {
+        Ok(n) => n,
+        Err(e) => return unavailable("login", e),
+    };
+    tracing::info!(user = %for_log(&f.user), %addr, ended_oldest = ended, "Console: login");
+    let cookie = session::set_cookie(&id, https, lifetime.num_seconds());
+    let mut r = with_cookie(Redirect::to("/").into_response(), &cookie);
+    // The form's token has served its purpose.
+    let spent = session::set_named_cookie(session::LOGIN_COOKIE_NAME, "", https, 0);
+    if let Ok(v) = HeaderValue::from_str(&spent) {
+        r.headers_mut().append(header::SET_COOKIE, v);
+    }
+    r
 }
 
 /// The WARN line of a failed login (`locked`: refused by the rate limit)
@@ -165,21 +189,23 @@ pub struct CsrfForm {
 pub async fn logout(
     State(s): State<ConsoleState>,
     Extension(who): Extension<Principal>,
+    transport: Option<Extension<Transport>>,
     headers: HeaderMap,
     Form(f): Form<CsrfForm>,
 ) -> Response {
+    let https = pages::https(transport);
     if let Principal::Session { csrf, user, .. } = &who {
         if !session::csrf_matches(csrf, f.csrf.as_deref()) {
             return refused(&who, "logout", "missing or wrong CSRF token");
         }
-        if let Some(id) = session::session_cookie(&headers)
+        if let Some(id) = session::session_cookie(&headers, https)
             && let Err(e) = console_session::delete(&s.pg, &session::id_hash(&id)).await
         {
             return unavailable("logout", e);
         }
         tracing::info!(user = %for_log(user), "Console: logout");
     }
-    let cookie = session::clear_cookie(session::is_https(&headers, s.tls));
+    let cookie = session::clear_cookie(https);
     with_cookie(Redirect::to("/login").into_response(), &cookie)
 }
 

@@ -14,5 +14,5 @@ pub mod session;
 mod state;
 mod views;
 
-pub use server::{ConsoleError, ConsoleServer, bind};
+pub use server::{ConsoleError, ConsoleServer, bind, preflight};
 pub use state::{ConsoleState, JobLauncher, Principal};

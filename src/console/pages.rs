@@ -7,7 +7,8 @@
 
 use super::chart;
 use super::filter::{self, FilterForm, PAGE_SIZE};
-use super::state::{ConsoleState, Principal};
+use super::session;
+use super::state::{ConsoleState, Principal, Transport};
 use super::views::{
     Cell, Fact, FlightPage, FlightsPage, LoginPage, MessagePage, MessagesPage, Nav, Row, RowAction,
     Section, SectionsPage, Table, page, seconds, time,
@@ -15,10 +16,10 @@ use super::views::{
 use crate::domain::ErrorClass;
 use crate::domain::proc_state::ProcState;
 use crate::inspect::{self, Raw};
-use crate::store::pg::{facts, flight_search, job_run, message_search, req_track};
+use crate::store::pg::{compat_request, facts, flight_search, job_run, message_search, req_track};
 use axum::Extension;
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{Duration, NaiveDate};
 use serde::Deserialize;
@@ -60,8 +61,55 @@ fn action(
     }
 }
 
-pub async fn login_form() -> Response {
-    page(StatusCode::OK, &LoginPage { error: None })
+pub async fn login_form(transport: Option<Extension<Transport>>, headers: HeaderMap) -> Response {
+    let https = https(transport);
+    login_page(StatusCode::OK, None, https, &headers)
+}
+
+/// Whether the request came over HTTPS ([`Transport`], set by the outermost layer).
+pub(super) fn https(transport: Option<Extension<Transport>>) -> bool {
+    transport.is_some_and(|Extension(t)| t.https)
+}
+
+/// Seconds a login form's CSRF cookie lives: an hour to type a password.
+const LOGIN_FORM_SECONDS: i64 = 3600;
+
+/// The login form with `error` and its login CSRF token (issue 32 item 6,
+/// L8: double submit; the login POST must carry the form's token and the
+/// cookie's, equal). The token of the request's login cookie is reused
+/// when it has one (a browser's second request for the form, e.g. after a
+/// favicon redirect, must not replace the cookie of a form already shown);
+/// otherwise a fresh one is set.
+pub(super) fn login_page(
+    status: StatusCode,
+    error: Option<String>,
+    https: bool,
+    headers: &HeaderMap,
+) -> Response {
+    let held = session::read_cookie(headers, session::LOGIN_COOKIE_NAME, https)
+        .filter(|t| t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()));
+    let csrf = match &held {
+        Some(t) => t.clone(),
+        None => match session::random_token() {
+            Ok(t) => t,
+            Err(e) => return unavailable("login", e),
+        },
+    };
+    let mut r = page(
+        status,
+        &LoginPage {
+            error,
+            csrf: csrf.clone(),
+        },
+    );
+    if held.is_none() {
+        let cookie =
+            session::set_named_cookie(session::LOGIN_COOKIE_NAME, &csrf, https, LOGIN_FORM_SECONDS);
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            r.headers_mut().append(header::SET_COOKIE, v);
+        }
+    }
+    r
 }
 
 pub async fn overview(
@@ -1159,17 +1207,105 @@ pub async fn requests(
             actions: vec![],
         });
     }
-    let mut section = Section::new("requests", "Upstream requests (RQFD, RQRD), newest first");
-    section.table = Some(t);
-    let p = SectionsPage {
-        nav: Nav::of(&who, "nav-requests"),
-        title: "Upstream requests".into(),
+    let p = TablePage {
+        nav: "nav-requests",
         page_id: "page-requests",
-        intro: "`msgx request list` (docs/requests.md).".into(),
-        sections: vec![section],
-        request_form: true,
+        title: "Upstream requests",
+        intro: "`msgx request list` (docs/requests.md).",
+        section: ("requests", "Upstream requests (RQFD, RQRD), newest first"),
     };
-    page(StatusCode::OK, &p)
+    p.render(&who, t, true)
+}
+
+/// A page of one section holding one table.
+struct TablePage {
+    nav: &'static str,
+    page_id: &'static str,
+    title: &'static str,
+    intro: &'static str,
+    /// The section's id and heading.
+    section: (&'static str, &'static str),
+}
+
+impl TablePage {
+    fn render(self, who: &Principal, table: Table, request_form: bool) -> Response {
+        let mut section = Section::new(self.section.0, self.section.1);
+        section.table = Some(table);
+        let p = SectionsPage {
+            nav: Nav::of(who, self.nav),
+            title: self.title.into(),
+            page_id: self.page_id,
+            intro: self.intro.into(),
+            sections: vec![section],
+            request_form,
+        };
+        page(StatusCode::OK, &p)
+    }
+}
+
+/// Every request to the compat entry `POST /cminmsgs/send`, newest first
+/// (COMPAT_REQUEST; issue 32 item 4): who posted what, and the answer.
+pub async fn compat(
+    State(s): State<ConsoleState>,
+    Extension(who): Extension<Principal>,
+) -> Response {
+    let rows = match compat_request::list(&s.pg, LIST_LIMIT).await {
+        Ok(r) => r,
+        Err(e) => return unavailable("compat", e),
+    };
+    let mut t = Table::new(
+        "table-compat",
+        vec![
+            "#",
+            "At",
+            "Peer",
+            "Client",
+            "SNDR",
+            "Body SHA-256",
+            "Status",
+            "Outcome",
+            "Message",
+            "Detail",
+        ],
+        "no compat request",
+    );
+    for r in rows {
+        let sha = r.payload_sha256.as_deref().map_or("-".to_string(), |h| {
+            h.get(..16)
+                .map_or_else(|| h.to_string(), |p| format!("{p}…"))
+        });
+        t.rows.push(Row {
+            id: format!("compat-{}", r.id),
+            cells: vec![
+                Cell::text(r.id.to_string()),
+                Cell::text(time(Some(r.at))),
+                Cell::text(r.peer),
+                Cell::text(r.principal.unwrap_or_else(|| "(not authenticated)".into())),
+                Cell::text(opt(&r.sndr)),
+                Cell::text(sha),
+                Cell::text(if r.status == 0 {
+                    "-".into()
+                } else {
+                    r.status.to_string()
+                }),
+                Cell::text(r.outcome),
+                r.msg_id.map_or_else(
+                    || Cell::text("-"),
+                    |m| Cell::link(m.to_string(), format!("/messages/{m}")),
+                ),
+                Cell::text(opt(&r.detail)),
+            ],
+            actions: vec![],
+        });
+    }
+    let p = TablePage {
+        nav: "nav-compat",
+        page_id: "page-compat",
+        title: "Compat entry",
+        intro: "Every request to POST /cminmsgs/send, refused ones too (docs/production/http.md).",
+        section: ("compat", "Compat requests, newest first"),
+    };
+    p.render(&who, t, false)
 }
 
 /// The Jobs page's filter.

@@ -1,20 +1,22 @@
 //! The console's listener, router and authentication (issue 21 items 1
-//! and 4). Every request passes [`authenticate`]: a bearer token, else the
-//! session cookie, else (only when no users file is configured, which the
-//! config allows on loopback alone) an anonymous viewer.
+//! and 4; issue 32 items 6–8). Every request passes [`browser_guard`] (the
+//! Host allow-list, the security headers) and then [`authenticate`]: a
+//! bearer token, else the session cookie, else (only when no users file is
+//! configured and `anonymous-viewer` asks for it, on loopback alone) an
+//! anonymous viewer.
 
 use super::access::{AccessError, LogLimiter, LoginLimiter, Users};
-use super::state::{ConsoleState, JobLauncher, Principal};
+use super::state::{ConsoleState, JobLauncher, Principal, Transport};
 use super::{actions, pages, session};
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::http::client::Client;
-use crate::http::listener::{self, Limits, TlsError, TlsFiles};
+use crate::http::listener::{self, Limits, Peer, TlsError, TlsFiles};
 use crate::store::mailbox::Mailbox;
 use crate::store::pg::console_session;
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -42,6 +44,12 @@ pub enum ConsoleError {
          set msgx.console.users-file with at least one [[user]] or [[token]] (docs/console.md)"
     )]
     NoUsers(SocketAddr),
+    #[error(
+        "msgx.console.users-file is not set: set it (operators log in), or set \
+         msgx.console.anonymous-viewer = true for a read-only console without login on \
+         loopback (docs/console.md)"
+    )]
+    NoAnonymous,
     #[error(transparent)]
     Users(#[from] AccessError),
     #[error("msgx.console.users-file {0}: no [[user]] and no [[token]]: nobody could log in")]
@@ -65,22 +73,24 @@ pub struct ConsoleServer {
     limits: Limits,
 }
 
-/// Checks the config, loads the users file and binds `msgx.console.listen`.
-/// `launcher` enables "run now" on the Jobs page.
-pub async fn bind(
-    listen: &str,
-    config: Arc<Config>,
-    pg: PgPool,
-    mailbox: Mailbox,
-    clock: SharedClock,
-    launcher: Option<Arc<dyn JobLauncher>>,
-) -> Result<ConsoleServer, ConsoleError> {
+/// What the console needs from its config and files before it binds: the
+/// address, the users (read and checked: mode, entries) and the TLS keys.
+/// `msgx config check` runs the same (issue 32 item 8), so a file that
+/// would stop the console is reported before a daemon starts.
+struct Prepared {
+    addr: SocketAddr,
+    users: Option<Arc<Users>>,
+    tls: Option<TlsAcceptor>,
+}
+
+fn prepare(listen: &str, config: &Config) -> Result<Prepared, ConsoleError> {
     let c = &config.msgx.console;
     let addr: SocketAddr = listen
         .parse()
         .map_err(|_| ConsoleError::Address(listen.to_string()))?;
     let users = match &c.users_file {
         None if !addr.ip().is_loopback() => return Err(ConsoleError::NoUsers(addr)),
+        None if !c.anonymous_viewer => return Err(ConsoleError::NoAnonymous),
         None => None,
         Some(path) => {
             let users = Users::load(path)?;
@@ -100,6 +110,60 @@ pub async fn bind(
         })?),
         _ => return Err(ConsoleError::TlsIncomplete),
     };
+    Ok(Prepared { addr, users, tls })
+}
+
+/// Everything [`bind`] checks except binding the address: the users file
+/// (mode, entries), the TLS files, the console settings. For `msgx config
+/// check`; `Ok` when no console is configured.
+pub fn preflight(config: &Config) -> Result<(), ConsoleError> {
+    match &config.msgx.console.listen {
+        Some(listen) => prepare(listen, config).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
+/// The host names a console on `addr` answers to: the configured ones,
+/// else `localhost`; with the listen address itself unless it is a
+/// wildcard. Lower case, without port or brackets.
+fn allowed_hosts(configured: &[String], addr: SocketAddr) -> Vec<String> {
+    let mut hosts: Vec<String> = if configured.is_empty() {
+        vec!["localhost".into()]
+    } else {
+        configured.iter().map(|h| bare_host(h.trim())).collect()
+    };
+    if !addr.ip().is_unspecified() {
+        hosts.push(addr.ip().to_string());
+    }
+    hosts
+}
+
+/// `host[:port]` or `[v6]:port` without the port and brackets, lower case.
+fn bare_host(authority: &str) -> String {
+    let a = authority.trim().to_ascii_lowercase();
+    if let Some(rest) = a.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or("").to_string();
+    }
+    match a.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') && port.bytes().all(|b| b.is_ascii_digit()) => {
+            host.to_string()
+        }
+        _ => a,
+    }
+}
+
+/// Checks the config, loads the users file and binds `msgx.console.listen`.
+/// `launcher` enables "run now" on the Jobs page.
+pub async fn bind(
+    listen: &str,
+    config: Arc<Config>,
+    pg: PgPool,
+    mailbox: Mailbox,
+    clock: SharedClock,
+    launcher: Option<Arc<dyn JobLauncher>>,
+) -> Result<ConsoleServer, ConsoleError> {
+    let Prepared { addr, users, tls } = prepare(listen, &config)?;
+    let c = &config.msgx.console;
     let tcp = TcpListener::bind(addr)
         .await
         .map_err(|source| ConsoleError::Bind {
@@ -120,6 +184,7 @@ pub async fn bind(
         limiter,
         login_log: Arc::new(LogLimiter::failed_logins()),
         tls: tls.is_some(),
+        allowed_hosts: Arc::new(allowed_hosts(&c.allowed_hosts, addr)),
         config,
         launcher,
     };
@@ -157,13 +222,79 @@ pub fn router(state: ConsoleState) -> Router {
         .route("/backfill/abandoned", get(pages::abandoned))
         .route("/holes", get(pages::holes))
         .route("/requests", get(pages::requests))
+        .route("/compat", get(pages::compat))
         .route("/jobs", get(pages::jobs))
         .route("/actions/{action}", post(actions::handle))
         .route("/login", get(pages::login_form).post(actions::login))
         .route("/logout", post(actions::logout))
         .route("/assets/console.css", get(stylesheet))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
+        .layer(middleware::from_fn_with_state(state.clone(), browser_guard))
         .with_state(state)
+}
+
+/// The security headers of every console response (issue 32 item 6, L1):
+/// scripts, styles and frames only from the console itself and no framing
+/// by any page (clickjacking), no content-type guessing, no Referer to other
+/// sites (message IDs and filters are in the URLs).
+const SECURITY_HEADERS: [(header::HeaderName, &str); 3] = [
+    (
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'self'; frame-ancestors 'none'",
+    ),
+    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    (header::REFERRER_POLICY, "no-referrer"),
+];
+
+/// The outermost layer (issue 32 item 6, M4): a request whose `Host` (or
+/// HTTP/2 `:authority`) is not one of the console's allowed hosts gets 421
+/// before anything else runs (DNS rebinding: a page of another site whose
+/// name resolves to this address is not this console); every answer gets
+/// [`SECURITY_HEADERS`] and, unless it set its own, `Cache-Control:
+/// no-store` (no page of the feed or of a session stays in a browser's or
+/// proxy's cache).
+async fn browser_guard(State(s): State<ConsoleState>, mut req: Request, next: Next) -> Response {
+    let host = req
+        .uri()
+        .authority()
+        .map(|a| a.as_str().to_string())
+        .or_else(|| {
+            req.headers()
+                .get(header::HOST)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        });
+    let allowed = host
+        .as_deref()
+        .map(bare_host)
+        .is_some_and(|h| s.allowed_hosts.contains(&h));
+    let mut response = if allowed {
+        let from_proxy = req.extensions().get::<Peer>().is_some_and(|p| {
+            let ip = p.0.ip().to_canonical();
+            s.config
+                .msgx
+                .http
+                .trusted_proxies
+                .iter()
+                .any(|t| t.to_canonical() == ip)
+        });
+        let https = session::is_https(req.headers(), s.tls, from_proxy);
+        req.extensions_mut().insert(Transport { https });
+        next.run(req).await
+    } else {
+        (
+            StatusCode::MISDIRECTED_REQUEST,
+            "this console does not answer to that host name (msgx.console.allowed-hosts)",
+        )
+            .into_response()
+    };
+    let h = response.headers_mut();
+    for (name, value) in SECURITY_HEADERS {
+        h.insert(name, HeaderValue::from_static(value));
+    }
+    h.entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
 }
 
 /// The vendored stylesheet, compiled into the binary (no CDN, no files at run time).
@@ -187,7 +318,8 @@ fn public(path: &str) -> bool {
 /// request away: a page to the login form, anything else with 403.
 async fn authenticate(State(s): State<ConsoleState>, mut req: Request, next: Next) -> Response {
     let client = actions::client_address(req.extensions().get::<Client>());
-    let principal = match resolve(&s, req.headers().clone(), client).await {
+    let https = req.extensions().get::<Transport>().is_some_and(|t| t.https);
+    let principal = match resolve(&s, req.headers().clone(), client, https).await {
         Ok(p) => p,
         Err(status) => return status.into_response(),
     };
@@ -212,6 +344,7 @@ async fn resolve(
     s: &ConsoleState,
     headers: HeaderMap,
     client: IpAddr,
+    https: bool,
 ) -> Result<Option<Principal>, StatusCode> {
     let Some(users) = &s.users else {
         return Ok(Some(Principal::Anonymous));
@@ -240,21 +373,42 @@ async fn resolve(
             }
         };
     }
-    let Some(id) = session::session_cookie(&headers) else {
+    let Some(id) = session::session_cookie(&headers, https) else {
         return Ok(None);
     };
     let now = s.clock.now();
-    let row = console_session::find(&s.pg, &session::id_hash(&id), now)
+    let idle = s.config.msgx.console.session_idle_timeout.chrono();
+    let hash = session::id_hash(&id);
+    let unavailable = |e: sqlx::Error| {
+        tracing::error!(error = %e, "Console: cannot read the session table");
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let Some(row) = console_session::touch(&s.pg, &hash, now, idle)
         .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "Console: cannot read the session table");
-            StatusCode::SERVICE_UNAVAILABLE
-        })?;
-    Ok(row.and_then(|r| {
-        users.role_of(&r.user_name).map(|role| Principal::Session {
-            user: r.user_name,
-            role,
-            csrf: r.csrf_token,
-        })
-    }))
+        .map_err(unavailable)?
+    else {
+        return Ok(None);
+    };
+    // Bound to the user's entry at login: a changed password hash or role,
+    // or a removed user, ends the session (issue 32 item 7, M7).
+    let current = users.credential_of(&row.user_name);
+    match users.role_of(&row.user_name) {
+        Some(role) if current.as_deref() == Some(row.credential_sha256.as_str()) => {
+            Ok(Some(Principal::Session {
+                user: row.user_name,
+                role,
+                csrf: row.csrf_token,
+            }))
+        }
+        _ => {
+            console_session::delete(&s.pg, &hash)
+                .await
+                .map_err(unavailable)?;
+            tracing::info!(
+                user = %crate::log_text::for_log(&row.user_name),
+                "Console: session ended: the user's password or role changed, or the user was removed"
+            );
+            Ok(None)
+        }
+    }
 }

@@ -10,7 +10,8 @@ use axum::http::HeaderMap;
 use axum::http::header::COOKIE;
 use subtle::ConstantTimeEq;
 
-/// The session cookie's name.
+/// The session cookie's name over plain HTTP (loopback, or a development
+/// console behind no proxy).
 pub const COOKIE_NAME: &str = "msgx_console";
 
 /// Why no random value could be made (the OS source failed).
@@ -30,28 +31,56 @@ pub fn id_hash(session_id: &str) -> String {
     sha256_hex(session_id.as_bytes())
 }
 
-/// The session cookie's value from the request, if any.
-pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
+/// The login form's CSRF cookie (issue 32 item 6, L8): a random value set
+/// with the form and posted back in it (double submit), so a page of
+/// another site cannot log a browser in as the attacker's user.
+pub const LOGIN_COOKIE_NAME: &str = "msgx_login";
+
+/// Over HTTPS a cookie's name carries the `__Host-` prefix: the browser
+/// keeps it only if it is `Secure`, has `Path=/` and no `Domain`, so no
+/// other host of the domain (and no plain-HTTP page) can set or shadow it.
+fn cookie_name(base: &str, secure: bool) -> String {
+    if secure {
+        format!("__Host-{base}")
+    } else {
+        base.to_string()
+    }
+}
+
+/// The value of the cookie `base` (named as [`cookie_name`] does for
+/// `secure`) from the request, if any.
+pub fn read_cookie(headers: &HeaderMap, base: &str, secure: bool) -> Option<String> {
+    let name = cookie_name(base, secure);
     headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE_NAME)
+        .find(|(n, _)| *n == name)
         .map(|(_, value)| value.to_string())
         .filter(|v| !v.is_empty())
 }
 
-/// The `Set-Cookie` value of a new session: `HttpOnly` (no script reads
-/// it), `SameSite=Strict` (no other site's page sends it), `Secure` when
-/// the console is reached over HTTPS (its own TLS, or a proxy that says
-/// `X-Forwarded-Proto: https`), `Max-Age` = the session lifetime.
-pub fn set_cookie(session_id: &str, secure: bool, max_age_seconds: i64) -> String {
+/// The session cookie's value from the request, if any.
+pub fn session_cookie(headers: &HeaderMap, secure: bool) -> Option<String> {
+    read_cookie(headers, COOKIE_NAME, secure)
+}
+
+/// The `Set-Cookie` value of the cookie `base`: `HttpOnly` (no script reads
+/// it), `SameSite=Strict` (no other site's page sends it), `Path=/`, and
+/// over HTTPS `Secure` with the `__Host-` prefix; `Max-Age` in seconds.
+pub fn set_named_cookie(base: &str, value: &str, secure: bool, max_age_seconds: i64) -> String {
     format!(
-        "{COOKIE_NAME}={session_id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age_seconds}{}",
+        "{}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age_seconds}{}",
+        cookie_name(base, secure),
         if secure { "; Secure" } else { "" }
     )
+}
+
+/// The `Set-Cookie` value of a new session (`Max-Age` = its lifetime).
+pub fn set_cookie(session_id: &str, secure: bool, max_age_seconds: i64) -> String {
+    set_named_cookie(COOKIE_NAME, session_id, secure, max_age_seconds)
 }
 
 /// The `Set-Cookie` value that removes the session cookie (logout).
@@ -59,13 +88,16 @@ pub fn clear_cookie(secure: bool) -> String {
     set_cookie("", secure, 0)
 }
 
-/// Whether the request reached the console over HTTPS.
-pub fn is_https(headers: &HeaderMap, own_tls: bool) -> bool {
+/// Whether the request reached the console over HTTPS: its own TLS, or a
+/// trusted proxy (`msgx.http.trusted-proxies`, `from_proxy`) that says
+/// `X-Forwarded-Proto: https`. Anyone else's header is not believed.
+pub fn is_https(headers: &HeaderMap, own_tls: bool, from_proxy: bool) -> bool {
     own_tls
-        || headers
-            .get("x-forwarded-proto")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
+        || from_proxy
+            && headers
+                .get("x-forwarded-proto")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
 }
 
 /// The presented CSRF token equals the session's, in constant time (the
@@ -101,10 +133,12 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(
             COOKIE,
-            HeaderValue::from_static("a=1; msgx_console=abc; b=2"),
+            HeaderValue::from_static("a=1; msgx_console=abc; b=2; __Host-msgx_console=tls"),
         );
-        assert_eq!(session_cookie(&h).as_deref(), Some("abc"));
+        assert_eq!(session_cookie(&h, false).as_deref(), Some("abc"));
+        assert_eq!(session_cookie(&h, true).as_deref(), Some("tls"));
         let c = set_cookie("abc", true, 60);
+        assert!(c.starts_with("__Host-msgx_console=abc;"), "{c}");
         for part in [
             "HttpOnly",
             "SameSite=Strict",
@@ -114,9 +148,15 @@ mod tests {
         ] {
             assert!(c.contains(part), "{c}");
         }
-        assert!(!set_cookie("abc", false, 60).contains("Secure"));
+        let plain = set_cookie("abc", false, 60);
+        assert!(plain.starts_with("msgx_console=abc;") && !plain.contains("Secure"));
         h.insert("x-forwarded-proto", HeaderValue::from_static("https"));
-        assert!(is_https(&h, false));
-        assert!(!is_https(&HeaderMap::new(), false));
+        assert!(is_https(&h, false, true));
+        assert!(
+            !is_https(&h, false, false),
+            "only a trusted proxy is believed"
+        );
+        assert!(!is_https(&HeaderMap::new(), false, true));
+        assert!(is_https(&HeaderMap::new(), true, false));
     }
 }

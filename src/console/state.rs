@@ -21,6 +21,9 @@ pub struct ConsoleState {
     pub login_log: Arc<LogLimiter>,
     /// The console terminates TLS itself (cookies are `Secure`).
     pub tls: bool,
+    /// Host names the console answers to, lower case, without port
+    /// (`msgx.console.allowed-hosts`, else the listen address and localhost).
+    pub allowed_hosts: Arc<Vec<String>>,
     /// "Run now" on the Jobs page; `None` = not offered.
     pub launcher: Option<Arc<dyn JobLauncher>>,
 }
@@ -32,6 +35,15 @@ pub trait JobLauncher: Send + Sync {
     /// One run of `job` exactly as `msgx run <job>` does it (manifest
     /// bounds, the same locks); the run's summary, or why it did not run.
     async fn run_now(&self, job: &str) -> Result<String, String>;
+}
+
+/// How the request reached the console, resolved once per request by the
+/// outermost layer: over HTTPS (the console's own TLS, or a trusted proxy's
+/// `X-Forwarded-Proto: https`). Decides the cookies' `Secure` flag and
+/// `__Host-` prefix.
+#[derive(Debug, Clone, Copy)]
+pub struct Transport {
+    pub https: bool,
 }
 
 /// Who is asking, resolved once per request.

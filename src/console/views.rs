@@ -143,6 +143,8 @@ impl Section {
 #[template(path = "console/login.html")]
 pub struct LoginPage {
     pub error: Option<String>,
+    /// The login CSRF token (also in the form's cookie).
+    pub csrf: String,
 }
 
 /// Overview, DLQ, abandoned backfill, holes, requests, jobs: sections.

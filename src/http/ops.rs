@@ -53,6 +53,35 @@ pub type LockSlot = Arc<OnceLock<Arc<AdvisoryLock>>>;
 /// The daemon's job supervision once it is active (issue 17, item 1).
 pub type JobsSlot = Arc<OnceLock<Arc<crate::jobs::supervision::JobWatch>>>;
 
+/// The operator console of a daemon that serves one (issue 32 item 8,
+/// M8): whether it serves, or why not. A console that cannot start or stops
+/// serving never stops the jobs: it is shown as `/readyz`'s `console` check
+/// (not counted in `ready`: the feed is unaffected) and by the
+/// `msgx_console_up` gauge.
+#[derive(Debug, Default)]
+pub struct ConsoleHealth {
+    state: Mutex<Option<Result<String, String>>>,
+}
+
+impl ConsoleHealth {
+    /// The console serves on `addr`.
+    pub fn serving(&self, addr: &str) {
+        self.set(Ok(format!("serving on {addr}")));
+    }
+    /// The console does not serve, for `why`.
+    pub fn failed(&self, why: String) {
+        self.set(Err(why));
+    }
+    fn set(&self, state: Result<String, String>) {
+        metrics::gauge!("msgx_console_up").set(if state.is_ok() { 1.0 } else { 0.0 });
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
+    }
+    /// `None`: no console configured (or not tried yet).
+    pub fn state(&self) -> Option<Result<String, String>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
 /// What the handlers need.
 #[derive(Clone)]
 pub struct OpsState {
@@ -63,6 +92,8 @@ pub struct OpsState {
     pub heartbeat: Arc<Heartbeat>,
     pub lock: LockSlot,
     pub jobs: JobsSlot,
+    /// The daemon's console, when it serves one.
+    pub console: Arc<ConsoleHealth>,
     /// The installed recorder (`crate::prometheus::install`).
     pub metrics: PrometheusHandle,
 }
@@ -215,9 +246,19 @@ async fn readyz(State(s): State<OpsState>) -> Response {
     let failing = bounded(limit, proc_state::head_failure(&s.pg)).await;
     checks.insert("head", Check::from(head_ready(failing, now, alert)));
     let ready = checks.values().all(|c| c.ok);
+    // Shown, not counted: a console problem is the operators', never the
+    // feed's (issue 32 item 8).
+    if let Some(console) = s.console.state() {
+        checks.insert("console", Check::from(console));
+    }
+    let degraded: Vec<&str> = checks
+        .iter()
+        .filter(|(_, c)| !c.ok && ready)
+        .map(|(k, _)| *k)
+        .collect();
     (
         status_of(ready),
-        axum::Json(serde_json::json!({"ready": ready, "checks": checks})),
+        axum::Json(serde_json::json!({"ready": ready, "degraded": degraded, "checks": checks})),
     )
         .into_response()
 }

@@ -1,16 +1,23 @@
 //! `retention`: closed REQ_TRACK rows past `msgx.request.retention`
-//! (G-REQ-TRACK-RETENTION) and JOB_RUN rows past `msgx.job-run.retention`.
+//! (G-REQ-TRACK-RETENTION), JOB_RUN rows past `msgx.job-run.retention` and
+//! COMPAT_REQUEST records past `msgx.http.compat-record-retention` (issue
+//! 32 item 4; those a mailbox row still needs for its identity stay).
 
 use crate::config::Config;
 use crate::jobs::batch::{Sweep, run_sweep};
 use crate::jobs::{
     Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
 };
-use crate::store::pg::{job_run, req_track};
+use crate::store::pg::{compat_request, job_run, req_track};
 
 const CLOSED_REQUESTS: Sweep = Sweep {
     label: "req_track_deleted",
     sql: req_track::CLOSED_PURGE,
+};
+
+const COMPAT_REQUESTS: Sweep = Sweep {
+    label: "compat_request_deleted",
+    sql: compat_request::RETENTION_PURGE,
 };
 
 const JOB_RUNS: Sweep = Sweep {
@@ -25,6 +32,8 @@ pub struct RetentionConfig {
     pub requests: chrono::Duration,
     /// `msgx.job-run.retention`: JOB_RUN rows.
     pub job_runs: chrono::Duration,
+    /// `msgx.http.compat-record-retention`: COMPAT_REQUEST records.
+    pub compat_requests: chrono::Duration,
 }
 
 impl JobSettings for RetentionConfig {
@@ -32,13 +41,14 @@ impl JobSettings for RetentionConfig {
         Self {
             requests: config.msgx.request.retention.chrono(),
             job_runs: config.msgx.job_run.retention.chrono(),
+            compat_requests: config.msgx.http.compat_record_retention.chrono(),
         }
     }
 }
 
 job_counts! {
     /// What a `retention` run did.
-    pub struct RetentionCounts { req_track_deleted, job_run_deleted }
+    pub struct RetentionCounts { req_track_deleted, job_run_deleted, compat_request_deleted }
 }
 
 /// The retention job.
@@ -85,6 +95,16 @@ impl Job for Retention {
         )
         .await?;
         report.details.job_run_deleted.add(n);
+        let n = run_sweep(
+            ctx,
+            bounds,
+            deadline,
+            &COMPAT_REQUESTS,
+            now - c.compat_requests,
+            &mut report,
+        )
+        .await?;
+        report.details.compat_request_deleted.add(n);
         Ok(report)
     }
 }

@@ -36,7 +36,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::flight_cache::{CacheUpdate, FlightCache};
-use super::identity::identity_of;
+use super::identity::scoped_identity;
 use super::ladder::{self, Route, Step, Verdict};
 use super::process_one::{MessageProcessor, ProcessOutcome, decode_off_thread, log_dead};
 use crate::codec::{DecodedMessage, ScalarTag};
@@ -180,9 +180,11 @@ impl MessageProcessor<'_> {
         let identities: Vec<Option<String>> = members
             .iter()
             .map(|(h, member)| match member {
-                Member::Decoded(msg) if h.identity_key.is_none() => {
-                    Some(identity_of(&msg.meta, c.include_day_boundary))
-                }
+                Member::Decoded(msg) if h.identity_key.is_none() => Some(scoped_identity(
+                    &msg.meta,
+                    c.include_day_boundary,
+                    h.compat_principal.as_deref(),
+                )),
                 _ => None,
             })
             .collect();

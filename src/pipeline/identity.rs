@@ -23,6 +23,22 @@ pub fn identity_of(meta: &Meta, include_day_boundary: bool) -> String {
     key
 }
 
+/// The identity a message binds: [`identity_of`], scoped to its compat
+/// client when it was written through `POST /cminmsgs/send`
+/// (`compat:<principal>|SNDR|TYPE|STYP|SEQN`; issue 32 item 4,
+/// docs/pipeline.md "Compat identities"). A compat message dedups against
+/// the same client's other messages (a client's retry is still a
+/// `duplicate-of`, §4.4), but never holds the identity of a message the
+/// AODB writes into the mailbox itself, before or after it: the shared
+/// mailbox's own writers keep the plain identity space.
+pub fn scoped_identity(meta: &Meta, include_day_boundary: bool, compat: Option<&str>) -> String {
+    let key = identity_of(meta, include_day_boundary);
+    match compat {
+        Some(principal) => format!("compat:{principal}|{key}"),
+        None => key,
+    }
+}
+
 /// The MSGX_SETTING key of the identity algorithm.
 pub const SETTING: &str = "identity.include-day-boundary";
 
@@ -109,6 +125,16 @@ mod tests {
             msg_type: t.into(),
             styp: s.into(),
         }
+    }
+
+    #[test]
+    fn a_compat_identity_is_scoped_to_its_client() {
+        let m = meta("FLOP", "APPT");
+        let plain = identity_of(&m, false);
+        assert_eq!(scoped_identity(&m, false, None), plain);
+        let scoped = scoped_identity(&m, false, Some("bridge"));
+        assert_eq!(scoped, format!("compat:bridge|{plain}"));
+        assert_ne!(scoped, scoped_identity(&m, false, Some("other")));
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! commit climbs too. The pump never backfills: terminal states carry the
 //! backfill intent.
 
-use super::identity::identity_of;
+use super::identity::scoped_identity;
 pub use super::ladder::Raw;
 use super::ladder::{self, Route, Step, Verdict};
 use super::processors::ProcessorSettings;
@@ -337,7 +337,11 @@ impl MessageProcessor<'_> {
     ) -> Result<ProcessOutcome, JobError> {
         let id = head.msg_id;
         let c = self.config;
-        let identity = identity_of(&msg.meta, c.include_day_boundary);
+        let identity = scoped_identity(
+            &msg.meta,
+            c.include_day_boundary,
+            head.compat_principal.as_deref(),
+        );
         // Any failure of the binding statement is the message's attempt,
         // recorded like a processor's (issue 31): a failed run would leave
         // the head PENDING with no attempt and no head-blocked signal.

@@ -329,6 +329,7 @@ mod tests {
             identity_key: None,
             w,
             trace: None,
+            compat_principal: None,
         };
         let failed = |early| InfraHead {
             msg_id: 7,

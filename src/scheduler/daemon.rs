@@ -8,7 +8,7 @@
 
 use crate::clock::SharedClock;
 use crate::config::Config;
-use crate::http::ops::{self, Heartbeat, JobsSlot, LockSlot, OpsState};
+use crate::http::ops::{self, ConsoleHealth, Heartbeat, JobsSlot, LockSlot, OpsState};
 use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
 use crate::jobs::manifest::{self, JobClass};
 use crate::jobs::profile::{JobSchedule, Profile};
@@ -282,6 +282,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     heartbeat.beat(clock.now());
     let lock_slot = LockSlot::default();
     let jobs_slot = JobsSlot::default();
+    let console_health = Arc::new(ConsoleHealth::default());
     // The ops endpoints come up before the lock: a standby is alive, not ready.
     if let Some(listen) = config.msgx.http.metrics_listen.clone() {
         let state = OpsContext {
@@ -292,6 +293,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             heartbeat: &heartbeat,
             lock: &lock_slot,
             jobs: &jobs_slot,
+            console: &console_health,
         };
         if let Err(e) = start_ops(&listen, state, stop_rx.clone()).await {
             eprintln!("msgx daemon: cannot serve msgx.http.metrics-listen {listen}: {e}");
@@ -299,7 +301,10 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         }
     }
     // The console too: a standby daemon serves it (read from the shared
-    // database), so an operator can look before and after a takeover.
+    // database), so an operator can look before and after a takeover. A
+    // console that cannot start is logged and shown (`/readyz` check
+    // `console`, `msgx_console_up`), never a reason to stop the feed
+    // (issue 32 item 8, M8).
     if let Some(listen) = config.msgx.console.listen.clone() {
         let runner = JobRunner::manual(
             pool.clone(),
@@ -310,40 +315,8 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             stop_rx.clone(),
         );
         let launcher: Arc<dyn crate::console::JobLauncher> = Arc::new(runner);
-        // Pages query on the console's own pool, never the jobs' (issue 32 item 1).
-        let console_pool =
-            match crate::store::pg::connect_console(&config.msgx.postgres, &config.msgx.console) {
-                Ok(p) => p,
-                Err(e) => {
-                    eprintln!("msgx daemon: console: {e}");
-                    return 2;
-                }
-            };
-        let bound = crate::console::bind(
-            &listen,
-            config.clone(),
-            console_pool,
-            mailbox.clone(),
-            clock.clone(),
-            Some(launcher),
-        )
-        .await;
-        match bound {
-            Ok(server) => {
-                let addr = server.local_addr().map(|a| a.to_string()).unwrap_or(listen);
-                tracing::info!(listen = %addr, "Operator console listening");
-                let stop = stop_rx.clone();
-                tokio::spawn(async move {
-                    if let Err(e) = server.serve(stop).await {
-                        tracing::error!(listen = %addr, error = %e, "Operator console stopped serving");
-                    }
-                });
-            }
-            Err(e) => {
-                eprintln!("msgx daemon: {e}");
-                return 2;
-            }
-        }
+        let parts = (config.clone(), mailbox.clone(), clock.clone());
+        start_console(&listen, parts, launcher, &console_health, stop_rx.clone()).await;
     }
     let lock = match acquire_instance(
         &config,
@@ -486,11 +459,57 @@ struct OpsContext<'a> {
     heartbeat: &'a Arc<Heartbeat>,
     lock: &'a LockSlot,
     jobs: &'a JobsSlot,
+    console: &'a Arc<ConsoleHealth>,
 }
 
 /// Installs the Prometheus recorder, binds `listen` (failing loudly: an
 /// operator who configured the endpoints must not run without them) and
 /// serves `/metrics`, `/healthz`, `/readyz` until `stop`.
+/// Starts the daemon's console on `listen` with its own pool (issue 32
+/// item 1), recording in `health` whether it serves. Every failure is
+/// logged and recorded, none returned: the jobs run on (issue 32 item 8).
+async fn start_console(
+    listen: &str,
+    (config, mailbox, clock): (Arc<Config>, Mailbox, SharedClock),
+    launcher: Arc<dyn crate::console::JobLauncher>,
+    health: &Arc<ConsoleHealth>,
+    stop: watch::Receiver<bool>,
+) {
+    let not_started = |why: String| {
+        tracing::error!(
+            listen,
+            error = %why,
+            "Operator console not started; the jobs run on (msgx config check names the problem)"
+        );
+        health.failed(why);
+    };
+    // Pages query on the console's own pool, never the jobs' (issue 32 item 1).
+    let console_pool =
+        match crate::store::pg::connect_console(&config.msgx.postgres, &config.msgx.console) {
+            Ok(p) => p,
+            Err(e) => return not_started(e.to_string()),
+        };
+    let bound =
+        crate::console::bind(listen, config, console_pool, mailbox, clock, Some(launcher)).await;
+    let server = match bound {
+        Ok(server) => server,
+        Err(e) => return not_started(e.to_string()),
+    };
+    let addr = server
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| listen.to_string());
+    tracing::info!(listen = %addr, "Operator console listening");
+    health.serving(&addr);
+    let health = health.clone();
+    tokio::spawn(async move {
+        if let Err(e) = server.serve(stop).await {
+            tracing::error!(listen = %addr, error = %e, "Operator console stopped serving; the jobs run on");
+            health.failed(format!("stopped serving: {e}"));
+        }
+    });
+}
+
 async fn start_ops(
     listen: &str,
     c: OpsContext<'_>,
@@ -510,6 +529,7 @@ async fn start_ops(
         heartbeat: c.heartbeat.clone(),
         lock: c.lock.clone(),
         jobs: c.jobs.clone(),
+        console: c.console.clone(),
         metrics: handle,
     };
     tokio::spawn(async move {

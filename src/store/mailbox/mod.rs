@@ -606,6 +606,15 @@ impl RawReader {
     }
 }
 
+/// How a confirmed insert ended ([`Mailbox::insert_message_confirmed`]).
+#[derive(Debug)]
+pub enum ConfirmedInsert<E> {
+    /// The row `id` is committed.
+    Committed(i64),
+    /// `confirm` refused the row `id`: it was rolled back, nothing is stored.
+    Refused(i64, E),
+}
+
 impl Mailbox {
     /// Inserts a message received through the compat entry (§4.4), copying
     /// META into the SUBSYSTEM columns when it fits them (sis-format §1.6).
@@ -615,6 +624,61 @@ impl Mailbox {
         received_at: NaiveDateTime,
         meta: Option<&crate::codec::Meta>,
     ) -> Result<i64, MailboxError> {
+        let (sql, params) = self.insert_statement(xml, received_at, meta).await?;
+        self.bounded(async {
+            let mut conn = self.pool.get_conn().await?;
+            conn.exec_drop(sql, params).await?;
+            Ok(i64::try_from(conn.last_insert_id().unwrap_or(0)).unwrap_or(0))
+        })
+        .await
+    }
+
+    /// [`Self::insert_message`] in a mailbox transaction that commits only
+    /// once `confirm(id)` succeeded (issue 32 item 4): the compat entry
+    /// records the new row's ID in PostgreSQL first, so no reader of the
+    /// mailbox ever sees a compat-written row that msgx cannot tell as one.
+    /// A refused row is rolled back (its ID stays a hole). An error of the
+    /// COMMIT itself leaves it unknown whether the row is stored; the caller
+    /// has recorded the ID either way.
+    pub async fn insert_message_confirmed<E, F, Fut>(
+        &self,
+        xml: &str,
+        received_at: NaiveDateTime,
+        meta: Option<&crate::codec::Meta>,
+        confirm: F,
+    ) -> Result<ConfirmedInsert<E>, MailboxError>
+    where
+        F: FnOnce(i64) -> Fut,
+        Fut: std::future::Future<Output = Result<(), E>>,
+    {
+        let (sql, params) = self.insert_statement(xml, received_at, meta).await?;
+        let mut conn = self.bounded(self.pool.get_conn()).await?;
+        let mut tx = self
+            .bounded(conn.start_transaction(mysql_async::TxOpts::default()))
+            .await?;
+        self.bounded(tx.exec_drop(sql, params)).await?;
+        let id = i64::try_from(tx.last_insert_id().unwrap_or(0)).unwrap_or(0);
+        // `confirm` has its own bound (the PostgreSQL pool's); the open
+        // mailbox transaction holds only the new row's lock meanwhile.
+        match confirm(id).await {
+            Ok(()) => {
+                self.bounded(tx.commit()).await?;
+                Ok(ConfirmedInsert::Committed(id))
+            }
+            Err(e) => {
+                self.bounded(tx.rollback()).await?;
+                Ok(ConfirmedInsert::Refused(id, e))
+            }
+        }
+    }
+
+    /// The INSERT of one inbound message and its parameters.
+    async fn insert_statement(
+        &self,
+        xml: &str,
+        received_at: NaiveDateTime,
+        meta: Option<&crate::codec::Meta>,
+    ) -> Result<(String, mysql_async::Params), MailboxError> {
         if self.shadow {
             return Err(MailboxError::Shadow);
         }
@@ -632,13 +696,7 @@ impl Mailbox {
              CMINMSGS_SUBSYSTEM_SUBTYPE, CMINMSGS_STATUS) VALUES (?, ?, ?, ?, ?, ?, ?, 'VALID')",
             self.inbox().await?.sql()
         );
-        self.bounded(async {
-            let mut conn = self.pool.get_conn().await?;
-            conn.exec_drop(sql, (xml, received_at, name, seq, sent, typ, sub))
-                .await?;
-            Ok(i64::try_from(conn.last_insert_id().unwrap_or(0)).unwrap_or(0))
-        })
-        .await
+        Ok((sql, (xml, received_at, name, seq, sent, typ, sub).into()))
     }
 }
 

@@ -1,8 +1,10 @@
-//! CONSOLE_SESSION (migration 0010): the operator console's login sessions
-//! (issue 21; docs/console.md "Security model"). Keyed by the SHA-256 of the
-//! cookie value, never the value itself.
+//! CONSOLE_SESSION (migrations 0010, 0019): the operator console's login
+//! sessions (issue 21; issue 32 item 7; docs/console.md "Sessions"). Keyed
+//! by the SHA-256 of the cookie value, never the value itself. A session
+//! ends at its absolute `expires_at`, after `idle` without a request, when
+//! its user's credential changes, at logout and at `msgx console revoke`.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use sqlx::PgPool;
 
 /// A live session.
@@ -11,48 +13,78 @@ pub struct Session {
     pub user_name: String,
     pub csrf_token: String,
     pub expires_at: DateTime<Utc>,
+    /// What the session is bound to (`Users::credential_of` at login).
+    pub credential_sha256: String,
 }
 
-/// Stores a new session.
-pub async fn insert(
-    pool: &PgPool,
-    id_sha256: &str,
-    user_name: &str,
-    csrf_token: &str,
-    now: DateTime<Utc>,
-    expires_at: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
+/// A session to store at login.
+#[derive(Debug, Clone)]
+pub struct NewSession<'a> {
+    pub id_sha256: &'a str,
+    pub user_name: &'a str,
+    pub csrf_token: &'a str,
+    pub credential_sha256: &'a str,
+    pub now: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Stores a new session and ends the user's oldest beyond `per_user`
+/// (the newest `per_user` are kept, this one among them); returns how
+/// many were ended.
+pub async fn insert(pool: &PgPool, s: &NewSession<'_>, per_user: u32) -> Result<u64, sqlx::Error> {
+    let mut tx = pool.begin().await?;
     sqlx::query(
-        "INSERT INTO console_session (id_sha256, user_name, csrf_token, created_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO console_session \
+         (id_sha256, user_name, csrf_token, credential_sha256, created_at, last_seen_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $5, $6)",
     )
-    .bind(id_sha256)
-    .bind(user_name)
-    .bind(csrf_token)
-    .bind(now)
-    .bind(expires_at)
-    .execute(pool)
+    .bind(s.id_sha256)
+    .bind(s.user_name)
+    .bind(s.csrf_token)
+    .bind(s.credential_sha256)
+    .bind(s.now)
+    .bind(s.expires_at)
+    .execute(&mut *tx)
     .await?;
-    Ok(())
+    // The new session is kept whatever the clock says; of the others the
+    // newest `per_user - 1` stay.
+    let ended = sqlx::query(
+        "DELETE FROM console_session WHERE id_sha256 IN ( \
+           SELECT id_sha256 FROM console_session WHERE user_name = $1 AND id_sha256 <> $2 \
+           ORDER BY created_at DESC, last_seen_at DESC OFFSET $3)",
+    )
+    .bind(s.user_name)
+    .bind(s.id_sha256)
+    .bind(i64::from(per_user.saturating_sub(1)))
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    tx.commit().await?;
+    Ok(ended)
 }
 
-/// The session with this id hash, unless it has expired at `now`.
-pub async fn find(
+/// The session with this id hash, unless it has expired at `now` or been
+/// idle for `idle` or longer; a live one's `last_seen_at` moves to `now`
+/// (one statement).
+pub async fn touch(
     pool: &PgPool,
     id_sha256: &str,
     now: DateTime<Utc>,
+    idle: Duration,
 ) -> Result<Option<Session>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT user_name, csrf_token, expires_at FROM console_session \
-         WHERE id_sha256 = $1 AND expires_at > $2",
+        "UPDATE console_session SET last_seen_at = $2 \
+         WHERE id_sha256 = $1 AND expires_at > $2 AND last_seen_at > $3 \
+         RETURNING user_name, csrf_token, expires_at, credential_sha256",
     )
     .bind(id_sha256)
     .bind(now)
+    .bind(now - idle)
     .fetch_optional(pool)
     .await
 }
 
-/// Ends one session (logout).
+/// Ends one session (logout, or a session whose credential changed).
 pub async fn delete(pool: &PgPool, id_sha256: &str) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM console_session WHERE id_sha256 = $1")
         .bind(id_sha256)
@@ -61,12 +93,50 @@ pub async fn delete(pool: &PgPool, id_sha256: &str) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
-/// Drops the sessions expired at `now` (run at each login: the table stays
-/// as small as the number of people logged in).
-pub async fn delete_expired(pool: &PgPool, now: DateTime<Utc>) -> Result<u64, sqlx::Error> {
+/// Ends every session of `user_name` (`msgx console revoke`) and records
+/// it in OPERATOR_ACTION (`SESSION_REVOKE`, target `console_user:<name>`),
+/// in one transaction; how many sessions ended.
+pub async fn revoke(
+    pool: &PgPool,
+    user_name: &str,
+    actor: &str,
+    reason: Option<&str>,
+    at: DateTime<Utc>,
+) -> Result<u64, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let ended = sqlx::query("DELETE FROM console_session WHERE user_name = $1")
+        .bind(user_name)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    let target = format!("console_user:{user_name}");
+    super::operator_action::insert(
+        &mut tx,
+        &super::operator_action::NewAction {
+            at,
+            actor,
+            action: "SESSION_REVOKE",
+            target: &target,
+            reason,
+            detail: serde_json::json!({ "sessions_ended": ended }),
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(ended)
+}
+
+/// Drops the sessions ended at `now` by their lifetime or by `idle` (run at
+/// each login: the table stays as small as the number of people logged in).
+pub async fn delete_expired(
+    pool: &PgPool,
+    now: DateTime<Utc>,
+    idle: Duration,
+) -> Result<u64, sqlx::Error> {
     Ok(
-        sqlx::query("DELETE FROM console_session WHERE expires_at <= $1")
+        sqlx::query("DELETE FROM console_session WHERE expires_at <= $1 OR last_seen_at <= $2")
             .bind(now)
+            .bind(now - idle)
             .execute(pool)
             .await?
             .rows_affected(),

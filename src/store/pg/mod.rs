@@ -3,6 +3,7 @@
 
 pub mod advisory;
 pub mod backfill;
+pub mod compat_request;
 pub mod console_session;
 pub mod facts;
 pub mod flight;

@@ -24,6 +24,10 @@ pub struct Head {
     /// enqueued before migration 0011 (or one whose stored value does not
     /// parse: a trace is for following a message, never a reason to stop it).
     pub trace: Option<TraceParent>,
+    /// The compat client that wrote this row through `POST /cminmsgs/send`
+    /// (COMPAT_REQUEST by MSG_ID, migration 0020); `None` for a row the
+    /// mailbox's own writers wrote. Scopes the identity (issue 32 item 4).
+    pub compat_principal: Option<String>,
 }
 
 /// A row's state and attempt count as the pump read them with its head:
@@ -61,7 +65,10 @@ pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
 pub async fn unfinished(pool: &PgPool, limit: i64) -> Result<Vec<Head>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT msg_id, state, attempts, next_attempt_at, error_class, identity_key, traceparent, \
-                (SELECT w FROM inbox_cursor WHERE id = 1) AS w FROM proc_state \
+                (SELECT w FROM inbox_cursor WHERE id = 1) AS w, \
+                (SELECT COALESCE(c.principal, '') FROM compat_request c WHERE c.msg_id = p.msg_id) \
+                  AS compat_principal \
+         FROM proc_state p \
          WHERE state IN ('PENDING', 'FAILED') AND state <> 'ARCHIVED' ORDER BY msg_id LIMIT $1",
     )
     .bind(limit)
@@ -83,6 +90,7 @@ pub async fn unfinished(pool: &PgPool, limit: i64) -> Result<Vec<Head>, sqlx::Er
                 trace: r
                     .try_get::<Option<String>, _>("traceparent")?
                     .and_then(|t| TraceParent::parse(&t).ok()),
+                compat_principal: r.try_get("compat_principal")?,
             })
         })
         .collect()
