@@ -1,6 +1,6 @@
 //! Screenshots of the operator console's pages for docs/console.md (issue
 //! 21 item 4), through the same headless-Chromium harness as the browser
-//! tests (`tests/common/browser.rs`). `scripts/console-screenshots.sh`
+//! tests (`tests/it/common/browser.rs`). `scripts/console-screenshots.sh`
 //! prepares a drained database and a running `msgx console`, then runs:
 //!
 //! ```text
@@ -13,7 +13,7 @@
 //! `--login-path` is shot logged out, before logging in; the others after
 //! logging in through the form (inputs `--user-field`, `--password-field`).
 
-#[path = "../tests/common/browser.rs"]
+#[path = "../tests/it/common/browser.rs"]
 mod browser;
 
 use anyhow::{Context, bail};

@@ -37,7 +37,7 @@ if ! command -v cargo >/dev/null; then
   log "ERROR: no Rust toolchain (cargo) on PATH; install Rust 1.94+ first"; exit 1
 fi
 
-# --- promtool: checks and unit tests of the alert rules (tests/observability.rs)
+# --- promtool: checks and unit tests of the alert rules (tests/it/observability.rs)
 # From Debian's prometheus package, without its recommended node exporter. The
 # package enables a Prometheus server; msgx's tests need only promtool, so the
 # server is stopped and disabled again right after the install.
@@ -102,7 +102,7 @@ SQL
 mb_root "$MB_DB" < migrations/mailbox/0001_mailbox.sql
 
 # --- headless Chromium for the console's browser tests (issue 21 item 4) -------
-# Debian's chromium and its matching chromedriver (tests/common/browser.rs).
+# Debian's chromium and its matching chromedriver (tests/it/common/browser.rs).
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   log "installing Chromium and chromedriver"; apt_install chromium chromium-driver
 fi

@@ -15,6 +15,11 @@ export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 psql "$MSGX_TEST_PG_ADMIN_URL" -qtAX -c \
   "SELECT 'DROP DATABASE \"' || datname || '\" WITH (FORCE);' FROM pg_database WHERE datname LIKE 'msgx\_t\_%'" \
   | psql "$MSGX_TEST_PG_ADMIN_URL" -q >/dev/null 2>&1 || true
+# The migrated template the tests clone (tests/it/common/mod.rs): made anew
+# once per run.
+psql "$MSGX_TEST_PG_ADMIN_URL" -qtAX -c \
+  "SELECT 'ALTER DATABASE \"' || datname || '\" WITH IS_TEMPLATE false; DROP DATABASE \"' || datname || '\";' FROM pg_database WHERE datname LIKE 'msgx\_tpl\_%'" \
+  | psql "$MSGX_TEST_PG_ADMIN_URL" -q >/dev/null 2>&1 || true
 mariadb -h 127.0.0.1 -umsgx -pmsgx -N -e \
   "SELECT CONCAT('DROP DATABASE \`', schema_name, '\`;') FROM information_schema.schemata WHERE schema_name LIKE 'msgx\_mb\_%'" \
   2>/dev/null | mariadb -h 127.0.0.1 -umsgx -pmsgx 2>/dev/null || true
@@ -31,7 +36,7 @@ echo "== tests"
 if cargo nextest --version >/dev/null 2>&1; then
   # Doc tests first, so the runner's closing summary is nextest's.
   cargo test --doc --quiet
-  cargo nextest run --no-fail-fast
+  cargo nextest run --profile ci --no-fail-fast
 else
   cargo test --no-fail-fast
 fi

@@ -74,7 +74,7 @@ pub fn too_large(len: usize) -> Option<DecodeError> {
 }
 
 /// [`decode`] with the two-level threshold given: the result is the same for
-/// every threshold (tests compare both parses, `tests/codec_proptest.rs`).
+/// every threshold (tests compare both parses, `tests/it/codec_proptest.rs`).
 #[doc(hidden)]
 pub fn decode_with(bytes: &[u8], two_level_above: usize) -> Result<DecodedMessage, DecodeError> {
     decode_in(bytes, two_level_above, None)

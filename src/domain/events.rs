@@ -368,5 +368,5 @@ pub fn events_for(
 /// The contract check the integration tests use too (one implementation).
 #[cfg(test)]
 #[allow(dead_code)]
-#[path = "../../tests/common/contract.rs"]
+#[path = "../../tests/it/common/contract.rs"]
 pub(crate) mod contract_check;

@@ -19,7 +19,7 @@
 //! applies [`CacheUpdate`] after COMMIT), and it equals what a load would
 //! return: the codec keeps decimals in NUMERIC's canonical text and times in
 //! the airport zone, and the engine truncates its clock to microseconds.
-//! tests/pipeline.rs: the group-commit equivalence tests run many groups over
+//! tests/it/pipeline.rs: the group-commit equivalence tests run many groups over
 //! the same flights (later groups decide on cached states) and compare rows
 //! and outbox payloads with one message per transaction;
 //! `a_flight_changed_outside_the_pump_is_read_again_not_taken_from_its_cache`,

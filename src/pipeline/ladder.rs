@@ -7,7 +7,7 @@
 //! Both paths climb this ladder: processOne one message per transaction
 //! (`process_one.rs`), and group commit for a prefix of the queue in one
 //! (`group.rs`), which reads the identity holders for all members at once.
-//! So the two cannot diverge; the equivalence tests of `tests/pipeline.rs`
+//! So the two cannot diverge; the equivalence tests of `tests/it/pipeline.rs`
 //! still prove it on the database.
 
 use super::identity::ignore_rule;

@@ -3,7 +3,7 @@
 //! page N costs what page 1 costs on a table of millions of rows. A state
 //! filter reads `proc_state_state_msg_idx`, a FLID filter
 //! `msg_event_flid_msg_idx` (migration 0010); the plans are checked in
-//! tests/console.rs.
+//! tests/it/console.rs.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

@@ -402,7 +402,7 @@ pub async fn append_many(
         // CONFLICT clause only ever applies to KAFKA:schd rows (§8.2: replaced
         // only forward in STATE_VERSION, with a fresh EVENT_ID as generation).
         // The leading comment marks msgx's own appends: the test harness
-        // checks exactly these rows against schemas/ (tests/common, issue 18
+        // checks exactly these rows against schemas/ (tests/it/common, issue 18
         // item 5), not rows a test inserts by hand. Each row takes its
         // message's trace context from PROC_STATE (issue 21 item 5).
         sqlx::query(sqlx::AssertSqlSafe(format!(

@@ -1,0 +1,329 @@
+//! Database timeouts (issue 17, item 5) against the real servers: every
+//! PostgreSQL session of the job pool carries `statement_timeout`,
+//! `lock_timeout` and `idle_in_transaction_session_timeout` from
+//! `[msgx.postgres]`, the instance-lock session has no idle limit, and every
+//! mailbox session has the server-side `msgx.mailbox.statement-timeout`.
+//! Each timeout is a recorded failure, never a hang. Every pooled session
+//! also plans with index paths preferred, so a plan cached on an empty table
+//! does not scan it once it has grown (issue 20).
+
+use crate::common;
+
+use common::*;
+use msgx::scheduler::runner::RunOptions;
+use msgx::store::mailbox::{Mailbox, MailboxError};
+use msgx::store::pg;
+use mysql_async::prelude::Queryable;
+
+fn ms(text: &str) -> msgx::config::Dur {
+    text.parse().expect("duration")
+}
+
+async fn show(conn: &mut sqlx::PgConnection, setting: &str) -> String {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SHOW {setting}")))
+        .fetch_one(conn)
+        .await
+        .expect("SHOW")
+}
+
+#[tokio::test]
+async fn pooled_sessions_carry_the_timeouts_and_the_lock_session_has_no_idle_limit() {
+    let db = TestDb::migrated().await;
+    // A database-level idle limit, as a DBA might set one: the lock session
+    // must still not be ended by it.
+    for setting in [
+        "idle_in_transaction_session_timeout",
+        "idle_session_timeout",
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "ALTER DATABASE \"{}\" SET {setting} = '1s'",
+            db.name
+        )))
+        .execute(&db.pool)
+        .await
+        .unwrap();
+    }
+    let mut cfg = db.config().msgx.postgres;
+    cfg.statement_timeout = ms("45s");
+    cfg.lock_timeout = ms("7s");
+    cfg.idle_in_transaction_timeout = ms("90s");
+    let pool = pg::connect(&cfg).await.expect("pool");
+    let mut conn = pool.acquire().await.unwrap();
+    assert_eq!(show(&mut conn, "statement_timeout").await, "45s");
+    assert_eq!(show(&mut conn, "lock_timeout").await, "7s");
+    assert_eq!(
+        show(&mut conn, "idle_in_transaction_session_timeout").await,
+        "90s"
+    );
+
+    let mut lock = pg::connect_session(&db.url).await.expect("lock session");
+    assert_eq!(
+        show(&mut lock, "idle_in_transaction_session_timeout").await,
+        "0"
+    );
+    assert_eq!(show(&mut lock, "idle_session_timeout").await, "0");
+}
+
+/// The plan a pooled session caches for a key lookup on `proc_state` while
+/// the table is empty, as the pump's opening statement gets it when the daemon
+/// starts on a fresh database (the generic plan a session keeps after five
+/// executions, forced here).
+async fn cached_plan_on_empty_proc_state(conn: &mut sqlx::PgConnection) -> String {
+    for sql in [
+        "PREPARE by_msg_id(bigint[]) AS SELECT msg_id, state FROM proc_state \
+         WHERE msg_id = ANY($1) ORDER BY msg_id",
+        "SET plan_cache_mode = force_generic_plan",
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(&mut *conn)
+            .await
+            .expect(sql);
+    }
+    let lines: Vec<String> = sqlx::query_scalar("EXPLAIN EXECUTE by_msg_id('{1,2,3}')")
+        .fetch_all(&mut *conn)
+        .await
+        .expect("EXPLAIN");
+    lines.join("\n")
+}
+
+#[tokio::test]
+async fn a_plan_cached_on_an_empty_table_uses_the_index() {
+    let db = TestDb::migrated().await;
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM proc_state")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(count, 0, "a fresh database");
+    // A plain session (the test pool) plans the scan: what msgx's sessions
+    // did before, and kept as the table grew.
+    let mut plain = db.pool.acquire().await.unwrap();
+    let plan = cached_plan_on_empty_proc_state(&mut plain).await;
+    assert!(plan.contains("Seq Scan"), "plain session: {plan}");
+    drop(plain);
+    let pool = pg::connect(&db.config().msgx.postgres).await.expect("pool");
+    let mut conn = pool.acquire().await.unwrap();
+    assert_eq!(show(&mut conn, "enable_seqscan").await, "off");
+    let plan = cached_plan_on_empty_proc_state(&mut conn).await;
+    assert!(
+        plan.contains("Index") && !plan.contains("Seq Scan"),
+        "msgx session: {plan}"
+    );
+}
+
+#[tokio::test]
+async fn a_statement_past_statement_timeout_fails_naming_the_key() {
+    let db = TestDb::migrated().await;
+    let mut cfg = db.config().msgx.postgres;
+    cfg.statement_timeout = ms("200ms");
+    let pool = pg::connect(&cfg).await.expect("pool");
+    let e = sqlx::query("SELECT pg_sleep(5)")
+        .execute(&pool)
+        .await
+        .expect_err("cancelled by the server");
+    assert_eq!(
+        pg::timeout_setting(&e),
+        Some("msgx.postgres.statement-timeout"),
+        "{e}"
+    );
+    let job_error = msgx::jobs::JobError::from(e).to_string();
+    assert!(
+        job_error.contains("statement timeout")
+            && job_error.contains("msgx.postgres.statement-timeout"),
+        "{job_error}"
+    );
+    // `msgx migrate` runs without it (a migration may rewrite a large table).
+    let fresh = TestDb::empty().await;
+    let mut cfg = fresh.config().msgx.postgres;
+    cfg.statement_timeout = ms("1ms");
+    let pool = pg::connect(&cfg).await.expect("pool");
+    pg::migrate(&pool)
+        .await
+        .expect("migrations are not cut short");
+}
+
+#[tokio::test]
+async fn a_lock_held_elsewhere_fails_the_job_run_after_lock_timeout() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.insert("<MSG/>").await;
+    // Another session holds the cursor row the ingest must update.
+    let mut holder = db.pool.begin().await.unwrap();
+    sqlx::query("SELECT w FROM inbox_cursor WHERE id = 1 FOR UPDATE")
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    let cfg = db.config_file_with(|c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        c.msgx.postgres.lock_timeout = ms("300ms");
+    });
+    let out = msgx(cfg.path(), &["run", "ingest-sweep"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    holder.rollback().await.unwrap();
+    let (outcome, error): (String, Option<String>) =
+        sqlx::query_as("SELECT outcome, error FROM job_run WHERE job = 'ingest-sweep'")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    let error = error.unwrap_or_default();
+    assert_eq!(outcome, "FAILED");
+    assert!(
+        error.contains("lock timeout") && error.contains("msgx.postgres.lock-timeout"),
+        "{error}"
+    );
+    let w: i64 = sqlx::query_scalar("SELECT w FROM inbox_cursor")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    assert_eq!(w, 0, "nothing was enqueued");
+}
+
+#[tokio::test]
+async fn every_mailbox_session_has_the_server_side_statement_timeout() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let mut cfg = db.config().msgx.mailbox;
+    cfg.url = mb.url.clone();
+    cfg.statement_timeout = ms("1s");
+    let pool = mysql_async::Pool::new(msgx::store::mailbox::pool_opts(&cfg).unwrap());
+    for _ in 0..2 {
+        // The second connection comes back from the pool after its reset.
+        let mut conn = pool.get_conn().await.unwrap();
+        let (statement, lock): (f64, u64) = conn
+            .query_first("SELECT @@max_statement_time, @@innodb_lock_wait_timeout")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!((statement, lock), (1.0, 1));
+    }
+    let mut conn = pool.get_conn().await.unwrap();
+    let e = conn
+        .query_drop("SELECT SLEEP(3)")
+        .await
+        .expect_err("stopped by the server");
+    assert!(
+        matches!(&e, mysql_async::Error::Server(s) if s.code == 1969),
+        "{e}"
+    );
+    drop(conn);
+    let _ = pool.disconnect().await;
+}
+
+#[tokio::test]
+async fn a_locked_mailbox_fails_the_read_and_the_head_turns_failed_infra() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.mailbox.statement_timeout = ms("1s");
+    });
+    mb.insert(
+        "<MSG><META><SNDR>AODB</SNDR><SEQN>1</SEQN><DTTM>20261201080000</DTTM><TYPE>FLOP</TYPE>\
+         <STYP>REMC</STYP></META><FLOP><FLID>1</FLID><FFID>X</FFID><REMC>x</REMC></FLOP></MSG>",
+    )
+    .await;
+    let once = RunOptions::default();
+    r.run("ingest-sweep", &once, None)
+        .await
+        .expect("ingest runs");
+
+    // Another session holds a write lock on the inbound table.
+    let mut locker = mb.pool.get_conn().await.unwrap();
+    locker
+        .query_drop(format!("LOCK TABLES {} WRITE", mb.inbox))
+        .await
+        .unwrap();
+    let mailbox = {
+        let mut c = db.config().msgx.mailbox;
+        c.url = mb.url.clone();
+        c.statement_timeout = ms("1s");
+        Mailbox::new(&c).unwrap()
+    };
+    let e = mailbox.fetch_after(0, 10).await.expect_err("bounded");
+    assert!(matches!(e, MailboxError::StatementTimeout { .. }), "{e}");
+
+    let ingest = r.run("ingest-sweep", &once, None).await.unwrap();
+    assert_eq!(ingest.outcome, msgx::store::pg::job_run::Outcome::Failed);
+    let error = ingest.error.unwrap_or_default();
+    assert!(error.contains("msgx.mailbox.statement-timeout"), "{error}");
+
+    let pump = r.run("pump-drain", &once, None).await.unwrap();
+    assert_eq!(pump.details.get("failed").and_then(|v| v.as_u64()), Some(1));
+    let (state, class, last_error): (String, Option<String>, Option<String>) =
+        sqlx::query_as("SELECT state, error_class, last_error FROM proc_state WHERE msg_id = 1")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        (state.as_str(), class.as_deref()),
+        ("FAILED", Some("INFRA"))
+    );
+    assert!(
+        last_error
+            .unwrap_or_default()
+            .contains("msgx.mailbox.statement-timeout")
+    );
+    locker.query_drop("UNLOCK TABLES").await.unwrap();
+    drop(locker);
+    mailbox.close().await;
+}
+
+/// The TCP sockets of this process connected to `port`, with whether each
+/// has TCP_NODELAY.
+fn sockets_to(port: u16) -> Vec<bool> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        let Some(fd) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stream) = std::fs::read_link(entry.path()) else {
+            continue;
+        };
+        if !stream.to_string_lossy().starts_with("socket:") {
+            continue;
+        }
+        // The peer of a TCP socket, through a borrowed std handle that is
+        // never closed (ManuallyDrop).
+        use std::os::fd::FromRawFd;
+        let tcp = std::mem::ManuallyDrop::new(unsafe { std::net::TcpStream::from_raw_fd(fd) });
+        if tcp.peer_addr().is_ok_and(|a| a.port() == port)
+            && let Some(on) = pg::nodelay::is_set(fd)
+        {
+            out.push(on);
+        }
+    }
+    out
+}
+
+/// Issue 20 (burst catch-up): sqlx 0.9.0 left Nagle's algorithm on, so over
+/// TLS a statement could wait 40 ms for the server's delayed ACK (pump-drain
+/// 40 s instead of 7 s for 20,000 FLOPs). Every pooled session and the lock
+/// session now have TCP_NODELAY. Fails without `store::pg::nodelay`.
+#[tokio::test]
+async fn every_postgresql_session_has_tcp_nodelay() {
+    let db = TestDb::migrated().await;
+    let mut cfg = msgx::config::Config::default();
+    cfg.msgx.postgres.url = db.url.clone();
+    let pool = pg::connect(&cfg.msgx.postgres).await.expect("pool");
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(pool.acquire().await.expect("session"));
+    }
+    let lock = pg::connect_session(&db.url).await.expect("lock session");
+    let port = db
+        .url
+        .rsplit_once(':')
+        .and_then(|(_, rest)| rest.split('/').next())
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or(5432);
+    let sockets = sockets_to(port);
+    assert!(
+        sockets.len() >= 4,
+        "the sessions' sockets are found: {sockets:?}"
+    );
+    assert!(
+        sockets.iter().all(|on| *on),
+        "TCP_NODELAY on every session: {sockets:?}"
+    );
+    drop((held, lock));
+}
