@@ -569,44 +569,47 @@ struct Seen {
 }
 
 impl Compat {
-    /// Records a request answered without a mailbox write, then answers.
-    /// A failed record is logged, never a reason to answer otherwise.
-    async fn refused(&self, caller: &Caller, seen: &Seen, answer: Response) -> Response {
-        let status = answer.status();
-        let detail = answer_text(&answer);
+    /// Records a request refused with `status` and the error `text` (no
+    /// mailbox write), then answers it with [`error`].
+    async fn refused(
+        &self,
+        caller: &Caller,
+        seen: &Seen,
+        status: StatusCode,
+        text: impl Into<String>,
+    ) -> Response {
+        let text = text.into();
+        self.refused_with(caller, seen, error(status, text.clone()), &text)
+            .await
+    }
+
+    /// Records `answer` (a refusal: no mailbox write, `detail` its error
+    /// text), then returns it. A failed record is logged, never a reason to
+    /// answer otherwise.
+    async fn refused_with(
+        &self,
+        caller: &Caller,
+        seen: &Seen,
+        answer: Response,
+        detail: &str,
+    ) -> Response {
+        let detail = crate::error_text::cut(detail);
         let r = NewRequest {
             peer: caller.text(),
             principal: seen.principal.as_deref(),
             sndr: seen.sndr.as_deref(),
             payload_sha256: seen.sha256.as_deref(),
-            detail: detail.as_deref(),
+            detail: Some(&detail),
         };
         let at = self.state.clock.now();
+        let status = answer.status().as_u16();
         if let Err(e) =
-            compat_request::record(&self.state.pg, at, &r, status.as_u16(), Outcome::Refused).await
+            compat_request::record(&self.state.pg, at, &r, status, Outcome::Refused).await
         {
             tracing::warn!(peer = %caller.text(), error = %e, "Compat entry: the request could not be recorded");
         }
         answer
     }
-}
-
-/// The `error` text of an answer built by [`error`] (for the record).
-fn answer_text(answer: &Response) -> Option<String> {
-    answer.extensions().get::<AnswerText>().map(|t| t.0.clone())
-}
-
-/// The error text of an answer, carried beside its body for the record.
-#[derive(Debug, Clone)]
-struct AnswerText(String);
-
-/// [`error`], carrying its text for the record.
-fn refusal(status: StatusCode, text: impl Into<String>) -> Response {
-    let text = text.into();
-    let mut r = error(status, text.clone());
-    r.extensions_mut()
-        .insert(AnswerText(crate::error_text::cut(&text).into_owned()));
-    r
 }
 
 /// Whether `Content-Type` names XML (`application/xml` or `text/xml`, any
@@ -634,22 +637,28 @@ async fn admit(State(s): State<Arc<Compat>>, mut req: Request, next: Next) -> Re
     let mut seen = Seen::default();
     if req.headers().contains_key(header::ORIGIN) {
         tracing::warn!(peer = %caller.text(), "Compat entry: request with an Origin header refused (403): a browser page");
-        let answer = refusal(
-            StatusCode::FORBIDDEN,
-            "requests with an Origin header are refused: this entry is not for browsers",
-        );
-        return s.refused(&caller, &seen, answer).await;
+        return s
+            .refused(
+                &caller,
+                &seen,
+                StatusCode::FORBIDDEN,
+                "requests with an Origin header are refused: this entry is not for browsers",
+            )
+            .await;
     }
     let client = if s.auth.tokens.is_empty() {
         s.auth.tokenless.clone()
     } else {
         let now = s.state.clock.now();
         if !s.failures.allowed(&caller.ip(), now) {
-            let answer = refusal(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too many wrong bearer tokens from this client; try again later",
-            );
-            return s.refused(&caller, &seen, answer).await;
+            return s
+                .refused(
+                    &caller,
+                    &seen,
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "too many wrong bearer tokens from this client; try again later",
+                )
+                .await;
         }
         let presented = req
             .headers()
@@ -669,7 +678,9 @@ async fn admit(State(s): State<Arc<Compat>>, mut req: Request, next: Next) -> Re
             };
             s.failures.failed(&caller.ip(), now);
             tracing::warn!(peer = %caller.text(), problem, "Compat entry: request refused (401)");
-            let mut answer = refusal(StatusCode::UNAUTHORIZED, problem);
+            let mut answer = s
+                .refused(&caller, &seen, StatusCode::UNAUTHORIZED, problem)
+                .await;
             let value = if presented.is_some() {
                 "Bearer realm=\"msgx\", error=\"invalid_token\""
             } else {
@@ -678,22 +689,31 @@ async fn admit(State(s): State<Arc<Compat>>, mut req: Request, next: Next) -> Re
             answer
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(value));
-            return s.refused(&caller, &seen, answer).await;
+            return answer;
         };
         Some(client.clone())
     };
     let Some(client) = client else {
         // bind() refuses an entry without authentication; never reached.
-        let answer = refusal(StatusCode::UNAUTHORIZED, "no authentication is configured");
-        return s.refused(&caller, &seen, answer).await;
+        return s
+            .refused(
+                &caller,
+                &seen,
+                StatusCode::UNAUTHORIZED,
+                "no authentication is configured",
+            )
+            .await;
     };
     seen.principal = Some(client.name.clone());
     if !xml_content_type(req.headers()) {
-        let answer = refusal(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Content-Type must be application/xml or text/xml",
-        );
-        return s.refused(&caller, &seen, answer).await;
+        return s
+            .refused(
+                &caller,
+                &seen,
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Content-Type must be application/xml or text/xml",
+            )
+            .await;
     }
     req.extensions_mut().insert(client);
     req.extensions_mut().insert(caller);
@@ -753,35 +773,43 @@ async fn send(
         ..Seen::default()
     };
     let too_large = || {
-        refusal(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "body larger than {} bytes (msgx.http.compat-max-body)",
-                s.max_body
-            ),
+        format!(
+            "body larger than {} bytes (msgx.http.compat-max-body)",
+            s.max_body
         )
     };
     if declared_length(req.headers()).is_some_and(|n| n > s.max_body as u64) {
-        let answer = too_large();
-        return s.refused(&caller, &seen, answer).await;
+        return s
+            .refused(&caller, &seen, StatusCode::PAYLOAD_TOO_LARGE, too_large())
+            .await;
     }
     let body = match read_body(req.into_body(), s.max_body).await {
         Ok(b) => b,
         Err(BodyProblem::TooLarge) => {
-            let answer = too_large();
-            return s.refused(&caller, &seen, answer).await;
+            return s
+                .refused(&caller, &seen, StatusCode::PAYLOAD_TOO_LARGE, too_large())
+                .await;
         }
         Err(BodyProblem::TimedOut) => {
-            let answer = refusal(
-                StatusCode::REQUEST_TIMEOUT,
-                "request body not received in time (msgx.http.body-timeout)",
-            );
-            return s.refused(&caller, &seen, answer).await;
+            return s
+                .refused(
+                    &caller,
+                    &seen,
+                    StatusCode::REQUEST_TIMEOUT,
+                    "request body not received in time (msgx.http.body-timeout)",
+                )
+                .await;
         }
         Err(BodyProblem::Broken(e)) => {
             tracing::debug!(peer = %caller.text(), error = %e, "Compat entry: request body could not be read");
-            let answer = refusal(StatusCode::BAD_REQUEST, "request body could not be read");
-            return s.refused(&caller, &seen, answer).await;
+            return s
+                .refused(
+                    &caller,
+                    &seen,
+                    StatusCode::BAD_REQUEST,
+                    "request body could not be read",
+                )
+                .await;
         }
     };
     seen.sha256 = Some(hex::encode(Sha256::digest(&body)));
@@ -792,13 +820,12 @@ async fn send(
             let text = e.to_string();
             let text = crate::error_text::cut(&text).into_owned();
             tracing::info!(peer = %caller.text(), error = %for_log(&text), "Compat entry: body refused (400), nothing written");
-            let mut answer = (
+            let answer = (
                 StatusCode::BAD_REQUEST,
                 axum::Json(json!({"error": text, "class": e.class()})),
             )
                 .into_response();
-            answer.extensions_mut().insert(AnswerText(text));
-            return s.refused(&caller, &seen, answer).await;
+            return s.refused_with(&caller, &seen, answer, &text).await;
         }
     };
     seen.sndr = Some(msg.meta.sndr.chars().take(16).collect());
@@ -809,29 +836,32 @@ async fn send(
             sndr = %for_log(seen.sndr.as_deref().unwrap_or_default()),
             "Compat entry: SNDR not allowed for this client (403), nothing written"
         );
-        let answer = refusal(
-            StatusCode::FORBIDDEN,
-            "SNDR is not one this client may send (its token's senders, or \
+        return s
+            .refused(
+                &caller,
+                &seen,
+                StatusCode::FORBIDDEN,
+                "SNDR is not one this client may send (its token's senders, or \
              msgx.http.compat-allowed-senders)",
-        );
-        return s.refused(&caller, &seen, answer).await;
+            )
+            .await;
     }
     if let Some(reason) = unsupported(&s.state.ignore, &msg) {
         let reason = crate::error_text::cut(&reason).into_owned();
         tracing::info!(peer = %caller.text(), reason = %for_log(&reason), "Compat entry: type not handled (422), nothing written");
-        let mut answer = (
+        let answer = (
             StatusCode::UNPROCESSABLE_ENTITY,
             axum::Json(json!({"error": reason, "class": ErrorClass::Unsupported.as_str()})),
         )
             .into_response();
-        answer.extensions_mut().insert(AnswerText(reason));
-        return s.refused(&caller, &seen, answer).await;
+        return s.refused_with(&caller, &seen, answer, &reason).await;
     }
     let meta = msg.meta;
     // decode() accepted the bytes, so they are UTF-8.
     let Ok(text) = std::str::from_utf8(&body) else {
-        let answer = refusal(StatusCode::BAD_REQUEST, "body is not UTF-8");
-        return s.refused(&caller, &seen, answer).await;
+        return s
+            .refused(&caller, &seen, StatusCode::BAD_REQUEST, "body is not UTF-8")
+            .await;
     };
     s.write(text, &meta, &caller, &seen).await
 }
@@ -875,8 +905,9 @@ impl Compat {
                 return error(StatusCode::SERVICE_UNAVAILABLE, "mailbox unavailable");
             }
             Err(e @ MailboxError::Shadow) => {
-                let answer = refusal(StatusCode::SERVICE_UNAVAILABLE, e.to_string());
-                return self.refused(caller, seen, answer).await;
+                return self
+                    .refused(caller, seen, StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+                    .await;
             }
             Err(e) => {
                 tracing::error!(peer = %caller.text(), error = %e, "Compat entry: mailbox write failed (503)");
@@ -892,8 +923,9 @@ impl Compat {
                         return error(StatusCode::SERVICE_UNAVAILABLE, text);
                     }
                     None => {
-                        let answer = refusal(StatusCode::SERVICE_UNAVAILABLE, text);
-                        return self.refused(caller, seen, answer).await;
+                        return self
+                            .refused(caller, seen, StatusCode::SERVICE_UNAVAILABLE, text)
+                            .await;
                     }
                 }
             }

@@ -1215,7 +1215,7 @@ async fn each_token_sends_only_its_senders_and_every_request_is_recorded() {
     let a = post_with(entry.addr, &[("Authorization", &as_bridge)], NO_META).await;
     assert_eq!(a.status, 400);
 
-    let rows: Vec<compat_request_row::Row> = sqlx::query_as(
+    let rows: Vec<CompatRow> = sqlx::query_as(
         "SELECT status, outcome, principal, sndr, payload_sha256, msg_id, peer \
          FROM compat_request ORDER BY id",
     )
@@ -1268,18 +1268,17 @@ async fn each_token_sends_only_its_senders_and_every_request_is_recorded() {
     );
 }
 
-mod compat_request_row {
-    /// (status, outcome, principal, sndr, payload_sha256, msg_id, peer)
-    pub type Row = (
-        i16,
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<i64>,
-        String,
-    );
-}
+/// A COMPAT_REQUEST row: (status, outcome, principal, sndr,
+/// payload_sha256, msg_id, peer).
+type CompatRow = (
+    i16,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    String,
+);
 
 /// When the request cannot be recorded in PostgreSQL, the mailbox row is
 /// rolled back: no compat-written row is ever without its record (the pump
