@@ -269,7 +269,35 @@ impl FlightStateEngine {
             Ok(staged) => finish(ctx.msg_id, now, &kind, current, staged),
         }
     }
+
+    /// The lifecycle delete of a finished flight (flight-history-clean,
+    /// §12.5): exactly what an FDEL of `flid` decides — DELETED, the
+    /// tombstone, the master/share cascade (§12.3) — with its notifications
+    /// saying [`LIFECYCLE_CLEAN`] (no message caused them; `ctx.msg_id` is
+    /// 0). `current` holds the flight with its children and its master, as
+    /// for an FDEL. A flight not loaded or already DELETED is `NoChange`.
+    pub fn lifecycle_delete(&self, ctx: &ApplyContext, flid: i64, current: &FlightSet) -> Decision {
+        match current.get(flid) {
+            None => Decision::NoChange {
+                reason: NoChangeReason::UnknownFlight { flid },
+            },
+            Some(f) if !f.is_active() => Decision::NoChange {
+                reason: NoChangeReason::AlreadyDeleted { flid },
+            },
+            Some(f) => finish(
+                ctx.msg_id,
+                ctx.now.trunc_subsecs(6),
+                LIFECYCLE_CLEAN,
+                current,
+                vec![fdel::deleted(f)],
+            ),
+        }
+    }
 }
+
+/// The `msg_kind` of the notifications of a lifecycle delete
+/// ([`FlightStateEngine::lifecycle_delete`]).
+pub const LIFECYCLE_CLEAN: &str = "LIFECYCLE-CLEAN";
 
 /// Turns staged next states into the decision: keeps changed flights, runs
 /// the master/share cascade and MAFL propagation (§11.4, §12.3), bumps

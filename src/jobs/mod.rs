@@ -51,41 +51,6 @@ impl JobContext {
         Ok(!*self.shutdown.borrow() && self.clock.now() < deadline)
     }
 
-    /// Opens a processor transaction's critical section in one statement
-    /// (PIPELINE_LOCK, the message row, the fence): the row's state, or
-    /// `None` when it does not exist. Lock lost → [`JobError::LockLost`].
-    pub async fn open_processing(
-        &self,
-        conn: &mut sqlx::PgConnection,
-        msg_id: i64,
-    ) -> Result<Option<crate::domain::ProcState>, JobError> {
-        Ok(self
-            .open_group(conn, &[msg_id])
-            .await?
-            .into_iter()
-            .next()
-            .map(|(_, state)| state))
-    }
-
-    /// [`open_processing`](Self::open_processing) for a group commit: every
-    /// row of `msg_ids` locked in the same statement; `(MSG_ID, state)` of
-    /// those that exist, in MSG_ID order.
-    pub async fn open_group(
-        &self,
-        conn: &mut sqlx::PgConnection,
-        msg_ids: &[i64],
-    ) -> Result<Vec<(i64, crate::domain::ProcState)>, JobError> {
-        if !self.guard.is_active() {
-            return Err(JobError::LockLost);
-        }
-        let fence = self.guard.fence().map(|f| f.parts());
-        let rows = crate::store::pg::proc_state::open_group(conn, msg_ids, fence).await?;
-        if rows.iter().any(|r| !r.fenced) {
-            return Err(JobError::LockLost);
-        }
-        Ok(rows.into_iter().map(|r| (r.msg_id, r.state)).collect())
-    }
-
     /// The hard fence inside a write transaction: proves on the server that
     /// this run's lock session still holds its lock (issue 2, item 6).
     pub async fn fence(&self, conn: &mut sqlx::PgConnection) -> Result<(), JobError> {

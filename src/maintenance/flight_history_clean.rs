@@ -10,18 +10,18 @@
 //!
 //! One flight per transaction, holding PIPELINE_LOCK (INV-18; the pump waits
 //! at most one flight): re-check the candidate at its STATE_VERSION, and for a
-//! flight never FDEL'd run the engine's FDEL decision to get exactly what an
-//! FDEL would emit — the tombstone (KAFKA:msg + KAFKA:schd) and the
+//! flight never FDEL'd ask the engine for its lifecycle delete
+//! ([`FlightStateEngine::lifecycle_delete`]): exactly what an FDEL would
+//! emit — the tombstone (KAFKA:msg + KAFKA:schd) and the
 //! master/share cascade of §12.3 — then write the complete state to
 //! FLIGHT_HISTORY, and only then delete the current state. A flight already
 //! DELETED gets no second tombstone. If any step fails, the transaction rolls
 //! back and nothing is deleted. Notifications say `msg_kind =
 //! "LIFECYCLE-CLEAN"` and `msg_id = 0` (no message caused them).
 
-use crate::codec::{DecodedMessage, Fdel, Field, Meta, MsgKind};
 use crate::config::Config;
 use crate::domain::DomainConfig;
-use crate::domain::{ApplyContext, Decision, DomainEvent, FlightSet, FlightStateEngine};
+use crate::domain::{ApplyContext, Decision, FlightSet, FlightStateEngine};
 use crate::jobs::batch::{Sweep, run_retention_sweep};
 use crate::jobs::domain_config;
 use crate::jobs::{
@@ -212,29 +212,10 @@ async fn clean_one(
                 }
             }
         }
-        let fdel = DecodedMessage {
-            meta: Meta {
-                sndr: "MSGX".into(),
-                seqn: "0".into(),
-                dttm: None,
-                msg_type: "FLOP".into(),
-                styp: "FDEL".into(),
-            },
-            kind: MsgKind::Fdel(Fdel {
-                flid,
-                ffid: Field::Absent,
-                fdel_empty: true,
-            }),
-        };
-        match engine.decide(&ApplyContext { msg_id: 0, now }, &fdel, &set) {
-            Decision::Applied { writes, mut events } => {
+        match engine.lifecycle_delete(&ApplyContext { msg_id: 0, now }, flid, &set) {
+            Decision::Applied { writes, events } => {
                 for next in writes.iter().filter(|w| w.flid != flid) {
                     store.write(&mut tx, set.get(next.flid), next).await?;
-                }
-                for e in events.iter_mut() {
-                    if let DomainEvent::Msg(n) = e {
-                        n.msg_kind = "LIFECYCLE-CLEAN".into();
-                    }
                 }
                 msg_event::append(&mut tx, &events, None, now).await?;
                 tombstoned = true;

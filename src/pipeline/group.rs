@@ -168,7 +168,7 @@ impl MessageProcessor<'_> {
         members: &[(&Head, Member)],
     ) -> Result<Option<(Vec<GroupOutcome>, CacheUpdate)>, JobError> {
         let ids: Vec<i64> = members.iter().map(|(h, _)| h.msg_id).collect();
-        let rows = self.ctx.open_group(&mut *conn, &ids).await?;
+        let rows = super::pipeline_lock::open_group(self.ctx, &mut *conn, &ids).await?;
         if rows.len() != ids.len() || rows.iter().any(|(_, state)| *state != ProcState::Pending) {
             return Ok(None);
         }

@@ -7,6 +7,7 @@ pub mod group;
 pub mod identity;
 pub mod inbox_poller;
 pub mod ladder;
+pub mod pipeline_lock;
 pub mod process_one;
 pub mod processors;
 pub mod pump;

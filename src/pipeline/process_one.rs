@@ -20,13 +20,7 @@ use super::identity::scoped_identity;
 pub use super::ladder::Raw;
 use super::ladder::{self, Route, Step, Verdict};
 use super::processors::ProcessorSettings;
-use super::processors::refdata::RefDataProcessor;
-use super::processors::resp::RespProcessor;
-use super::processors::season::SeasonProcessor;
-use super::processors::{
-    AdftProcessor, FdelProcessor, FlightTxnResult, FlopProcessor, ScheduleDeleteProcessor,
-    ScheduleProcessor,
-};
+use super::processors::{FlightTxnResult, Processors};
 use crate::codec::{self, DecodeError, DecodedMessage};
 use crate::config::Config;
 use crate::domain::DomainConfig;
@@ -365,22 +359,21 @@ impl MessageProcessor<'_> {
             Step::Ends(verdict) => return self.record(head, verdict).await,
             Step::Dispatch(route) => route,
         };
-        let (ctx, engine, store, settings) = (self.ctx, &self.engine, &self.store, &c.processors);
+        let p = Processors {
+            ctx: self.ctx,
+            engine: &self.engine,
+            store: &self.store,
+            settings: &c.processors,
+        };
         let result: Result<FlightTxnResult, JobError> = match route {
-            Route::Schedule(s) => {
-                ScheduleProcessor::apply_schedule_records(ctx, engine, store, settings, id, msg, s)
-                    .await
+            Route::Schedule(s) | Route::Adft(s) | Route::ScheduleDelete(s) => {
+                p.schedule(id, msg, s).await
             }
-            Route::Resp => RespProcessor::apply(ctx, engine, store, settings, id, msg).await,
-            Route::Adft(s) => AdftProcessor::apply(ctx, engine, store, settings, id, msg, s).await,
-            Route::ScheduleDelete(s) => {
-                ScheduleDeleteProcessor::apply(ctx, engine, store, settings, id, msg, s).await
-            }
-            Route::Flop => FlopProcessor::apply(ctx, engine, store, settings, id, msg).await,
-            Route::Fdel => FdelProcessor::apply(ctx, engine, store, settings, id, msg).await,
-            Route::RefData(r) => RefDataProcessor::apply(ctx, id, r).await,
+            Route::Resp => p.resp(id, msg).await,
+            Route::Flop | Route::Fdel => p.flight(id, msg).await,
+            Route::RefData(r) => p.refdata(id, r).await,
             // DNLD and RESP alike (SCHS cannot be requested; processors/season.rs).
-            Route::Season(s) => SeasonProcessor::apply(ctx, engine.config(), settings, id, s).await,
+            Route::Season(s) => p.season(id, s).await,
         };
         // A database error inside the business transaction rolled it back
         // whole (§9.2 "事务执行中"); record the attempt as FAILED with the

@@ -407,3 +407,42 @@ fn a_share_whose_master_is_not_loaded_is_still_processed() {
     let (writes, _) = applied(engine().decide(&ctx(2), &fdel(101), &set));
     assert_eq!(writes.len(), 1);
 }
+
+#[test]
+fn a_lifecycle_delete_is_an_fdel_said_to_be_lifecycle_clean() {
+    let set = master_with_shares();
+    let ctx = ctx(0);
+    let by_fdel = engine().decide(&ctx, &fdel(100), &set);
+    let by_clean = engine().lifecycle_delete(&ctx, 100, &set);
+    let (fdel_writes, fdel_events) = applied(by_fdel);
+    let (writes, events) = applied(by_clean);
+    assert_eq!(writes, fdel_writes, "the same states, the cascade included");
+    assert_eq!(writes.len(), 3, "master and both shares");
+    assert_eq!(events.len(), fdel_events.len());
+    for (e, f) in events.iter().zip(&fdel_events) {
+        match (e, f) {
+            (DomainEvent::Msg(a), DomainEvent::Msg(b)) => {
+                assert_eq!(a.msg_kind, crate::domain::engine::LIFECYCLE_CLEAN);
+                assert_eq!(b.msg_kind, "FLOP-FDEL");
+                assert_eq!((a.flid, &a.changed_fields), (b.flid, &b.changed_fields));
+            }
+            _ => assert_eq!(e, f, "schd records and tombstones are the same"),
+        }
+    }
+    let mut deleted = set.clone();
+    for w in &writes {
+        deleted.insert(w.clone());
+    }
+    assert_eq!(
+        engine().lifecycle_delete(&ctx, 100, &deleted),
+        Decision::NoChange {
+            reason: NoChangeReason::AlreadyDeleted { flid: 100 }
+        }
+    );
+    assert_eq!(
+        engine().lifecycle_delete(&ctx, 7, &set),
+        Decision::NoChange {
+            reason: NoChangeReason::UnknownFlight { flid: 7 }
+        }
+    );
+}

@@ -9,13 +9,13 @@
 
 use std::collections::HashMap;
 
-use super::ProcessorSettings;
+use super::{Processors, open, succeeded};
 use crate::codec::{DecodedMessage, MsgKind, SchdStyp};
 use crate::domain::slices::{self, StoredLink};
 use crate::domain::{ApplyContext, Decision, FlightSet, FlightStateEngine};
-use crate::jobs::{JobContext, JobError};
+use crate::jobs::JobError;
 use crate::store::pg::flight::{FlightLink, FlightStore};
-use crate::store::pg::{msg_event, proc_state};
+use crate::store::pg::msg_event;
 
 /// Flights per `write_many` statement pair: large enough that a large
 /// schedule costs few round trips, small enough that one statement's JSON
@@ -40,51 +40,22 @@ pub enum FlightTxnResult {
     AlreadyTerminal(crate::domain::ProcState),
 }
 
-/// Runs the transaction for one decoded message: BEGIN, [`apply_in`],
-/// COMMIT when something was written, else ROLLBACK.
-pub async fn apply(
-    ctx: &JobContext,
-    engine: &FlightStateEngine,
-    store: &FlightStore,
-    settings: &ProcessorSettings,
-    msg_id: i64,
-    msg: &DecodedMessage,
-) -> Result<FlightTxnResult, JobError> {
-    let mut tx = ctx.pg.begin().await?;
-    let result = apply_in(ctx, engine, store, settings, &mut tx, msg_id, msg).await?;
-    match result {
-        FlightTxnResult::Succeeded { .. } => tx.commit().await?,
-        _ => tx.rollback().await?,
-    }
-    Ok(result)
-}
-
 /// The body of the transaction on `conn` (an open transaction the caller
-/// commits): used alone by [`apply`] and, for several consecutive messages in
-/// one transaction, by the pump's group commit. On `NoMatch`, `Rejected` and
+/// commits on `Succeeded`: [`Processors::flight`]). On `NoMatch`, `Rejected` and
 /// `AlreadyTerminal` nothing was written by this call.
 pub async fn apply_in(
-    ctx: &JobContext,
-    engine: &FlightStateEngine,
-    store: &FlightStore,
-    settings: &ProcessorSettings,
+    p: &Processors<'_>,
     conn: &mut sqlx::PgConnection,
     msg_id: i64,
     msg: &DecodedMessage,
 ) -> Result<FlightTxnResult, JobError> {
-    let now = ctx.clock.now();
-    match ctx.open_processing(&mut *conn, msg_id).await? {
-        Some(s) if s.is_unfinished() => {}
-        Some(s) => return Ok(FlightTxnResult::AlreadyTerminal(s)),
-        None => {
-            return Err(JobError::Other(format!(
-                "PROC_STATE row {msg_id} vanished during processing"
-            )));
-        }
+    let (engine, store) = (p.engine, p.store);
+    let now = p.ctx.clock.now();
+    if let Some(done) = open(p.ctx, &mut *conn, msg_id).await? {
+        return Ok(done);
     }
-
-    if let Some(max) = sliced(settings.apply_slice, msg) {
-        return apply_in_slices(ctx, engine, store, conn, msg_id, msg, max).await;
+    if let Some(max) = sliced(p.settings.apply_slice, msg) {
+        return apply_in_slices(p, conn, msg_id, msg, max).await;
     }
     let set = load(engine, store, &mut *conn, msg).await?;
     let decision = engine.decide(&ApplyContext { msg_id, now }, msg, &set);
@@ -170,21 +141,6 @@ async fn write(
     Ok(())
 }
 
-/// SUCCEEDED with the backfill intent, in the business transaction.
-async fn succeeded(
-    conn: &mut sqlx::PgConnection,
-    msg_id: i64,
-    note: Option<&str>,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Result<(), JobError> {
-    if !proc_state::mark_succeeded(&mut *conn, msg_id, note, now).await? {
-        return Err(JobError::Other(format!(
-            "message {msg_id} changed state during processing"
-        )));
-    }
-    Ok(())
-}
-
 /// `Some(msgx.schd.apply-slice)` when `msg` is a SCHD DNLD/RESP with more
 /// FLTRs than that: it is decided in slices ([`apply_in_slices`]).
 fn sliced(max: usize, msg: &DecodedMessage) -> Option<usize> {
@@ -207,15 +163,14 @@ fn sliced(max: usize, msg: &DecodedMessage) -> Option<usize> {
 /// different flights differs. A rejection rolls the savepoint back, so
 /// nothing is written, and names the reason the whole package would.
 async fn apply_in_slices(
-    ctx: &JobContext,
-    engine: &FlightStateEngine,
-    store: &FlightStore,
+    p: &Processors<'_>,
     conn: &mut sqlx::PgConnection,
     msg_id: i64,
     msg: &DecodedMessage,
     max: usize,
 ) -> Result<FlightTxnResult, JobError> {
-    let now = ctx.clock.now();
+    let (engine, store) = (p.engine, p.store);
+    let now = p.ctx.clock.now();
     let MsgKind::Schd(schd) = &msg.kind else {
         return Err(JobError::Other("apply_in_slices: not a SCHD".into()));
     };

@@ -1,5 +1,6 @@
 //! The transactional processors (design §2, §5.3, §7.1): each coordinates
 //! one message's transaction and calls the pure domain; none touches Kafka.
+//! Each is a method of [`Processors`], the handles they share.
 
 pub mod flight_txn;
 pub mod refdata;
@@ -9,7 +10,9 @@ pub mod season;
 use crate::codec::{DecodedMessage, Schd};
 use crate::domain::{FlightStateEngine, ProcState};
 use crate::jobs::{JobContext, JobError};
+use crate::pipeline::pipeline_lock::open_processing;
 use crate::store::pg::flight::FlightStore;
+use crate::store::pg::proc_state;
 use crate::store::pg::snap_log::{self, SnapEntry};
 pub use flight_txn::FlightTxnResult;
 
@@ -35,115 +38,112 @@ impl ProcessorSettings {
     }
 }
 
-/// SCHD DNLD/RESP: the schedule snapshot (`applyScheduleRecords`, §7.1, §12.1).
-/// Whole-package validation and the operation-day check are the engine's; the
-/// snap-log entry is appended after the commit (§7.1 step 4), also for an
-/// already-succeeded replay (step 1: idempotent success, trace only).
-pub struct ScheduleProcessor;
+/// The handles every processor uses (the transaction seam of design §5.3):
+/// the run's context, the engine, the flight store and the pump's
+/// settings. Built once per message by processOne; each processor is a
+/// method, so a processor's signature names only its message.
+#[derive(Clone, Copy)]
+pub struct Processors<'a> {
+    pub ctx: &'a JobContext,
+    pub engine: &'a FlightStateEngine,
+    pub store: &'a FlightStore,
+    pub settings: &'a ProcessorSettings,
+}
 
-impl ScheduleProcessor {
-    pub async fn apply_schedule_records(
-        ctx: &JobContext,
-        engine: &FlightStateEngine,
-        store: &FlightStore,
-        settings: &ProcessorSettings,
+impl Processors<'_> {
+    /// The ScheduleProcessor (`applyScheduleRecords`, §7.1, §12.1) for SCHD
+    /// DNLD/RESP (the snapshot), and in the same transaction shape the
+    /// AdftProcessor (set-only upserts, §12.3) and the ScheduleDeleteProcessor
+    /// (each listed flight deleted with FDEL's semantics and the master/share
+    /// cascade, the whole package in one transaction). Whole-package
+    /// validation and the operation-day check are the engine's; the snap-log
+    /// entry is appended after the commit (§7.1 step 4), also for an
+    /// already-succeeded replay (step 1: idempotent success, trace only).
+    #[doc(alias = "ScheduleProcessor")]
+    #[doc(alias = "AdftProcessor")]
+    #[doc(alias = "ScheduleDeleteProcessor")]
+    pub async fn schedule(
+        &self,
         msg_id: i64,
         msg: &DecodedMessage,
         schd: &Schd,
     ) -> Result<FlightTxnResult, JobError> {
-        let result = flight_txn::apply(ctx, engine, store, settings, msg_id, msg).await?;
-        trace(ctx, engine, msg_id, &msg.meta.styp, schd, &result).await;
+        let result = self.flight(msg_id, msg).await?;
+        trace(self, msg_id, &msg.meta.styp, schd, &result).await;
+        Ok(result)
+    }
+
+    /// The FlopProcessor (one subtype's change to one flight, §12.2, INV-20)
+    /// and the FdelProcessor (ACTIVE → DELETED with the master/share
+    /// cascade, §12.3): the one flight transaction ([`flight_txn`]).
+    #[doc(alias = "FlopProcessor")]
+    #[doc(alias = "FdelProcessor")]
+    pub async fn flight(
+        &self,
+        msg_id: i64,
+        msg: &DecodedMessage,
+    ) -> Result<FlightTxnResult, JobError> {
+        let mut tx = self.ctx.pg.begin().await?;
+        let result = flight_txn::apply_in(self, &mut tx, msg_id, msg).await?;
+        settle(tx, &result).await?;
         Ok(result)
     }
 }
 
-/// SCHD ADFT: set-only single-flight upserts (§12.3), same transaction shape.
-pub struct AdftProcessor;
-
-impl AdftProcessor {
-    pub async fn apply(
-        ctx: &JobContext,
-        engine: &FlightStateEngine,
-        store: &FlightStore,
-        settings: &ProcessorSettings,
-        msg_id: i64,
-        msg: &DecodedMessage,
-        schd: &Schd,
-    ) -> Result<FlightTxnResult, JobError> {
-        let result = flight_txn::apply(ctx, engine, store, settings, msg_id, msg).await?;
-        trace(ctx, engine, msg_id, "ADFT", schd, &result).await;
-        Ok(result)
+/// Ends a processor's own transaction: COMMIT when it wrote (`Succeeded`),
+/// else ROLLBACK (nothing of a no-match, a rejection or an already
+/// terminal row is kept; the caller records SKIPPED / DEAD, §5.3).
+pub(crate) async fn settle(
+    tx: sqlx::Transaction<'_, sqlx::Postgres>,
+    result: &FlightTxnResult,
+) -> Result<(), sqlx::Error> {
+    match result {
+        FlightTxnResult::Succeeded { .. } => tx.commit().await,
+        _ => tx.rollback().await,
     }
 }
 
-/// SCHD DEL: each listed flight deleted with FDEL's semantics and the
-/// master/share cascade (sis-format §2.1, §12.3), the whole package in the
-/// one PIPELINE_LOCK transaction; traced like every schedule (issue 18).
-pub struct ScheduleDeleteProcessor;
-
-impl ScheduleDeleteProcessor {
-    pub async fn apply(
-        ctx: &JobContext,
-        engine: &FlightStateEngine,
-        store: &FlightStore,
-        settings: &ProcessorSettings,
-        msg_id: i64,
-        msg: &DecodedMessage,
-        schd: &Schd,
-    ) -> Result<FlightTxnResult, JobError> {
-        let result = flight_txn::apply(ctx, engine, store, settings, msg_id, msg).await?;
-        trace(ctx, engine, msg_id, "DEL", schd, &result).await;
-        Ok(result)
+/// SUCCEEDED with the backfill intent, in the business transaction.
+pub(crate) async fn succeeded(
+    conn: &mut sqlx::PgConnection,
+    msg_id: i64,
+    note: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), JobError> {
+    if !proc_state::mark_succeeded(&mut *conn, msg_id, note, now).await? {
+        return Err(JobError::Other(format!(
+            "message {msg_id} changed state during processing"
+        )));
     }
+    Ok(())
 }
 
-/// FLOP: one subtype's change to one flight (§12.2, INV-20).
-pub struct FlopProcessor;
-
-impl FlopProcessor {
-    pub async fn apply(
-        ctx: &JobContext,
-        engine: &FlightStateEngine,
-        store: &FlightStore,
-        settings: &ProcessorSettings,
-        msg_id: i64,
-        msg: &DecodedMessage,
-    ) -> Result<FlightTxnResult, JobError> {
-        flight_txn::apply(ctx, engine, store, settings, msg_id, msg).await
-    }
-}
-
-/// FDEL: ACTIVE → DELETED with the master/share cascade (§12.3).
-pub struct FdelProcessor;
-
-impl FdelProcessor {
-    pub async fn apply(
-        ctx: &JobContext,
-        engine: &FlightStateEngine,
-        store: &FlightStore,
-        settings: &ProcessorSettings,
-        msg_id: i64,
-        msg: &DecodedMessage,
-    ) -> Result<FlightTxnResult, JobError> {
-        flight_txn::apply(ctx, engine, store, settings, msg_id, msg).await
+/// Opens the message's critical section in a processor transaction
+/// ([`open_processing`]): `None` to go on (the row is unfinished),
+/// `Some(AlreadyTerminal)` when it was already processed (§7.1 step 1: a
+/// crash after the commit), an error when the row vanished.
+pub(crate) async fn open(
+    ctx: &JobContext,
+    conn: &mut sqlx::PgConnection,
+    msg_id: i64,
+) -> Result<Option<FlightTxnResult>, JobError> {
+    match open_processing(ctx, conn, msg_id).await? {
+        Some(s) if s.is_unfinished() => Ok(None),
+        Some(s) => Ok(Some(FlightTxnResult::AlreadyTerminal(s))),
+        None => Err(JobError::Other(format!(
+            "PROC_STATE row {msg_id} vanished during processing"
+        ))),
     }
 }
 
 /// Appends the schedule trace: scope = earliest..latest SODT of the package.
-async fn trace(
-    ctx: &JobContext,
-    engine: &FlightStateEngine,
-    msg_id: i64,
-    styp: &str,
-    schd: &Schd,
-    result: &FlightTxnResult,
-) {
+async fn trace(p: &Processors<'_>, msg_id: i64, styp: &str, schd: &Schd, result: &FlightTxnResult) {
     let sodts: Vec<chrono::DateTime<chrono::Utc>> = schd
         .flights
         .iter()
         .filter_map(|f| match f.scalar(crate::codec::ScalarTag::SODT) {
             crate::codec::Field::Value(crate::codec::ScalarValue::Time(t)) => {
-                Some(engine.config().local_time(*t).with_timezone(&chrono::Utc))
+                Some(p.engine.config().local_time(*t).with_timezone(&chrono::Utc))
             }
             _ => None,
         })
@@ -165,5 +165,5 @@ async fn trace(
         outcome,
         note: note.as_deref(),
     };
-    snap_log::append(&ctx.pg, &entry, ctx.clock.now()).await;
+    snap_log::append(&p.ctx.pg, &entry, p.ctx.clock.now()).await;
 }

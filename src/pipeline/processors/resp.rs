@@ -3,7 +3,7 @@
 //!
 //! One PostgreSQL transaction: lock the candidate REQ_TRACK rows, decide the
 //! match, apply the snapshot through the same body the DNLD path uses
-//! ([`flight_txn::apply_in`] for SCHD, [`RefDataProcessor::apply_in`] for
+//! ([`flight_txn::apply_in`] for SCHD, [`refdata::apply_in`] for
 //! reference data), then SENT → DONE for the matched requests and, for a
 //! degraded match, the audit row. So a request is DONE only once its data is
 //! committed, and a failed or rejected snapshot leaves it SENT. Unmatched →
@@ -11,34 +11,29 @@
 
 use chrono::Utc;
 
-use super::refdata::RefDataProcessor;
-use super::{FlightTxnResult, ProcessorSettings, flight_txn, trace};
+use super::{FlightTxnResult, Processors, flight_txn, refdata, trace};
 use crate::codec::{DecodedMessage, MsgKind};
 use crate::domain::FlightStateEngine;
 use crate::jobs::{JobContext, JobError};
 use crate::requests::matching::{self, Candidate, MatchMode, Matched, RespFacts, Verdict};
-use crate::store::pg::flight::FlightStore;
 use crate::store::pg::operator_action::{self, NewAction};
 use crate::store::pg::req_track;
 
 /// Candidate requests read per RESP (newest first; older ones are long closed).
 const CANDIDATES: i64 = 50;
 
-/// The RESP processor.
-pub struct RespProcessor;
-
-impl RespProcessor {
-    /// Matches and, when matched, applies one RESP (SCHD or reference data).
-    pub async fn apply(
-        ctx: &JobContext,
-        engine: &FlightStateEngine,
-        store: &FlightStore,
-        settings: &ProcessorSettings,
+impl Processors<'_> {
+    /// The RespProcessor: matches and, when matched, applies one RESP (SCHD
+    /// or reference data).
+    #[doc(alias = "RespProcessor")]
+    pub async fn resp(
+        &self,
         msg_id: i64,
         msg: &DecodedMessage,
     ) -> Result<FlightTxnResult, JobError> {
-        let facts = facts(engine, msg)?;
-        let skew = settings.clock_skew;
+        let ctx = self.ctx;
+        let facts = facts(self.engine, msg)?;
+        let skew = self.settings.clock_skew;
         let mut tx = ctx.pg.begin().await?;
         let rows = req_track::for_match(
             &mut tx,
@@ -53,7 +48,7 @@ impl RespProcessor {
             .map(|r| Candidate {
                 id: r.id,
                 operation_day: r.operation_day,
-                state: r.state.clone(),
+                state: r.state,
                 seqn: r.seqn.clone(),
                 sent_at: r.sent_at,
             })
@@ -65,13 +60,8 @@ impl RespProcessor {
             }
             Verdict::Matched(matched) => {
                 let result = match &msg.kind {
-                    MsgKind::RefData(r) => {
-                        RefDataProcessor::apply_in(ctx, &mut tx, msg_id, r).await?
-                    }
-                    _ => {
-                        flight_txn::apply_in(ctx, engine, store, settings, &mut tx, msg_id, msg)
-                            .await?
-                    }
+                    MsgKind::RefData(r) => refdata::apply_in(ctx, &mut tx, msg_id, r).await?,
+                    _ => flight_txn::apply_in(self, &mut tx, msg_id, msg).await?,
                 };
                 if let FlightTxnResult::Succeeded { .. } = result {
                     close(ctx, &mut tx, msg_id, &facts, &matched, skew).await?;
@@ -91,7 +81,7 @@ impl RespProcessor {
             }
         };
         if let MsgKind::Schd(s) = &msg.kind {
-            trace(ctx, engine, msg_id, "RESP", s, &result).await;
+            trace(self, msg_id, "RESP", s, &result).await;
         }
         Ok(result)
     }

@@ -12,79 +12,58 @@
 
 use chrono::SubsecRound;
 
-use super::{FlightTxnResult, ProcessorSettings};
+use super::{FlightTxnResult, Processors, open, settle, succeeded};
 use crate::codec::Schs;
-use crate::domain::DomainConfig;
 use crate::domain::season::{self, Season};
 use crate::jobs::{JobContext, JobError};
-use crate::store::pg::{msg_event, proc_state, season as store};
+use crate::store::pg::{msg_event, season as store};
 
-/// The SCHS processor.
-pub struct SeasonProcessor;
-
-impl SeasonProcessor {
-    /// Validates and, when valid, stores one SCHS in its own transaction.
-    pub async fn apply(
-        ctx: &JobContext,
-        cfg: &DomainConfig,
-        settings: &ProcessorSettings,
-        msg_id: i64,
-        schs: &Schs,
-    ) -> Result<FlightTxnResult, JobError> {
-        let new = match season::validate(schs, cfg) {
+impl Processors<'_> {
+    /// The SeasonProcessor: validates and, when valid, stores one SCHS in
+    /// its own transaction.
+    #[doc(alias = "SeasonProcessor")]
+    pub async fn season(&self, msg_id: i64, schs: &Schs) -> Result<FlightTxnResult, JobError> {
+        let new = match season::validate(schs, self.engine.config()) {
             Ok(s) => s,
             Err(e) => return Ok(FlightTxnResult::Rejected(e.to_string())),
         };
-        let mut tx = ctx.pg.begin().await?;
-        let result = Self::apply_in(ctx, &mut tx, msg_id, &new, settings.season_keep).await?;
-        match result {
-            FlightTxnResult::Succeeded { .. } => tx.commit().await?,
-            _ => tx.rollback().await?,
-        }
+        let mut tx = self.ctx.pg.begin().await?;
+        let result = apply_in(self.ctx, &mut tx, msg_id, &new, self.settings.season_keep).await?;
+        settle(tx, &result).await?;
         Ok(result)
     }
+}
 
-    async fn apply_in(
-        ctx: &JobContext,
-        conn: &mut sqlx::PgConnection,
-        msg_id: i64,
-        new: &Season,
-        keep: usize,
-    ) -> Result<FlightTxnResult, JobError> {
-        match ctx.open_processing(&mut *conn, msg_id).await? {
-            Some(s) if s.is_unfinished() => {}
-            Some(s) => return Ok(FlightTxnResult::AlreadyTerminal(s)),
-            None => {
-                return Err(JobError::Other(format!(
-                    "PROC_STATE row {msg_id} vanished during processing"
-                )));
-            }
-        }
-        // Microseconds, the precision of timestamptz: the record's
-        // `updated_at` is what the store reads back.
-        let now = ctx.clock.now().trunc_subsecs(6);
-        let stored = store::stored_keys(&mut *conn).await?;
-        let plan = season::plan_replacement(&stored, new, keep);
-        let revision = store::next_revision(&mut *conn).await?;
-        store::delete(&mut *conn, &plan.delete).await?;
-        if plan.store_new {
-            store::insert(&mut *conn, new, revision, msg_id, now).await?;
-        }
-        let events = season::events(new, &plan, revision, msg_id, now);
-        msg_event::append_season(&mut *conn, &events, msg_id, now).await?;
-        let note = note(new, &plan, revision, keep);
-        if !proc_state::mark_succeeded(&mut *conn, msg_id, Some(&note), now).await? {
-            return Err(JobError::Other(format!(
-                "message {msg_id} changed state during processing"
-            )));
-        }
-        tracing::info!(msg_id, season = %new.id, revision, series = new.series.len(), tombstones = plan.tombstones.len(), "Season stored");
-        Ok(FlightTxnResult::Succeeded {
-            flights_written: 0,
-            events: events.len(),
-            note: Some(note),
-        })
+async fn apply_in(
+    ctx: &JobContext,
+    conn: &mut sqlx::PgConnection,
+    msg_id: i64,
+    new: &Season,
+    keep: usize,
+) -> Result<FlightTxnResult, JobError> {
+    if let Some(done) = open(ctx, &mut *conn, msg_id).await? {
+        return Ok(done);
     }
+    // Microseconds, the precision of timestamptz: the record's
+    // `updated_at` is what the store reads back.
+    let now = ctx.clock.now().trunc_subsecs(6);
+    let stored = store::stored_keys(&mut *conn).await?;
+    let plan = season::plan_replacement(&stored, new, keep);
+    let revision = store::next_revision(&mut *conn).await?;
+    store::delete(&mut *conn, &plan.delete).await?;
+    if plan.store_new {
+        store::insert(&mut *conn, new, revision, msg_id, now).await?;
+    }
+    let events = season::events(new, &plan, revision, msg_id, now);
+    msg_event::append_season(&mut *conn, &events, msg_id, now).await?;
+    let note = note(new, &plan, revision, keep);
+    succeeded(&mut *conn, msg_id, Some(&note), now).await?;
+    tracing::info!(msg_id, season = %new.id, revision, series = new.series.len(), tombstones = plan.tombstones.len(), "Season stored");
+    Ok(FlightTxnResult::Succeeded {
+        flights_written: 0,
+        events: events.len(),
+        note: Some(note),
+    })
 }
 
 /// The SUCCEEDED note: what was stored, replaced, pushed out and ignored.
