@@ -3,13 +3,13 @@
 //! command family, with the exit codes ([`exit`]; issue 19, item 6).
 
 use crate::clock::{SharedClock, SystemClock};
-use crate::commands::exit;
 use crate::commands::target::{self, Needs, Target};
 use crate::commands::{
     backfill, config, console, contract, decode, dev_kafka, doctor, events, generate, inspect,
     jobs, mailbox, migrate, request, season, skip, status, tail,
 };
 use crate::config::{Config, ConfigError};
+use crate::exit::Exit;
 use crate::scheduler::daemon::{self, DaemonOptions};
 use crate::telemetry::{self, LogTarget};
 use clap::{Parser, Subcommand};
@@ -377,7 +377,7 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
 }
 
 /// Runs the parsed command; returns the exit code.
-pub async fn run(cli: Cli) -> i32 {
+pub async fn run(cli: Cli) -> Exit {
     // Decoding is pure: it needs no configuration, so it works anywhere.
     if let Command::Decode { inputs, json } = &cli.command {
         return decode::run(inputs, *json, &mut std::io::stdout().lock());
@@ -404,7 +404,7 @@ pub async fn run(cli: Cli) -> i32 {
                 return match e {
                     ConfigError::Read { .. }
                     | ConfigError::Parse { .. }
-                    | ConfigError::Invalid(_) => exit::CONFIG,
+                    | ConfigError::Invalid(_) => Exit::Config,
                 };
             }
         };
@@ -423,7 +423,7 @@ pub async fn run(cli: Cli) -> i32 {
              command acts on a database by accident)",
             absent.join(" and ")
         );
-        return exit::CONFIG;
+        return Exit::Config;
     }
     if writes {
         eprintln!(
@@ -439,7 +439,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Config {
             action: ConfigAction::Show,
         } => config::show(&loaded),
-        Command::Decode { .. } | Command::Contract { .. } => exit::OK, // handled above: no config
+        Command::Decode { .. } | Command::Contract { .. } => Exit::Ok, // handled above: no config
         Command::Migrate => migrate::run(&loaded.config).await,
         Command::Jobs { json } => jobs::list(json),
         Command::Run {
@@ -532,7 +532,7 @@ pub async fn run(cli: Cli) -> i32 {
             )
             .await
         }
-        Command::Console { action: Some(_) } => exit::OK, // handled above: no config
+        Command::Console { action: Some(_) } => Exit::Ok, // handled above: no config
         Command::Holes { limit, json } => {
             inspect::holes_command(&loaded.config, clock, limit, json).await
         }

@@ -29,6 +29,7 @@ pub mod contract;
 pub mod delivery;
 pub mod domain;
 pub mod error_text;
+pub mod exit;
 pub mod fault;
 pub mod http;
 pub mod inspect;

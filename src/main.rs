@@ -15,9 +15,8 @@ fn main() -> std::process::ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("msgx: cannot start the async runtime: {e}");
-            return std::process::ExitCode::from(1);
+            return msgx::exit::Exit::Failure.into();
         }
     };
-    let code = runtime.block_on(msgx::cli::run(cli));
-    std::process::ExitCode::from(u8::try_from(code).unwrap_or(1))
+    runtime.block_on(msgx::cli::run(cli)).into()
 }

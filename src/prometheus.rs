@@ -26,6 +26,7 @@ use crate::jobs::manifest;
 use crate::status::{self, PgFacts};
 use crate::store::mailbox::Mailbox;
 use crate::store::pg::backfill::AbandonReason;
+use crate::store::pg::job_run::Outcome;
 use chrono::{DateTime, Utc};
 use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder, PrometheusHandle};
 use sqlx::PgPool;
@@ -462,7 +463,7 @@ fn register_known_series() {
     metrics::counter!("msgx_backfill_failures_total").increment(0);
     metrics::counter!("msgx_backfill_max_attempts_reached_total").increment(0);
     for job in manifest::MANIFEST_SOURCES.iter().map(|(name, _)| *name) {
-        for outcome in ["SUCCEEDED", "FAILED", "SKIPPED_LOCKED", "ABORTED"] {
+        for outcome in Outcome::FINISHED.map(Outcome::as_str) {
             metrics::counter!("msgx_job_runs_total", "job" => job, "outcome" => outcome)
                 .increment(0);
         }

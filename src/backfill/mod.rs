@@ -23,6 +23,8 @@ pub struct Refusal {
     /// The message (0 when the refusal concerns the whole request).
     pub msg_id: i64,
     pub why: String,
+    /// `--force --reason` would lift this refusal.
+    pub forceable: bool,
 }
 
 /// The actor recorded for an operator action: `--actor`, else the OS user

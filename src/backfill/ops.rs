@@ -45,6 +45,7 @@ fn not_abandoned(ids: &[i64], rows: &[AbandonedRow]) -> Vec<Refusal> {
         .map(|msg_id| Refusal {
             msg_id,
             why: "not an abandoned backfill (see `msgx backfill abandoned`)".into(),
+            forceable: false,
         })
         .collect()
 }

@@ -130,12 +130,14 @@ pub async fn apply_in(
                 .map(|msg_id| Refusal {
                     msg_id,
                     why: "no such message in PROC_STATE".into(),
+                    forceable: false,
                 })
                 .collect();
             refused.extend(rows.iter().filter_map(|r| {
-                replay_refusal(r.state, r.class(), req.force).map(|why| Refusal {
+                replay_refusal(r.state, r.class(), req.force).map(|refusal| Refusal {
                     msg_id: r.msg_id,
-                    why,
+                    why: refusal.why,
+                    forceable: refusal.forceable,
                 })
             }));
             if !refused.is_empty() {
@@ -145,8 +147,12 @@ pub async fn apply_in(
             rows
         }
         Selection::Class(class) => {
-            if let Some(why) = class_refusal(*class, req.force) {
-                return Err(ReplayError::Refused(vec![Refusal { msg_id: 0, why }]));
+            if let Some(refusal) = class_refusal(*class, req.force) {
+                return Err(ReplayError::Refused(vec![Refusal {
+                    msg_id: 0,
+                    why: refusal.why,
+                    forceable: refusal.forceable,
+                }]));
             }
             proc_state::lock_class_for_replay(conn, *class).await?
         }

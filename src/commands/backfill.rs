@@ -10,10 +10,10 @@ use crate::backfill::replay::{
 use crate::backfill::{Refusal, actor, gate};
 use crate::clock::SharedClock;
 use crate::commands::confirm;
-use crate::commands::exit;
 use crate::commands::target::{Needs, Target as WriteTarget};
 use crate::config::Config;
 use crate::domain::ErrorClass;
+use crate::exit::Exit;
 use clap::{Args, Subcommand};
 use std::io::Write;
 
@@ -120,7 +120,7 @@ fn ids_text(ids: &[i64]) -> String {
 }
 
 /// Runs `msgx backfill <action>`.
-pub async fn run(config: &Config, clock: SharedClock, action: BackfillAction) -> i32 {
+pub async fn run(config: &Config, clock: SharedClock, action: BackfillAction) -> Exit {
     let pool = match crate::commands::connect_current(config, "backfill").await {
         Ok(p) => p,
         Err(code) => return code,
@@ -130,7 +130,7 @@ pub async fn run(config: &Config, clock: SharedClock, action: BackfillAction) ->
         BackfillAction::Abandoned { json } => match ops::abandoned(&pool).await {
             Ok(rows) if json => {
                 println!("{}", serde_json::to_string(&rows).unwrap_or_default());
-                exit::OK
+                Exit::Ok
             }
             Ok(rows) => {
                 let mut out = std::io::stdout().lock();
@@ -158,11 +158,11 @@ pub async fn run(config: &Config, clock: SharedClock, action: BackfillAction) ->
                     );
                 }
                 let _ = writeln!(out, "{} abandoned row(s)", rows.len());
-                exit::OK
+                Exit::Ok
             }
             Err(e) => {
                 eprintln!("msgx backfill abandoned: {e}");
-                exit::FAILURE
+                Exit::Failure
             }
         },
         BackfillAction::Reopen {
@@ -177,7 +177,7 @@ pub async fn run(config: &Config, clock: SharedClock, action: BackfillAction) ->
                     Ok(rows) => rows.len(),
                     Err(e) => {
                         eprintln!("msgx backfill reopen: {e}");
-                        return exit::FAILURE;
+                        return Exit::Failure;
                     }
                 };
                 let ask = confirm::Bulk {
@@ -189,7 +189,7 @@ pub async fn run(config: &Config, clock: SharedClock, action: BackfillAction) ->
                 };
                 if let Err(e) = confirm::bulk(ask, &writes_on(config)) {
                     eprintln!("msgx backfill reopen: {e}");
-                    return exit::CONFIG;
+                    return Exit::Config;
                 }
             }
             let target = if all { Target::All } else { Target::Ids(ids) };
@@ -213,7 +213,7 @@ pub async fn run(config: &Config, clock: SharedClock, action: BackfillAction) ->
                      Add --confirm to record it.",
                     ids_text(&ids)
                 );
-                return exit::CONFIG;
+                return Exit::Config;
             }
             let who = actor(who.as_deref());
             report_ops(
@@ -225,7 +225,7 @@ pub async fn run(config: &Config, clock: SharedClock, action: BackfillAction) ->
     }
 }
 
-fn report_ops(what: &str, verb: &str, result: Result<OpsOutcome, OpsError>) -> i32 {
+fn report_ops(what: &str, verb: &str, result: Result<OpsOutcome, OpsError>) -> Exit {
     match result {
         Ok(o) => {
             if o.changed.is_empty() {
@@ -241,21 +241,21 @@ fn report_ops(what: &str, verb: &str, result: Result<OpsOutcome, OpsError>) -> i
             if !o.unchanged.is_empty() {
                 println!("already {verb}, unchanged: {}", ids_text(&o.unchanged));
             }
-            exit::OK
+            Exit::Ok
         }
         Err(OpsError::Refused(r)) => {
             print_refusals(what, &r);
-            exit::CONFIG
+            Exit::Config
         }
         Err(e) => {
             eprintln!("msgx {what}: {e}");
-            exit::FAILURE
+            Exit::Failure
         }
     }
 }
 
 /// Runs `msgx replay`.
-pub async fn replay(config: &Config, clock: SharedClock, args: ReplayArgs) -> i32 {
+pub async fn replay(config: &Config, clock: SharedClock, args: ReplayArgs) -> Exit {
     let selection = match &args.error_class {
         Some(text) => match ErrorClass::parse(text) {
             Some(c) => Selection::Class(c),
@@ -268,7 +268,7 @@ pub async fn replay(config: &Config, clock: SharedClock, args: ReplayArgs) -> i3
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
-                return exit::CONFIG;
+                return Exit::Config;
             }
         },
         None => Selection::Ids(args.ids.clone()),
@@ -309,7 +309,7 @@ pub async fn replay(config: &Config, clock: SharedClock, args: ReplayArgs) -> i3
         };
         if let Err(e) = confirm::bulk(ask, &writes_on(config)) {
             eprintln!("msgx replay: {e}");
-            return exit::CONFIG;
+            return Exit::Config;
         }
     }
     match service.replay(&request).await {
@@ -346,30 +346,30 @@ pub async fn replay(config: &Config, clock: SharedClock, args: ReplayArgs) -> i3
                     ids_text(&o.already_marked)
                 );
             }
-            exit::OK
+            Exit::Ok
         }
         Err(e) => replay_failed(e),
     }
 }
 
 /// Prints why a replay (or its bulk count) did not go ahead; the exit code.
-fn replay_failed(e: ReplayError) -> i32 {
+fn replay_failed(e: ReplayError) -> Exit {
     match e {
         ReplayError::Refused(r) => {
             print_refusals("replay", &r);
-            exit::CONFIG
+            Exit::Config
         }
         e @ ReplayError::ForceWithoutReason => {
             eprintln!("msgx replay: {e}");
-            exit::CONFIG
+            Exit::Config
         }
         e @ ReplayError::Gate(gate::GateError::Busy { .. }) => {
             eprintln!("msgx replay: {e}");
-            exit::LOCKED
+            Exit::Locked
         }
         e => {
             eprintln!("msgx replay: {e}");
-            exit::FAILURE
+            Exit::Failure
         }
     }
 }

@@ -1,13 +1,13 @@
 //! `msgx config check|show` (issue 2, item 5; issue 16, item 3): validate
 //! the effective configuration, or print it with its secrets masked.
 
-use super::exit;
 use super::target::{self, Needs};
 use crate::config::Loaded;
+use crate::exit::Exit;
 use crate::store::pg;
 
 /// `msgx config check`: exit 2 naming the key and rule on failure.
-pub fn check(loaded: &Loaded) -> i32 {
+pub fn check(loaded: &Loaded) -> Exit {
     let source = loaded
         .source
         .as_ref()
@@ -39,7 +39,7 @@ pub fn check(loaded: &Loaded) -> i32 {
         for u in &unusable {
             eprintln!("  - {u}");
         }
-        return exit::CONFIG;
+        return Exit::Config;
     }
     println!("config OK ({source})");
     for d in loaded.config.deprecations() {
@@ -48,11 +48,11 @@ pub fn check(loaded: &Loaded) -> i32 {
     for unset in target::missing(&loaded.config, Needs::BOTH) {
         eprintln!("note: {unset} is not set; commands that need it refuse until it is");
     }
-    exit::OK
+    Exit::Ok
 }
 
 /// `msgx config show`.
-pub fn show(loaded: &Loaded) -> i32 {
+pub fn show(loaded: &Loaded) -> Exit {
     print!("{}", loaded.config.to_masked_toml());
-    exit::OK
+    Exit::Ok
 }

@@ -2,10 +2,10 @@
 //! configured database (a standby host, or a host that runs the jobs from
 //! cron), and `msgx console hash-password` for the users file.
 
-use super::exit;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::console::{JobLauncher, access};
+use crate::exit::Exit;
 use crate::scheduler::runner::JobRunner;
 use clap::Subcommand;
 use std::io::{BufRead, IsTerminal, Write};
@@ -47,7 +47,7 @@ pub async fn revoke(
     reason: Option<&str>,
     actor: Option<&str>,
     json: bool,
-) -> i32 {
+) -> Exit {
     let pool = match super::connect_current(config, "console revoke").await {
         Ok(p) => p,
         Err(code) => return code,
@@ -67,20 +67,20 @@ pub async fn revoke(
                     crate::log_text::for_log(user)
                 );
             }
-            exit::OK
+            Exit::Ok
         }
         Err(e) => {
             eprintln!("msgx console revoke: {e}");
-            exit::FAILURE
+            Exit::Failure
         }
     }
 }
 
 /// `msgx console`: serves `msgx.console.listen` until SIGINT or SIGTERM.
-pub async fn serve(config: Config, clock: SharedClock) -> i32 {
+pub async fn serve(config: Config, clock: SharedClock) -> Exit {
     let Some(listen) = config.msgx.console.listen.clone() else {
         eprintln!("msgx console: msgx.console.listen is not set (docs/console.md)");
-        return exit::CONFIG;
+        return Exit::Config;
     };
     let pool = match super::connect_current(&config, "console").await {
         Ok(p) => p,
@@ -108,7 +108,7 @@ pub async fn serve(config: Config, clock: SharedClock) -> i32 {
         Ok(p) => p,
         Err(e) => {
             eprintln!("msgx console: {e}");
-            return exit::CONFIG;
+            return Exit::Config;
         }
     };
     let bound = crate::console::bind(&listen, config, pages, mailbox, clock, Some(launcher)).await;
@@ -116,7 +116,7 @@ pub async fn serve(config: Config, clock: SharedClock) -> i32 {
         Ok(s) => s,
         Err(e) => {
             eprintln!("msgx console: {e}");
-            return exit::CONFIG;
+            return Exit::Config;
         }
     };
     match server.local_addr() {
@@ -127,14 +127,14 @@ pub async fn serve(config: Config, clock: SharedClock) -> i32 {
     crate::scheduler::daemon::shutdown_signal().await;
     let _ = stop_tx.send(true);
     match serving.await {
-        Ok(Ok(())) => exit::OK,
+        Ok(Ok(())) => Exit::Ok,
         Ok(Err(e)) => {
             eprintln!("msgx console: {e}");
-            exit::FAILURE
+            Exit::Failure
         }
         Err(e) => {
             eprintln!("msgx console: {e}");
-            exit::FAILURE
+            Exit::Failure
         }
     }
 }
@@ -175,7 +175,7 @@ impl Drop for NoEcho {
 
 /// `msgx console hash-password`: one line from standard input (asked for
 /// twice on a terminal), its hash on standard output.
-pub fn hash_password() -> i32 {
+pub fn hash_password() -> Exit {
     let stdin = std::io::stdin();
     let tty = stdin.is_terminal();
     let read = |prompt: &str| -> std::io::Result<String> {
@@ -195,7 +195,7 @@ pub fn hash_password() -> i32 {
         Ok(p) => p,
         Err(e) => {
             eprintln!("msgx console hash-password: {e}");
-            return exit::FAILURE;
+            return Exit::Failure;
         }
     };
     if tty {
@@ -203,26 +203,26 @@ pub fn hash_password() -> i32 {
             Ok(again) if again == password => {}
             Ok(_) => {
                 eprintln!("msgx console hash-password: the passwords differ");
-                return exit::CONFIG;
+                return Exit::Config;
             }
             Err(e) => {
                 eprintln!("msgx console hash-password: {e}");
-                return exit::FAILURE;
+                return Exit::Failure;
             }
         }
     }
     if let Some(problem) = access::password_problem(&password) {
         eprintln!("msgx console hash-password: password refused: {problem}");
-        return exit::CONFIG;
+        return Exit::Config;
     }
     match access::hash_password(&password) {
         Ok(h) => {
             println!("{h}");
-            exit::OK
+            Exit::Ok
         }
         Err(e) => {
             eprintln!("msgx console hash-password: {e}");
-            exit::FAILURE
+            Exit::Failure
         }
     }
 }

@@ -1,25 +1,25 @@
 //! `msgx contract export [--dir DIR] [--check]`: the JSON Schemas of the
 //! Kafka records, generated from the code (src/contract.rs).
 
-use super::exit;
+use crate::exit::Exit;
 
 /// `msgx contract export [--dir DIR] [--check]` (src/contract.rs).
-pub fn export(dir: &std::path::Path, check: bool) -> i32 {
+pub fn export(dir: &std::path::Path, check: bool) -> Exit {
     if check {
         return match crate::contract::check(dir) {
             Ok(problems) if problems.is_empty() => {
                 println!("{}: the schemas match the code", dir.display());
-                exit::OK
+                Exit::Ok
             }
             Ok(problems) => {
                 for p in problems {
                     eprintln!("msgx contract: {p}");
                 }
-                exit::FAILURE
+                Exit::Failure
             }
             Err(e) => {
                 eprintln!("msgx contract: {e}");
-                exit::FAILURE
+                Exit::Failure
             }
         };
     }
@@ -28,11 +28,11 @@ pub fn export(dir: &std::path::Path, check: bool) -> i32 {
             for p in paths {
                 println!("{}", p.display());
             }
-            exit::OK
+            Exit::Ok
         }
         Err(e) => {
             eprintln!("msgx contract: {e}");
-            exit::FAILURE
+            Exit::Failure
         }
     }
 }

@@ -12,23 +12,14 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::exit;
 use crate::codec::{
     Collection, DecodeError, DecodedMessage, Field, MsgKind, RefStyp, ScalarTag, ScalarValue,
     SchdStyp, UnknownElement, decode,
 };
-
-/// Exit code when every input decoded (Unsupported included).
-pub const EXIT_OK: i32 = exit::OK;
-/// Exit code when an input file could not be read.
-pub const EXIT_UNREADABLE: i32 = exit::FAILURE;
-/// Exit code when any message is MALFORMED.
-pub const EXIT_MALFORMED: i32 = exit::MALFORMED;
-/// Exit code when any message has a CODEC_ERROR (and none is MALFORMED).
-pub const EXIT_CODEC: i32 = exit::CODEC;
+use crate::exit::Exit;
 
 /// Decodes each input (`-` = standard input) and prints the result to `out`.
-pub fn run(inputs: &[PathBuf], json: bool, out: &mut dyn Write) -> i32 {
+pub fn run(inputs: &[PathBuf], json: bool, out: &mut dyn Write) -> Exit {
     let mut unreadable = false;
     let mut malformed = false;
     let mut codec = false;
@@ -44,7 +35,7 @@ pub fn run(inputs: &[PathBuf], json: bool, out: &mut dyn Write) -> i32 {
                     format!("{name}: cannot read: {e}")
                 };
                 if writeln!(out, "{line}").is_err() {
-                    return EXIT_UNREADABLE;
+                    return Exit::Failure;
                 }
                 continue;
             }
@@ -61,17 +52,17 @@ pub fn run(inputs: &[PathBuf], json: bool, out: &mut dyn Write) -> i32 {
             summary(&name, &result)
         };
         if writeln!(out, "{text}").is_err() {
-            return EXIT_UNREADABLE;
+            return Exit::Failure;
         }
     }
     if unreadable {
-        EXIT_UNREADABLE
+        Exit::Failure
     } else if malformed {
-        EXIT_MALFORMED
+        Exit::Malformed
     } else if codec {
-        EXIT_CODEC
+        Exit::Codec
     } else {
-        EXIT_OK
+        Exit::Ok
     }
 }
 
@@ -318,17 +309,17 @@ mod tests {
         let bad = write(dir.path(), "bad.xml", "<MSG></MSG></MSG>");
         let missing = dir.path().join("missing.xml");
         let mut out = Vec::new();
-        assert_eq!(run(std::slice::from_ref(&good), false, &mut out), EXIT_OK);
+        assert_eq!(run(std::slice::from_ref(&good), false, &mut out), Exit::Ok);
         assert_eq!(
             run(&[good.clone(), codec.clone()], false, &mut out),
-            EXIT_CODEC
+            Exit::Codec
         );
         assert_eq!(
             run(&[codec.clone(), bad.clone(), good.clone()], false, &mut out),
-            EXIT_MALFORMED
+            Exit::Malformed
         );
         let mut out = Vec::new();
-        assert_eq!(run(&[missing, bad], false, &mut out), EXIT_UNREADABLE);
+        assert_eq!(run(&[missing, bad], false, &mut out), Exit::Failure);
         let text = String::from_utf8(out).expect("utf8");
         assert!(text.contains("missing.xml: cannot read"), "{text}");
         assert!(
@@ -343,7 +334,7 @@ mod tests {
         let good = write(dir.path(), "good.xml", GOOD);
         let codec = write(dir.path(), "codec.xml", CODEC);
         let mut out = Vec::new();
-        assert_eq!(run(&[good, codec], true, &mut out), EXIT_CODEC);
+        assert_eq!(run(&[good, codec], true, &mut out), Exit::Codec);
         let text = String::from_utf8(out).expect("utf8");
         let lines: Vec<serde_json::Value> = text
             .lines()

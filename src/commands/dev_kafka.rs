@@ -10,6 +10,7 @@
 //! beyond the basics. Never a production broker.
 
 use crate::config;
+use crate::exit::Exit;
 use rdkafka::mocking::MockCluster;
 use std::io::Write;
 use tokio::signal::unix::{SignalKind, signal};
@@ -24,23 +25,23 @@ pub struct DevKafkaOptions {
 }
 
 /// Runs the mock cluster until SIGINT/SIGTERM; returns the exit code.
-pub async fn run(cfg: &config::Kafka, opts: DevKafkaOptions) -> i32 {
+pub async fn run(cfg: &config::Kafka, opts: DevKafkaOptions) -> Exit {
     if opts.brokers < 1 || opts.partitions < 1 {
         eprintln!("msgx dev-kafka: --brokers and --partitions must be at least 1");
-        return 2;
+        return Exit::Config;
     }
     let cluster = match MockCluster::new(opts.brokers) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("msgx dev-kafka: cannot start the mock cluster: {e}");
-            return 1;
+            return Exit::Failure;
         }
     };
     let replication = opts.brokers.min(3);
     for topic in [&cfg.topic_msg, &cfg.topic_schd, &cfg.topic_season] {
         if let Err(e) = cluster.create_topic(topic, opts.partitions, replication) {
             eprintln!("msgx dev-kafka: cannot create topic {topic}: {e}");
-            return 1;
+            return Exit::Failure;
         }
     }
     let (mut int, mut term, mut usr1, mut usr2) = match (
@@ -52,7 +53,7 @@ pub async fn run(cfg: &config::Kafka, opts: DevKafkaOptions) -> i32 {
         (Ok(a), Ok(b), Ok(c), Ok(d)) => (a, b, c, d),
         _ => {
             eprintln!("msgx dev-kafka: cannot install signal handlers");
-            return 1;
+            return Exit::Failure;
         }
     };
     let mut stdout = std::io::stdout().lock();
@@ -85,5 +86,5 @@ pub async fn run(cfg: &config::Kafka, opts: DevKafkaOptions) -> i32 {
         }
     }
     eprintln!("msgx dev-kafka: stopped");
-    0
+    Exit::Ok
 }

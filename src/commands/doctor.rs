@@ -21,9 +21,9 @@
 //! | `kafka.metadata` | no broker answers within `msgx.kafka.call-timeout` |
 //! | `kafka.topic.msg`, `kafka.topic.schd`, `kafka.topic.season` | the topic does not exist |
 
-use crate::commands::exit;
 use crate::commands::target::{self, Needs, Target};
 use crate::config::Config;
+use crate::exit::Exit;
 use crate::store::mailbox::Mailbox;
 use crate::store::pg;
 use serde::Serialize;
@@ -324,7 +324,7 @@ async fn kafka(config: &Config, c: &mut Checks) {
 }
 
 /// Prints the report; returns the exit code (1 on any FAIL).
-pub fn print(report: &Report, json: bool, out: &mut impl Write) -> i32 {
+pub fn print(report: &Report, json: bool, out: &mut impl Write) -> Exit {
     let written = if json {
         writeln!(
             out,
@@ -342,7 +342,7 @@ pub fn print(report: &Report, json: bool, out: &mut impl Write) -> i32 {
         })
     };
     if written.is_err() {
-        return exit::FAILURE;
+        return Exit::Failure;
     }
-    if report.ok { exit::OK } else { exit::FAILURE }
+    if report.ok { Exit::Ok } else { Exit::Failure }
 }

@@ -3,11 +3,11 @@
 //! row and was resolved, 1 otherwise (the others are named).
 
 use super::confirm;
-use super::exit;
 use super::target::{Needs, Target};
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::delivery::dead_letters::{self, Resolution};
+use crate::exit::Exit;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use std::io::Write;
@@ -16,12 +16,12 @@ use std::io::Write;
 pub const DEAD_LIST_LIMIT: i64 = 1000;
 
 /// `msgx events dead [--json]`.
-pub async fn dead(pool: &PgPool, json: bool, out: &mut impl Write) -> i32 {
+pub async fn dead(pool: &PgPool, json: bool, out: &mut impl Write) -> Exit {
     let rows = match dead_letters::list(pool, DEAD_LIST_LIMIT).await {
         Ok(r) => r,
         Err(e) => {
             eprintln!("msgx events dead: {e}");
-            return 1;
+            return Exit::Failure;
         }
     };
     let written = if json {
@@ -57,10 +57,10 @@ pub async fn dead(pool: &PgPool, json: bool, out: &mut impl Write) -> i32 {
         r
     };
     match written {
-        Ok(()) => 0,
+        Ok(()) => Exit::Ok,
         Err(e) => {
             eprintln!("msgx events dead: {e}");
-            1
+            Exit::Failure
         }
     }
 }
@@ -73,14 +73,14 @@ pub async fn resolve(
     actor: &str,
     reason: Option<&str>,
     at: DateTime<Utc>,
-) -> i32 {
+) -> Exit {
     let verb = match what {
         Resolution::Resend => "resend",
         Resolution::Discard => "discard",
     };
     match dead_letters::resolve(pool, what, ids, actor, reason, at).await {
         Ok(results) => {
-            let mut code = 0;
+            let mut code = Exit::Ok;
             for r in results {
                 if r.applied {
                     println!(
@@ -90,14 +90,14 @@ pub async fn resolve(
                     );
                 } else {
                     eprintln!("{}: not a DEAD event; nothing done", r.event_id);
-                    code = 1;
+                    code = Exit::Failure;
                 }
             }
             code
         }
         Err(e) => {
             eprintln!("msgx events {verb}: {e}");
-            1
+            Exit::Failure
         }
     }
 }
@@ -111,7 +111,7 @@ pub fn actor(explicit: Option<&str>) -> String {
 }
 
 /// `msgx events dead`, on the configured PostgreSQL.
-pub async fn dead_command(config: &Config, json: bool) -> i32 {
+pub async fn dead_command(config: &Config, json: bool) -> Exit {
     let pool = match super::connect_current(config, "events").await {
         Ok(p) => p,
         Err(code) => return code,
@@ -128,7 +128,7 @@ pub async fn resend_command(
     reason: Option<&str>,
     yes: bool,
     actor_name: Option<&str>,
-) -> i32 {
+) -> Exit {
     let pool = match super::connect_current(config, "events").await {
         Ok(p) => p,
         Err(code) => return code,
@@ -144,7 +144,7 @@ pub async fn resend_command(
         let on = Target::of(config, Needs::POSTGRES);
         if let Err(e) = confirm::bulk(ask, &on) {
             eprintln!("msgx events resend: {e}");
-            return exit::CONFIG;
+            return Exit::Config;
         }
     }
     let actor = actor(actor_name);
@@ -158,7 +158,7 @@ pub async fn discard_command(
     ids: &[i64],
     reason: &str,
     actor_name: Option<&str>,
-) -> i32 {
+) -> Exit {
     let pool = match super::connect_current(config, "events").await {
         Ok(p) => p,
         Err(code) => return code,

@@ -5,11 +5,11 @@
 //! Read-only; exit 0 when found, 1 when the thing does not exist or a store
 //! cannot be read.
 
-use super::exit::FAILURE;
 use super::{connect_current, emit};
 use crate::clock::SharedClock;
 use crate::codec::DecodedWindow;
 use crate::config::Config;
+use crate::exit::Exit;
 use crate::inspect::{Bounds, HolesView, MessageView, Raw};
 use crate::store::mailbox::Mailbox;
 use crate::store::pg::proc_state;
@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use std::io::Write;
 
-fn fail(what: &str, e: impl std::fmt::Display) -> i32 {
+fn fail(what: &str, e: impl std::fmt::Display) -> Exit {
     eprintln!("msgx {what}: {e}");
-    FAILURE
+    Exit::Failure
 }
 
 fn time(t: Option<DateTime<Utc>>) -> String {
@@ -40,7 +40,7 @@ pub async fn flight_show(
     limit: i64,
     json_out: bool,
     out: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     let view = match crate::inspect::flight(pool, config, flid, limit).await {
         Ok(v) => v,
         Err(e) => return fail("flight show", e),
@@ -50,7 +50,7 @@ pub async fn flight_show(
             "msgx flight show: no flight {flid} in the current state (never created, or moved to \
              the history store by flight-history-clean: see the flight_history table)"
         );
-        return FAILURE;
+        return Exit::Failure;
     };
     let (state, changes) = (view.state, view.changes);
     if json_out {
@@ -113,7 +113,7 @@ pub async fn msg_show(
     json_out: bool,
     full: bool,
     out: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     let bounds = if full {
         Bounds::full()
     } else {
@@ -131,7 +131,7 @@ pub async fn msg_show(
     }) = view
     else {
         eprintln!("msgx msg show: message {msg_id} is neither in PROC_STATE nor in the mailbox");
-        return FAILURE;
+        return Exit::Failure;
     };
     let flights_json: Vec<Value> = flights
         .iter()
@@ -283,7 +283,7 @@ pub async fn holes(
     limit: i64,
     json_out: bool,
     out: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     let view = match crate::inspect::holes(pool, now, limit).await {
         Ok(v) => v,
         Err(e) => return fail("holes", e),
@@ -342,7 +342,7 @@ pub async fn holes(
 }
 
 /// `msgx flight show`, on the configured PostgreSQL, to standard output.
-pub async fn flight_show_command(config: &Config, flid: i64, limit: i64, json: bool) -> i32 {
+pub async fn flight_show_command(config: &Config, flid: i64, limit: i64, json: bool) -> Exit {
     let pool = match connect_current(config, "flight show").await {
         Ok(p) => p,
         Err(code) => return code,
@@ -351,7 +351,7 @@ pub async fn flight_show_command(config: &Config, flid: i64, limit: i64, json: b
 }
 
 /// `msgx msg show`, on the configured PostgreSQL and mailbox.
-pub async fn msg_show_command(config: &Config, msg_id: i64, json: bool, full: bool) -> i32 {
+pub async fn msg_show_command(config: &Config, msg_id: i64, json: bool, full: bool) -> Exit {
     let pool = match connect_current(config, "msg show").await {
         Ok(p) => p,
         Err(code) => return code,
@@ -366,7 +366,7 @@ pub async fn msg_show_command(config: &Config, msg_id: i64, json: bool, full: bo
 }
 
 /// `msgx holes`, on the configured PostgreSQL, as of the clock's now.
-pub async fn holes_command(config: &Config, clock: SharedClock, limit: i64, json: bool) -> i32 {
+pub async fn holes_command(config: &Config, clock: SharedClock, limit: i64, json: bool) -> Exit {
     let pool = match connect_current(config, "holes").await {
         Ok(p) => p,
         Err(code) => return code,

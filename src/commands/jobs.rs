@@ -3,10 +3,10 @@
 //! daemon takes). Exit codes: 0 succeeded, 1 failed, 2 unknown job or
 //! config, 3 not implemented yet, 4 lock held elsewhere or lost.
 
-use super::exit;
 use super::target::{Needs, Target};
 use crate::clock::SharedClock;
 use crate::config::Config;
+use crate::exit::Exit;
 use crate::jobs::manifest;
 use crate::jobs::profile::Profile;
 use crate::scheduler::daemon;
@@ -16,12 +16,12 @@ use crate::store::pg::job_run::Outcome;
 use std::sync::Arc;
 
 /// `msgx jobs`: the manifests, with the daemon profile's schedule.
-pub fn list(json: bool) -> i32 {
+pub fn list(json: bool) -> Exit {
     let manifests = match manifest::all() {
         Ok(m) => m,
         Err(e) => {
             eprintln!("msgx jobs: {e}");
-            return exit::FAILURE;
+            return Exit::Failure;
         }
     };
     let daemon = Profile::resolve("daemon").ok();
@@ -41,7 +41,7 @@ pub fn list(json: bool) -> i32 {
         .collect();
     if json {
         println!("{}", serde_json::Value::Array(rows));
-        return exit::OK;
+        return Exit::Ok;
     }
     println!(
         "{:<22} {:<12} {:<9} {:<12} {:>10} {:>8}  PURPOSE",
@@ -63,7 +63,7 @@ pub fn list(json: bool) -> i32 {
             m.purpose
         );
     }
-    exit::OK
+    Exit::Ok
 }
 
 /// `msgx run JOB [--max-items N] [--until-empty] [--dry-run] [--json]`,
@@ -76,7 +76,7 @@ pub async fn run(
     until_empty: bool,
     dry_run: bool,
     json: bool,
-) -> i32 {
+) -> Exit {
     let bar = progress_bar(until_empty && !json);
     let opts = RunOptions {
         max_items,
@@ -101,10 +101,10 @@ async fn run_job(
     job: &str,
     opts: &RunOptions,
     json: bool,
-) -> i32 {
+) -> Exit {
     if manifest::find(job).is_none() {
         eprintln!("msgx run: unknown job {job:?}; `msgx jobs` lists them");
-        return exit::CONFIG;
+        return Exit::Config;
     }
     let pool = match super::connect_current(config.as_ref(), "run").await {
         Ok(p) => p,
@@ -126,26 +126,26 @@ async fn run_job(
                 println!("{summary}");
             }
             match summary.outcome {
-                Outcome::Succeeded => exit::OK,
-                Outcome::Aborted => exit::LOCKED,
-                _ => exit::FAILURE,
+                Outcome::Succeeded => Exit::Ok,
+                Outcome::Aborted => Exit::Locked,
+                _ => Exit::Failure,
             }
         }
         Err(e @ RunError::NotImplemented(_)) => {
             eprintln!("msgx run: {e}; `msgx jobs` shows which jobs are ready");
-            exit::NOT_IMPLEMENTED
+            Exit::NotImplemented
         }
         Err(e @ RunError::Locked { .. }) => {
             eprintln!("msgx run: {e}");
-            exit::LOCKED
+            Exit::Locked
         }
         Err(e @ RunError::UnknownJob(_)) => {
             eprintln!("msgx run: {e}");
-            exit::CONFIG
+            Exit::Config
         }
         Err(e) => {
             eprintln!("msgx run: {e}");
-            exit::FAILURE
+            Exit::Failure
         }
     }
 }

@@ -2,10 +2,10 @@
 //! production): a synthetic backlog from [`generate`](super::generate), or
 //! SIS files inserted into CMINMSGS as the AODB would.
 
-use super::exit;
 use super::generate;
 use crate::clock::SharedClock;
 use crate::config::Config;
+use crate::exit::Exit;
 use std::path::PathBuf;
 
 /// `msgx mailbox generate`: all at once, or one message at a time at
@@ -16,7 +16,7 @@ pub async fn generate(
     spec: &generate::Spec,
     schedules: bool,
     rate: Option<f64>,
-) -> i32 {
+) -> Exit {
     let mailbox = match super::open_mailbox(config, "mailbox generate") {
         Ok(m) => m,
         Err(code) => return code,
@@ -24,7 +24,7 @@ pub async fn generate(
     if let Some(rate) = rate {
         if !(rate > 0.0 && rate.is_finite()) {
             eprintln!("msgx mailbox generate: --rate must be a positive number");
-            return exit::CONFIG;
+            return Exit::Config;
         }
         let (rows, holes, failures) = generate::feed(
             &mailbox,
@@ -37,28 +37,28 @@ pub async fn generate(
         .await;
         mailbox.close().await;
         eprintln!("{{\"rows\": {rows}, \"holes\": {holes}, \"failed_attempts\": {failures}}}");
-        return exit::OK;
+        return Exit::Ok;
     }
     let result = generate::load(&mailbox, spec, schedules).await;
     mailbox.close().await;
     match result {
         Ok((rows, holes)) => {
             println!("{{\"rows\": {rows}, \"holes\": {holes}}}");
-            exit::OK
+            Exit::Ok
         }
         Err(e) => {
             eprintln!("msgx mailbox generate: {e}");
-            exit::FAILURE
+            Exit::Failure
         }
     }
 }
 
-pub async fn load(config: &Config, clock: SharedClock, paths: &[PathBuf]) -> i32 {
+pub async fn load(config: &Config, clock: SharedClock, paths: &[PathBuf]) -> Exit {
     let files = match sis_files(paths) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("msgx mailbox load: {e}");
-            return exit::FAILURE;
+            return Exit::Failure;
         }
     };
     let mailbox = match super::open_mailbox(config, "mailbox load") {
@@ -72,7 +72,7 @@ pub async fn load(config: &Config, clock: SharedClock, paths: &[PathBuf]) -> i32
             Ok(x) => x,
             Err(e) => {
                 eprintln!("msgx mailbox load: cannot read {}: {e}", f.display());
-                return exit::FAILURE;
+                return Exit::Failure;
             }
         };
         let received = clock.now().with_timezone(&tz).naive_local();
@@ -84,13 +84,13 @@ pub async fn load(config: &Config, clock: SharedClock, paths: &[PathBuf]) -> i32
             Err(e) => {
                 eprintln!("msgx mailbox load: {}: {e}", f.display());
                 mailbox.close().await;
-                return exit::FAILURE;
+                return Exit::Failure;
             }
         }
     }
     mailbox.close().await;
     eprintln!("loaded {loaded} message(s) into the mailbox");
-    exit::OK
+    Exit::Ok
 }
 
 /// Expands directories to their `*.xml` files; keeps file-name order.

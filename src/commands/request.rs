@@ -6,8 +6,8 @@
 //! (shadow mode, unknown type, bad dates; nothing was written).
 
 use crate::clock::SharedClock;
-use crate::commands::exit;
 use crate::config::Config;
+use crate::exit::Exit;
 use crate::requests::track::{RequestError, RequestKind, SentRequest, Tracker, days_between};
 use crate::store::pg::req_track::{self, ReqRow};
 use chrono::NaiveDate;
@@ -60,7 +60,7 @@ pub enum RequestAction {
 }
 
 /// Runs one `msgx request` action.
-pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> i32 {
+pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> Exit {
     let pool = match crate::commands::connect_current(config, "request").await {
         Ok(p) => p,
         Err(code) => return code,
@@ -72,7 +72,7 @@ pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> 
                 Ok(rows) => print_list(&rows, json, &mut out),
                 Err(e) => {
                     eprintln!("msgx request list: {e}");
-                    exit::FAILURE
+                    Exit::Failure
                 }
             };
         }
@@ -91,7 +91,7 @@ pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> 
                 eprintln!(
                     "msgx request schedule: give --day, or --from ≤ --to spanning at most {MAX_DAYS} days; nothing was requested"
                 );
-                return exit::CONFIG;
+                return Exit::Config;
             }
             (
                 days.into_iter()
@@ -109,7 +109,7 @@ pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> 
     };
     if config.msgx.mailbox.shadow {
         eprintln!("msgx request: {}", RequestError::Shadow);
-        return exit::CONFIG;
+        return Exit::Config;
     }
     let mailbox = match super::open_mailbox(config, "request") {
         Ok(m) => m,
@@ -120,7 +120,7 @@ pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> 
         mailbox: &mailbox,
         config,
     };
-    let mut code = exit::OK;
+    let mut code = Exit::Ok;
     for kind in &kinds {
         match tracker.request(kind, clock.as_ref()).await {
             Ok(sent) => {
@@ -133,8 +133,8 @@ pub async fn run(config: &Config, clock: SharedClock, action: RequestAction) -> 
             Err(e) => {
                 eprintln!("msgx request: {}: {e}", kind.req_type());
                 code = match e {
-                    RequestError::Shadow | RequestError::UnknownType(_) => exit::CONFIG,
-                    _ => exit::FAILURE,
+                    RequestError::Shadow | RequestError::UnknownType(_) => Exit::Config,
+                    _ => Exit::Failure,
                 };
                 break;
             }
@@ -176,7 +176,7 @@ fn print_sent(
     }
 }
 
-fn print_list(rows: &[ReqRow], json: bool, out: &mut impl Write) -> i32 {
+fn print_list(rows: &[ReqRow], json: bool, out: &mut impl Write) -> Exit {
     let written = if json {
         writeln!(
             out,
@@ -223,10 +223,10 @@ fn print_list(rows: &[ReqRow], json: bool, out: &mut impl Write) -> i32 {
         r
     };
     match written {
-        Ok(()) => exit::OK,
+        Ok(()) => Exit::Ok,
         Err(e) => {
             eprintln!("msgx request list: {e}");
-            exit::FAILURE
+            Exit::Failure
         }
     }
 }

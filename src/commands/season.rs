@@ -9,8 +9,8 @@ use sqlx::PgPool;
 use std::io::Write;
 
 use super::emit;
-use super::exit::FAILURE;
 use crate::config::Config;
+use crate::exit::Exit;
 use crate::store::pg::season::{self, SeasonSummary, StoredSeason};
 
 /// `msgx season …`.
@@ -37,13 +37,13 @@ pub enum SeasonAction {
 }
 
 /// Runs one `msgx season` action on `pool`.
-pub async fn run(pool: &PgPool, action: SeasonAction, out: &mut dyn Write) -> i32 {
+pub async fn run(pool: &PgPool, action: SeasonAction, out: &mut dyn Write) -> Exit {
     match action {
         SeasonAction::List { json } => match season::list(pool).await {
             Ok(all) => emit(out, &list_text(&all, json)),
             Err(e) => {
                 eprintln!("msgx season list: {e}");
-                FAILURE
+                Exit::Failure
             }
         },
         SeasonAction::Show { snam, sdat, json } => match season::load(pool, &snam, sdat).await {
@@ -52,12 +52,12 @@ pub async fn run(pool: &PgPool, action: SeasonAction, out: &mut dyn Write) -> i3
                     "msgx season show: no stored season {snam}{} (msgx season list shows the stored ones)",
                     sdat.map(|d| format!(" starting {d}")).unwrap_or_default()
                 );
-                FAILURE
+                Exit::Failure
             }
             Ok(found) => emit(out, &show_text(&found, json)),
             Err(e) => {
                 eprintln!("msgx season show: {e}");
-                FAILURE
+                Exit::Failure
             }
         },
     }
@@ -140,7 +140,7 @@ fn show_text(found: &[StoredSeason], json: bool) -> String {
 }
 
 /// `msgx season …`, on the configured PostgreSQL, to standard output.
-pub async fn command(config: &Config, action: SeasonAction) -> i32 {
+pub async fn command(config: &Config, action: SeasonAction) -> Exit {
     let pool = match super::connect_current(config, "season").await {
         Ok(p) => p,
         Err(code) => return code,

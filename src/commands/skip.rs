@@ -14,9 +14,9 @@ use crate::backfill::skip::{
 };
 use crate::clock::SharedClock;
 use crate::commands::confirm;
-use crate::commands::exit;
 use crate::commands::target::{Needs, Target};
 use crate::config::Config;
+use crate::exit::Exit;
 use clap::Args;
 
 /// `msgx skip …`.
@@ -50,7 +50,7 @@ pub struct SkipArgs {
 }
 
 /// Runs `msgx skip`.
-pub async fn run(config: &Config, clock: SharedClock, args: SkipArgs) -> i32 {
+pub async fn run(config: &Config, clock: SharedClock, args: SkipArgs) -> Exit {
     let selection = match args.range {
         Some(r) => Selection::Range(r),
         None => Selection::Ids(args.ids.clone()),
@@ -94,7 +94,7 @@ pub async fn run(config: &Config, clock: SharedClock, args: SkipArgs) -> i32 {
         };
         if let Err(e) = confirm::bulk(ask, &on) {
             eprintln!("msgx skip: {e}");
-            return exit::CONFIG;
+            return Exit::Config;
         }
     }
     match service.skip(&request).await {
@@ -107,20 +107,20 @@ pub async fn run(config: &Config, clock: SharedClock, args: SkipArgs) -> i32 {
             let by_ids = matches!(request.selection, Selection::Ids(_));
             if by_ids && o.skipped.is_empty() {
                 eprintln!("msgx skip: refused; none of the given messages is PENDING or FAILED");
-                exit::CONFIG
+                Exit::Config
             } else {
-                exit::OK
+                Exit::Ok
             }
         }
         Err(e) => failed(e),
     }
 }
 
-fn failed(e: crate::backfill::skip::SkipError) -> i32 {
+fn failed(e: crate::backfill::skip::SkipError) -> Exit {
     eprintln!("msgx skip: {e}");
     match e {
-        crate::backfill::skip::SkipError::NoReason => exit::CONFIG,
-        _ => exit::FAILURE,
+        crate::backfill::skip::SkipError::NoReason => Exit::Config,
+        _ => Exit::Failure,
     }
 }
 

@@ -7,6 +7,7 @@
 //! every partition is at its end, or after `--idle` without any message.
 
 use crate::config;
+use crate::exit::Exit;
 use crate::kafka::{self, KafkaClientError, KafkaContext, Role};
 use rdkafka::consumer::{Consumer, StreamConsumer};
 use rdkafka::error::KafkaError;
@@ -163,7 +164,7 @@ pub async fn tail(
 
 /// `msgx tail`: prints records (one line or one JSON object each); exit 0,
 /// or 1 on a Kafka error.
-pub async fn run(cfg: &config::Kafka, topic: &str, opts: &TailOptions, json: bool) -> i32 {
+pub async fn run(cfg: &config::Kafka, topic: &str, opts: &TailOptions, json: bool) -> Exit {
     let printed = tail(cfg, topic, opts, |r| {
         if json {
             println!("{}", serde_json::to_string(r).unwrap_or_default());
@@ -173,16 +174,16 @@ pub async fn run(cfg: &config::Kafka, topic: &str, opts: &TailOptions, json: boo
     });
     let result = tokio::select! {
         r = printed => r,
-        _ = tokio::signal::ctrl_c() => return 0,
+        _ = tokio::signal::ctrl_c() => return Exit::Ok,
     };
     match result {
         Ok(n) => {
             eprintln!("{n} message(s) from {topic}");
-            0
+            Exit::Ok
         }
         Err(e) => {
             eprintln!("msgx tail: {e}");
-            1
+            Exit::Failure
         }
     }
 }

@@ -11,7 +11,7 @@ use super::filter::FilterForm;
 use super::pages::{self, login_page, unavailable};
 use super::session;
 use super::state::{ConsoleState, Principal, Transport};
-use super::views::{ConfirmPage, Nav, ResultPage, page};
+use super::views::{Action, ConfirmPage, Nav, ResultPage, page};
 use crate::backfill::Refusal;
 use crate::backfill::gate;
 use crate::backfill::ops::{self, OpsError, Target};
@@ -298,21 +298,24 @@ struct Plan {
 pub async fn handle(
     State(s): State<ConsoleState>,
     Extension(who): Extension<Principal>,
-    Path(action): Path<String>,
+    Path(name): Path<String>,
     Form(f): Form<ActionForm>,
 ) -> Response {
     if who.role() != Role::Operator {
-        return refused(&who, &action, "the viewer role may not act");
+        return refused(&who, &name, "the viewer role may not act");
     }
     if let Principal::Session { csrf, .. } = &who
         && !session::csrf_matches(csrf, f.csrf.as_deref())
     {
-        return refused(&who, &action, "missing or wrong CSRF token");
+        return refused(&who, &name, "missing or wrong CSRF token");
     }
-    let url = format!("/actions/{action}");
+    let Some(action) = Action::parse(&name) else {
+        return (StatusCode::NOT_FOUND, "no such action").into_response();
+    };
+    let url = action.path();
     let reason = f.reason.trim().to_string();
     let apply = f.step == "apply";
-    let plan = match plan(&s, &action, &f).await {
+    let plan = match plan(&s, action, &f).await {
         Ok(p) => p,
         Err(r) => return r,
     };
@@ -349,7 +352,7 @@ pub async fn handle(
         return confirm(Some(error), plan);
     }
     let actor = who.name().to_string();
-    let (ok, lines) = match apply_action(&s, &action, &f, &reason, &actor).await {
+    let (ok, lines) = match apply_action(&s, action, &f, &reason, &actor).await {
         Ok(r) => r,
         Err(r) => return r,
     };
@@ -358,7 +361,7 @@ pub async fn handle(
         title: plan.title,
         ok,
         lines,
-        back: back_link(&action, &f),
+        back: back_link(action, &f),
     };
     page(
         if ok {
@@ -370,14 +373,14 @@ pub async fn handle(
     )
 }
 
-fn back_link(action: &str, f: &ActionForm) -> String {
+fn back_link(action: Action, f: &ActionForm) -> String {
     match action {
-        "event-resend" | "event-discard" => "/events/dead".into(),
-        "backfill-reopen" | "backfill-reconcile" => "/backfill/abandoned".into(),
-        "request" => "/requests".into(),
-        "job-run" => format!("/jobs?job={}", f.job.trim()),
-        "replay-filter" => format!("/messages?{}", f.filter.without_cursor().query_string()),
-        _ => parse_ids(&f.ids)
+        Action::EventResend | Action::EventDiscard => "/events/dead".into(),
+        Action::BackfillReopen | Action::BackfillReconcile => "/backfill/abandoned".into(),
+        Action::Request => "/requests".into(),
+        Action::JobRun => format!("/jobs?job={}", f.job.trim()),
+        Action::ReplayFilter => format!("/messages?{}", f.filter.without_cursor().query_string()),
+        Action::Replay | Action::Skip => parse_ids(&f.ids)
             .ok()
             .filter(|ids| ids.len() == 1)
             .map_or_else(|| "/messages".into(), |ids| format!("/messages/{}", ids[0])),
@@ -398,8 +401,12 @@ fn replay_service(s: &ConsoleState) -> ReplayService<'_> {
 
 /// The messages a replay applies to: the IDs given, or every row matching
 /// the filter (at most [`MAX_BULK`]).
-async fn replay_ids(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Vec<i64>, Response> {
-    if action != "replay-filter" {
+async fn replay_ids(
+    s: &ConsoleState,
+    action: Action,
+    f: &ActionForm,
+) -> Result<Vec<i64>, Response> {
+    if action != Action::ReplayFilter {
         return parse_ids(&f.ids).map_err(bad_request);
     }
     let (q, _) = f.filter.without_cursor().parse().map_err(bad_request)?;
@@ -430,13 +437,13 @@ fn replay_request(
     }
 }
 
-async fn plan(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Plan, Response> {
+async fn plan(s: &ConsoleState, action: Action, f: &ActionForm) -> Result<Plan, Response> {
     let ids_field = |ids: &str| vec![("ids".to_string(), ids.to_string())];
     match action {
-        "replay" | "replay-filter" => {
+        Action::Replay | Action::ReplayFilter => {
             let ids = replay_ids(s, action, f).await?;
             let count = ids.len() as i64;
-            let mut fields = if action == "replay" {
+            let mut fields = if action == Action::Replay {
                 ids_field(&f.ids)
             } else {
                 filter_fields(&f.filter.without_cursor())
@@ -459,8 +466,7 @@ async fn plan(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Plan, Re
                     )),
                     Err(ReplayError::Refused(r)) => {
                         // Only a refusal that forcing lifts leaves the apply button.
-                        let forceable =
-                            f.force.is_empty() && r.iter().all(|r| r.why.contains("--force"));
+                        let forceable = f.force.is_empty() && r.iter().all(|r| r.forceable);
                         blocked = !forceable;
                         lines.extend(refusal_lines(&r));
                         lines.push(if forceable {
@@ -473,7 +479,7 @@ async fn plan(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Plan, Re
                 }
             }
             Ok(Plan {
-                title: if action == "replay" {
+                title: if action == Action::Replay {
                     "Replay".into()
                 } else {
                     "Replay all matching the filter".into()
@@ -485,7 +491,7 @@ async fn plan(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Plan, Re
                 offer_force: true,
             })
         }
-        "skip" => {
+        Action::Skip => {
             let ids = parse_ids(&f.ids).map_err(bad_request)?;
             let service = SkipService {
                 pool: &s.pg,
@@ -521,9 +527,9 @@ async fn plan(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Plan, Re
                 offer_force: false,
             })
         }
-        "event-resend" | "event-discard" => {
+        Action::EventResend | Action::EventDiscard => {
             let ids = parse_ids(&f.ids).map_err(bad_request)?;
-            let resend = action == "event-resend";
+            let resend = action == Action::EventResend;
             let what = if resend {
                 "go back to PENDING with a fresh retry budget (delivery order is not restored)"
             } else {
@@ -542,15 +548,15 @@ async fn plan(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Plan, Re
                 offer_force: false,
             })
         }
-        "backfill-reopen" | "backfill-reconcile" => {
+        Action::BackfillReopen | Action::BackfillReconcile => {
             let ids = parse_ids(&f.ids).map_err(bad_request)?;
-            let line = if action == "backfill-reopen" {
+            let line = if action == Action::BackfillReopen {
                 "the abandonment is cleared: the next backfill scan retries the mark at once (reopen once the mailbox is healthy)"
             } else {
                 "recorded as reconciled with the mailbox owner (the reason is the note): the archive job may then archive them"
             };
             Ok(Plan {
-                title: if action == "backfill-reopen" {
+                title: if action == Action::BackfillReopen {
                     "Reopen abandoned backfill".into()
                 } else {
                     "Reconcile abandoned backfill".into()
@@ -562,7 +568,7 @@ async fn plan(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Plan, Re
                 offer_force: false,
             })
         }
-        "request" => {
+        Action::Request => {
             let kind = request_kind(f).map_err(bad_request)?;
             let mut fields = vec![
                 ("day".to_string(), f.day.clone()),
@@ -586,7 +592,7 @@ async fn plan(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Plan, Re
                 offer_force: false,
             })
         }
-        "job-run" => {
+        Action::JobRun => {
             let m = crate::jobs::manifest::find(f.job.trim())
                 .ok_or_else(|| bad_request(format!("{:?} is not a job", f.job)))?;
             Ok(Plan {
@@ -602,7 +608,6 @@ async fn plan(s: &ConsoleState, action: &str, f: &ActionForm) -> Result<Plan, Re
                 offer_force: false,
             })
         }
-        _ => Err((StatusCode::NOT_FOUND, "no such action").into_response()),
     }
 }
 
@@ -673,14 +678,14 @@ async fn audit(
 /// Does the action; `(applied, what happened)`.
 async fn apply_action(
     s: &ConsoleState,
-    action: &str,
+    action: Action,
     f: &ActionForm,
     reason: &str,
     actor: &str,
 ) -> Result<(bool, Vec<String>), Response> {
     let now = s.clock.now();
     match action {
-        "replay" | "replay-filter" => {
+        Action::Replay | Action::ReplayFilter => {
             let ids = replay_ids(s, action, f).await?;
             match replay_service(s)
                 .replay(&replay_request(ids, f, reason, actor, false))
@@ -715,7 +720,7 @@ async fn apply_action(
                 )),
             }
         }
-        "skip" => {
+        Action::Skip => {
             let ids = parse_ids(&f.ids).map_err(bad_request)?;
             let service = SkipService { pool: &s.pg, now };
             let req = SkipRequest {
@@ -740,16 +745,16 @@ async fn apply_action(
                 Err(e) => Ok((false, vec![format!("skip failed: {e}")])),
             }
         }
-        "event-resend" | "event-discard" => {
+        Action::EventResend | Action::EventDiscard => {
             let ids = parse_ids(&f.ids).map_err(bad_request)?;
-            let what = if action == "event-resend" {
+            let what = if action == Action::EventResend {
                 Resolution::Resend
             } else {
                 Resolution::Discard
             };
             let results = dead_letters::resolve(&s.pg, what, &ids, actor, Some(reason), now)
                 .await
-                .map_err(|e| unavailable(action, e))?;
+                .map_err(|e| unavailable(action.as_str(), e))?;
             let mut ok = true;
             let lines = results
                 .iter()
@@ -765,9 +770,9 @@ async fn apply_action(
                 .collect();
             Ok((ok, lines))
         }
-        "backfill-reopen" | "backfill-reconcile" => {
+        Action::BackfillReopen | Action::BackfillReconcile => {
             let ids = parse_ids(&f.ids).map_err(bad_request)?;
-            let done = if action == "backfill-reopen" {
+            let done = if action == Action::BackfillReopen {
                 ops::reopen(&s.pg, now, &Target::Ids(ids), Some(reason), actor).await
             } else {
                 ops::reconcile(&s.pg, now, &ids, Some(reason), actor).await
@@ -797,7 +802,7 @@ async fn apply_action(
                 Err(e) => Ok((false, vec![format!("failed: {e}")])),
             }
         }
-        "request" => {
+        Action::Request => {
             let kind = request_kind(f).map_err(bad_request)?;
             let tracker = Tracker {
                 pg: &s.pg,
@@ -832,7 +837,7 @@ async fn apply_action(
                 Err(e) => Ok((false, vec![format!("{}: {e}", kind.req_type())])),
             }
         }
-        "job-run" => {
+        Action::JobRun => {
             let Some(launcher) = &s.launcher else {
                 return Ok((
                     false,
@@ -853,7 +858,6 @@ async fn apply_action(
                 Err(e) => Ok((false, vec![format!("{job} did not run: {e}")])),
             }
         }
-        _ => Err((StatusCode::NOT_FOUND, "no such action").into_response()),
     }
 }
 

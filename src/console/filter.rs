@@ -82,15 +82,11 @@ impl FilterForm {
     pub fn parse(&self) -> Result<(MessageQuery, Option<i64>), FilterError> {
         let mut q = MessageQuery::default();
         if let Some(s) = opt(&self.state) {
-            let up = s.to_ascii_uppercase();
-            let state = ProcState::ALL
-                .into_iter()
-                .find(|p| p.as_str() == up)
-                .ok_or_else(|| FilterError {
-                    field: "state",
-                    problem: format!("{s:?} is not a state"),
-                })?;
-            q.state = Some(state.as_str().to_string());
+            let state: ProcState = s.to_ascii_uppercase().parse().map_err(|_| FilterError {
+                field: "state",
+                problem: format!("{s:?} is not a state"),
+            })?;
+            q.state = Some(state);
         }
         if let Some(c) = opt(&self.class) {
             let class = ErrorClass::parse(c).ok_or_else(|| FilterError {
@@ -191,7 +187,7 @@ mod tests {
             f.before = "120".into();
         });
         let (q, before) = f.parse().expect("parses");
-        assert_eq!(q.state.as_deref(), Some("DEAD"));
+        assert_eq!(q.state, Some(ProcState::Dead));
         assert_eq!(q.error_class.as_deref(), Some("MALFORMED"));
         assert_eq!(
             (q.msg_type.as_deref(), q.msg_styp.as_deref()),

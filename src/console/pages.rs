@@ -10,10 +10,11 @@ use super::filter::{self, FilterForm, PAGE_SIZE};
 use super::session;
 use super::state::{ConsoleState, Principal, Transport};
 use super::views::{
-    Cell, Fact, FlightPage, FlightsPage, LoginPage, MessagePage, MessagesPage, Nav, Row, RowAction,
-    Section, SectionsPage, Table, page, seconds, time,
+    Action, Cell, Fact, FlightPage, FlightsPage, LoginPage, MessagePage, MessagesPage, Nav, Row,
+    RowAction, Section, SectionsPage, Table, page, seconds, time,
 };
 use crate::domain::ErrorClass;
+use crate::domain::delivery::EventStatus;
 use crate::domain::proc_state::ProcState;
 use crate::inspect::{self, Raw};
 use crate::store::pg::{compat_request, facts, flight_search, job_run, message_search, req_track};
@@ -46,13 +47,13 @@ fn opt<T: Display>(v: &Option<T>) -> String {
 
 fn action(
     form_id: String,
-    url: &str,
+    to: Action,
     fields: Vec<(&str, String)>,
     label: &'static str,
 ) -> RowAction {
     RowAction {
         form_id,
-        url: url.into(),
+        url: to.path(),
         fields: fields
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
@@ -188,9 +189,10 @@ pub async fn overview(
         Fact::new("fact-late-rows", "Late rows", st.late_rows.to_string())
             .warn_if(st.late_rows > 0),
     );
-    let backlog: i64 = ["PENDING", "FAILED"]
-        .iter()
-        .filter_map(|k| st.proc_state.get(*k))
+    let backlog: i64 = ProcState::ALL
+        .into_iter()
+        .filter(|s| s.is_unfinished())
+        .filter_map(|s| st.proc_state.get(s.as_str()))
         .sum();
     feed.facts.push(Fact::new(
         "fact-backlog",
@@ -213,9 +215,10 @@ pub async fn overview(
     let mut states = Section::new("overview-states", "Messages by state");
     for (state, n) in &st.proc_state {
         let id = format!("fact-state-{}", state.to_ascii_lowercase());
-        states
-            .facts
-            .push(Fact::new(&id, state, n.to_string()).warn_if(state == "DEAD" && *n > 0));
+        states.facts.push(
+            Fact::new(&id, state, n.to_string())
+                .warn_if(state == ProcState::Dead.as_str() && *n > 0),
+        );
     }
     let mut dead_t = Table::new(
         "table-dead-by-class",
@@ -226,7 +229,10 @@ pub async fn overview(
         dead_t.rows.push(Row {
             id: format!("dead-class-{class}"),
             cells: vec![
-                Cell::link(class, format!("/messages?state=DEAD&class={class}")),
+                Cell::link(
+                    class,
+                    format!("/messages?state={}&class={class}", ProcState::Dead),
+                ),
                 Cell::text(n.to_string()),
             ],
             actions: vec![],
@@ -237,18 +243,23 @@ pub async fn overview(
     let mut outbox = Section::new("overview-outbox", "Outbox by topic");
     let mut t = Table::new(
         "table-outbox",
-        vec!["Target", "PENDING", "SENT", "DEAD", "Oldest unsent"],
+        [
+            vec!["Target"],
+            EventStatus::ALL.map(EventStatus::as_str).to_vec(),
+            vec!["Oldest unsent"],
+        ]
+        .concat(),
         "no events",
     );
     for (target, by) in &st.outbox {
-        let n = |k: &str| by.get(k).copied().unwrap_or(0).to_string();
+        let n = |k: EventStatus| by.get(k.as_str()).copied().unwrap_or(0).to_string();
         t.rows.push(Row {
             id: format!("outbox-{}", target.replace(':', "-")),
             cells: vec![
                 Cell::text(target),
-                Cell::text(n("PENDING")),
-                Cell::text(n("SENT")),
-                Cell::link(n("DEAD"), "/events/dead"),
+                Cell::text(n(EventStatus::Pending)),
+                Cell::text(n(EventStatus::Sent)),
+                Cell::link(n(EventStatus::Dead), "/events/dead"),
                 Cell::text(seconds(st.oldest_unsent_seconds.get(target).copied())),
             ],
             actions: vec![],
@@ -309,7 +320,7 @@ pub async fn overview(
             id: format!("last-run-{}", r.job),
             cells: vec![
                 Cell::link(&r.job, format!("/jobs?job={}", r.job)),
-                Cell::text(&r.outcome),
+                Cell::text(r.outcome.as_str()),
                 Cell::text(time(Some(r.started_at))),
                 Cell::text(time(r.finished_at)),
                 Cell::text(r.items.to_string()),
@@ -390,7 +401,7 @@ pub async fn messages(
                     id: format!("message-{}", r.msg_id),
                     cells: vec![
                         Cell::link(r.msg_id.to_string(), format!("/messages/{}", r.msg_id)),
-                        Cell::text(r.state),
+                        Cell::text(r.state.as_str()),
                         Cell::text(kind),
                         Cell::text(r.error_class.unwrap_or_default()),
                         Cell::text(r.attempts.to_string()),
@@ -514,16 +525,17 @@ pub async fn message(
             "not enqueued yet (beyond W) or a late row (see Holes)",
         )),
         Some(r) => {
-            let state = ProcState::ALL.into_iter().find(|p| p.as_str() == r.state);
-            can_replay = matches!(state, Some(ProcState::Failed | ProcState::Dead));
-            can_skip = state.is_some_and(ProcState::is_unfinished);
+            can_replay = r.state.may_replay();
+            can_skip = r.state.is_unfinished();
             let kind = format!(
                 "{}-{}",
                 r.msg_type.as_deref().unwrap_or("?"),
                 r.msg_styp.as_deref().unwrap_or("?")
             );
-            facts
-                .push(Fact::new("fact-state", "State", r.state.clone()).warn_if(r.state == "DEAD"));
+            facts.push(
+                Fact::new("fact-state", "State", r.state.as_str())
+                    .warn_if(r.state == ProcState::Dead),
+            );
             facts.push(Fact::new("fact-kind", "Kind", kind));
             facts.push(Fact::new(
                 "fact-attempts",
@@ -954,13 +966,13 @@ pub async fn dead_events(
             let id = e.event_id.to_string();
             actions.push(action(
                 format!("resend-{id}"),
-                "/actions/event-resend",
+                Action::EventResend,
                 vec![("ids", id.clone())],
                 "Resend",
             ));
             actions.push(action(
                 format!("discard-{id}"),
-                "/actions/event-discard",
+                Action::EventDiscard,
                 vec![("ids", id)],
                 "Discard",
             ));
@@ -1028,14 +1040,14 @@ pub async fn abandoned(
             let id = r.msg_id.to_string();
             actions.push(action(
                 format!("reopen-{id}"),
-                "/actions/backfill-reopen",
+                Action::BackfillReopen,
                 vec![("ids", id.clone())],
                 "Reopen",
             ));
             if r.backfill_reconciled_at.is_none() {
                 actions.push(action(
                     format!("reconcile-{id}"),
-                    "/actions/backfill-reconcile",
+                    Action::BackfillReconcile,
                     vec![("ids", id)],
                     "Reconcile",
                 ));
@@ -1045,7 +1057,7 @@ pub async fn abandoned(
             id: format!("abandoned-{}", r.msg_id),
             cells: vec![
                 Cell::link(r.msg_id.to_string(), format!("/messages/{}", r.msg_id)),
-                Cell::text(r.state),
+                Cell::text(r.state.as_str()),
                 Cell::text(time(r.backfill_abandoned_at)),
                 Cell::text(opt(&r.backfill_abandoned_reason)),
                 Cell::text(r.backfill_attempts.to_string()),
@@ -1188,7 +1200,7 @@ pub async fn requests(
                 Cell::text(r.id.to_string()),
                 Cell::text(r.req_type),
                 Cell::text(opt(&r.operation_day)),
-                Cell::text(r.state),
+                Cell::text(r.state.as_str()),
                 Cell::text(r.seqn),
                 Cell::text(time(Some(r.created_at))),
                 Cell::text(time(r.sent_at)),
@@ -1349,7 +1361,7 @@ pub async fn jobs(
                 Cell::text(&r.instance),
                 Cell::text(time(Some(r.started_at))),
                 Cell::text(duration),
-                Cell::text(&r.outcome),
+                Cell::text(r.outcome.as_str()),
                 Cell::text(r.items.to_string()),
                 Cell::text(r.error.clone().unwrap_or_default()),
             ],
@@ -1367,7 +1379,7 @@ pub async fn jobs(
         if can_run {
             actions.push(action(
                 format!("run-now-{}", m.name),
-                "/actions/job-run",
+                Action::JobRun,
                 vec![("job", m.name.clone())],
                 "Run now",
             ));

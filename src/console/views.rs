@@ -271,3 +271,60 @@ pub fn time(t: Option<DateTime<Utc>>) -> String {
 pub fn seconds(s: Option<i64>) -> String {
     s.map_or_else(|| "-".into(), |s| format!("{s} s"))
 }
+
+/// The operator actions, each posted to `/actions/<name>` (first the
+/// confirmation, then the apply step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Replay the listed messages.
+    Replay,
+    /// Replay every message the list's filter matches.
+    ReplayFilter,
+    Skip,
+    EventResend,
+    EventDiscard,
+    BackfillReopen,
+    BackfillReconcile,
+    /// Send an upstream request (RQFD/RQRD).
+    Request,
+    JobRun,
+}
+
+impl Action {
+    pub const ALL: [Action; 9] = [
+        Action::Replay,
+        Action::ReplayFilter,
+        Action::Skip,
+        Action::EventResend,
+        Action::EventDiscard,
+        Action::BackfillReopen,
+        Action::BackfillReconcile,
+        Action::Request,
+        Action::JobRun,
+    ];
+
+    /// The name in the URL.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Action::Replay => "replay",
+            Action::ReplayFilter => "replay-filter",
+            Action::Skip => "skip",
+            Action::EventResend => "event-resend",
+            Action::EventDiscard => "event-discard",
+            Action::BackfillReopen => "backfill-reopen",
+            Action::BackfillReconcile => "backfill-reconcile",
+            Action::Request => "request",
+            Action::JobRun => "job-run",
+        }
+    }
+
+    /// The action named `name` in a URL, if any.
+    pub fn parse(name: &str) -> Option<Action> {
+        Action::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+
+    /// The URL its forms post to.
+    pub fn path(self) -> String {
+        format!("/actions/{}", self.as_str())
+    }
+}

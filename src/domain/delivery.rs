@@ -4,28 +4,16 @@
 //! writes. Here, below both, so the store needs nothing from delivery/
 //! (issue 19 item 1).
 
+use super::stored_name::stored_names;
 use chrono::{DateTime, Utc};
 
-/// MSG_EVENT.STATUS (design §3 "投递"): PENDING → SENT, PENDING again after
-/// a backoff, or DEAD (retries used up; the row stays as the DLQ).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventStatus {
-    Pending,
-    Sent,
-    Dead,
-}
-
-impl EventStatus {
-    /// Every status, in the order of design §3.
-    pub const ALL: [EventStatus; 3] = [EventStatus::Pending, EventStatus::Sent, EventStatus::Dead];
-
-    /// The stored text.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            EventStatus::Pending => "PENDING",
-            EventStatus::Sent => "SENT",
-            EventStatus::Dead => "DEAD",
-        }
+stored_names! {
+    /// MSG_EVENT.STATUS (design §3 "投递"): PENDING → SENT, PENDING again after
+    /// a backoff, or DEAD (retries used up; the row stays as the DLQ).
+    pub enum EventStatus ("MSG_EVENT status") {
+        Pending = "PENDING",
+        Sent = "SENT",
+        Dead = "DEAD",
     }
 }
 

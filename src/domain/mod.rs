@@ -18,9 +18,11 @@ pub mod flight_state;
 pub mod mafl;
 pub mod operation_day;
 pub mod proc_state;
+pub mod request_state;
 pub mod rules;
 pub mod season;
 pub mod slices;
+pub mod stored_name;
 pub mod watermark;
 
 #[cfg(test)]

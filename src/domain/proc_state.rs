@@ -16,47 +16,25 @@
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-/// A text that names no state or class (a corrupt row, a typo on the CLI).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not a known {1}")]
-pub struct UnknownName(pub String, pub &'static str);
+pub use super::stored_name::UnknownName;
+use super::stored_name::stored_names;
 
-/// PROC_STATE.STATE (design §3, §9.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ProcState {
-    Pending,
-    Failed,
-    Succeeded,
-    Skipped,
-    Dead,
-    /// The dedup shadow of an archived terminal row (§9.3).
-    Archived,
+stored_names! {
+    /// PROC_STATE.STATE (design §3, §9.3).
+    #[derive(PartialOrd, Ord, Serialize)]
+    #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum ProcState ("PROC_STATE state") {
+        Pending = "PENDING",
+        Failed = "FAILED",
+        Succeeded = "SUCCEEDED",
+        Skipped = "SKIPPED",
+        Dead = "DEAD",
+        /// The dedup shadow of an archived terminal row (§9.3).
+        Archived = "ARCHIVED",
+    }
 }
 
 impl ProcState {
-    /// Every state, in the order of design §3 (ARCHIVED last).
-    pub const ALL: [ProcState; 6] = [
-        ProcState::Pending,
-        ProcState::Failed,
-        ProcState::Succeeded,
-        ProcState::Skipped,
-        ProcState::Dead,
-        ProcState::Archived,
-    ];
-
-    /// The stored text.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ProcState::Pending => "PENDING",
-            ProcState::Failed => "FAILED",
-            ProcState::Succeeded => "SUCCEEDED",
-            ProcState::Skipped => "SKIPPED",
-            ProcState::Dead => "DEAD",
-            ProcState::Archived => "ARCHIVED",
-        }
-    }
-
     /// PENDING or FAILED: the row may still be processed, and the smallest
     /// such row is the head (§5.1). Every processor write requires it.
     pub const fn is_unfinished(self) -> bool {
@@ -87,31 +65,6 @@ impl ProcState {
     /// FAILED and DEAD are the states a replay takes back to PENDING (§9.1).
     pub const fn may_replay(self) -> bool {
         matches!(self, ProcState::Failed | ProcState::Dead)
-    }
-}
-
-impl std::fmt::Display for ProcState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-impl std::str::FromStr for ProcState {
-    type Err = UnknownName;
-    /// The state stored as `text` (exactly: the store writes only these).
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        ProcState::ALL
-            .into_iter()
-            .find(|s| s.as_str() == text)
-            .ok_or_else(|| UnknownName(text.to_string(), "PROC_STATE state"))
-    }
-}
-
-impl TryFrom<String> for ProcState {
-    type Error = UnknownName;
-    /// For the store's row mapping (`#[sqlx(try_from = "String")]`).
-    fn try_from(text: String) -> Result<Self, Self::Error> {
-        text.parse()
     }
 }
 
@@ -221,34 +174,56 @@ pub fn replayable_classes(force: bool) -> Vec<ErrorClass> {
     classes
 }
 
+/// Why a replay is refused, and whether `--force --reason` would lift it
+/// (the console offers its "force" box only then).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplayRefusal {
+    pub why: String,
+    pub forceable: bool,
+}
+
+impl ReplayRefusal {
+    fn fixed(why: String) -> ReplayRefusal {
+        ReplayRefusal {
+            why,
+            forceable: false,
+        }
+    }
+}
+
 /// Why a row in `state` whose ERROR_CLASS reads `class` (`None`: none
 /// recorded, or a text that names no class) may not replay under `force`;
 /// `None` when it may (design §9.1).
-pub fn replay_refusal(state: ProcState, class: Option<ErrorClass>, force: bool) -> Option<String> {
+pub fn replay_refusal(
+    state: ProcState,
+    class: Option<ErrorClass>,
+    force: bool,
+) -> Option<ReplayRefusal> {
     if !state.may_replay() {
-        return Some(format!(
+        return Some(ReplayRefusal::fixed(format!(
             "state {state} does not replay (only FAILED and DEAD; SUCCEEDED and SKIPPED never)"
-        ));
+        )));
     }
     match class {
-        Some(c) if c.replays_freely() => None,
-        Some(c) if c.replays_forced_only() && force => None,
         Some(c) => class_refusal(c, force),
-        None => Some("no error class recorded".into()),
+        None => Some(ReplayRefusal::fixed("no error class recorded".into())),
     }
 }
 
 /// Why every FAILED/DEAD row of `class` may not replay under `force`
 /// (`msgx replay --class`), or `None` when they may.
-pub fn class_refusal(class: ErrorClass, force: bool) -> Option<String> {
+pub fn class_refusal(class: ErrorClass, force: bool) -> Option<ReplayRefusal> {
     if class.replays_freely() || (class.replays_forced_only() && force) {
         None
     } else if class.replays_forced_only() {
-        Some(format!(
-            "error class {class} replays only with --force --reason"
-        ))
+        Some(ReplayRefusal {
+            why: format!("error class {class} replays only with --force --reason"),
+            forceable: true,
+        })
     } else {
-        Some(format!("error class {class} is not replayable"))
+        Some(ReplayRefusal::fixed(format!(
+            "error class {class} is not replayable"
+        )))
     }
 }
 
@@ -554,8 +529,11 @@ mod tests {
             );
             assert_eq!(replay_refusal(ProcState::Dead, Some(c), true), None, "{c}");
             assert_eq!(
-                class_refusal(c, false).as_deref(),
-                Some(format!("error class {c} replays only with --force --reason").as_str())
+                class_refusal(c, false),
+                Some(ReplayRefusal {
+                    why: format!("error class {c} replays only with --force --reason"),
+                    forceable: true
+                })
             );
         }
         assert_eq!(replayable_classes(false), REPLAY_WHITELIST.to_vec());
@@ -579,7 +557,8 @@ mod tests {
                 "{s}"
             );
         }
-        assert!(replay_refusal(ProcState::Dead, None, true).is_some());
+        assert!(replay_refusal(ProcState::Dead, None, true).is_some_and(|r| !r.forceable));
+        assert!(replay_refusal(ProcState::Succeeded, None, false).is_some_and(|r| !r.forceable));
     }
 
     #[test]

@@ -21,6 +21,7 @@ use chrono::{DateTime, Duration, NaiveDate, NaiveTime, Utc};
 
 use crate::codec::{DecodedMessage, Field, MsgKind, ScalarTag, ScalarValue, Schd};
 use crate::domain::operation_day;
+use crate::domain::request_state::RequestState;
 
 /// The element a RESP would echo the request's SEQN in. The SIS
 /// specification that would name it is not available (sis-format §0); none
@@ -34,8 +35,7 @@ pub const ECHO_SEQN_ELEMENT: &str = "RQSN";
 pub struct Candidate {
     pub id: i64,
     pub operation_day: Option<NaiveDate>,
-    /// `PENDING`, `SENT`, `DONE`, `EXPIRED`.
-    pub state: String,
+    pub state: RequestState,
     pub seqn: String,
     pub sent_at: Option<DateTime<Utc>>,
 }
@@ -145,9 +145,9 @@ pub fn decide(resp: &RespFacts, requests: &[Candidate], skew: Duration) -> Verdi
         let Some(c) = requests.iter().find(|c| &c.seqn == seqn) else {
             return Verdict::Unmatched(Unmatched::UnknownEcho);
         };
-        return match c.state.as_str() {
-            "SENT" if too_old(c) => Verdict::Unmatched(Unmatched::OlderThanRequest),
-            "SENT" => Verdict::Matched(vec![Matched {
+        return match c.state {
+            RequestState::Sent if too_old(c) => Verdict::Unmatched(Unmatched::OlderThanRequest),
+            RequestState::Sent => Verdict::Matched(vec![Matched {
                 id: c.id,
                 mode: MatchMode::Exact,
                 audit: None,
@@ -168,14 +168,14 @@ pub fn decide(resp: &RespFacts, requests: &[Candidate], skew: Duration) -> Verdi
     let open: Vec<&Candidate> = relevant
         .iter()
         .copied()
-        .filter(|c| c.state == "SENT")
+        .filter(|c| c.state == RequestState::Sent)
         .collect();
     if open.is_empty() {
         // Name the newest relevant request's state; nothing at all = no request.
         return Verdict::Unmatched(
             relevant
                 .first()
-                .map(|c| closed_reason(&c.state))
+                .map(|c| closed_reason(c.state))
                 .unwrap_or(Unmatched::NoOpenRequest),
         );
     }
@@ -195,12 +195,12 @@ pub fn decide(resp: &RespFacts, requests: &[Candidate], skew: Duration) -> Verdi
     }
 }
 
-fn closed_reason(state: &str) -> Unmatched {
+fn closed_reason(state: RequestState) -> Unmatched {
     match state {
-        "EXPIRED" => Unmatched::RequestExpired,
-        "DONE" => Unmatched::RequestClosed,
-        "PENDING" => Unmatched::RequestNotSent,
-        _ => Unmatched::NoOpenRequest,
+        RequestState::Expired => Unmatched::RequestExpired,
+        RequestState::Done => Unmatched::RequestClosed,
+        RequestState::Pending => Unmatched::RequestNotSent,
+        RequestState::Sent => Unmatched::NoOpenRequest,
     }
 }
 
@@ -273,14 +273,14 @@ mod tests {
     fn req(
         id: i64,
         d: Option<u32>,
-        state: &str,
+        state: RequestState,
         seqn: &str,
         sent: Option<DateTime<Utc>>,
     ) -> Candidate {
         Candidate {
             id,
             operation_day: d.map(day),
-            state: state.into(),
+            state,
             seqn: seqn.into(),
             sent_at: sent,
         }
@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn an_echoed_seqn_matches_its_sent_request_exactly() {
-        let reqs = [req(7, Some(2), "SENT", "000042", Some(t(8, 0)))];
+        let reqs = [req(7, Some(2), RequestState::Sent, "000042", Some(t(8, 0)))];
         let m = matched(decide(
             &schd_resp(&[1], Some(t(8, 5)), Some("000042")),
             &reqs,
@@ -331,7 +331,13 @@ mod tests {
 
     #[test]
     fn an_echo_naming_no_request_or_a_closed_one_is_unmatched() {
-        let reqs = [req(7, Some(1), "EXPIRED", "000042", Some(t(8, 0)))];
+        let reqs = [req(
+            7,
+            Some(1),
+            RequestState::Expired,
+            "000042",
+            Some(t(8, 0)),
+        )];
         let resp = schd_resp(&[1], Some(t(8, 5)), Some("000043"));
         assert_eq!(
             unmatched(decide(&resp, &reqs, SKEW)),
@@ -342,7 +348,7 @@ mod tests {
             unmatched(decide(&resp, &reqs, SKEW)),
             Unmatched::RequestExpired
         );
-        let done = [req(7, Some(1), "DONE", "000042", Some(t(8, 0)))];
+        let done = [req(7, Some(1), RequestState::Done, "000042", Some(t(8, 0)))];
         assert_eq!(
             unmatched(decide(&resp, &done, SKEW)),
             Unmatched::RequestClosed
@@ -351,7 +357,7 @@ mod tests {
 
     #[test]
     fn an_exact_echo_older_than_the_send_is_unmatched() {
-        let reqs = [req(7, Some(1), "SENT", "000042", Some(t(8, 0)))];
+        let reqs = [req(7, Some(1), RequestState::Sent, "000042", Some(t(8, 0)))];
         let resp = schd_resp(&[1], Some(t(7, 57)), Some("000042"));
         assert_eq!(
             unmatched(decide(&resp, &reqs, SKEW)),
@@ -362,8 +368,8 @@ mod tests {
     #[test]
     fn degraded_match_needs_type_day_and_send_before_dttm_within_skew() {
         let reqs = [
-            req(9, Some(2), "SENT", "000002", Some(t(8, 0))),
-            req(8, Some(1), "SENT", "000001", Some(t(8, 0))),
+            req(9, Some(2), RequestState::Sent, "000002", Some(t(8, 0))),
+            req(8, Some(1), RequestState::Sent, "000001", Some(t(8, 0))),
         ];
         // Day 1 only: request 8; DTTM 2 minutes before the send is within the skew.
         let m = matched(decide(&schd_resp(&[1], Some(t(7, 58)), None), &reqs, SKEW));
@@ -385,7 +391,7 @@ mod tests {
 
     #[test]
     fn a_resp_older_than_the_send_beyond_the_skew_is_unmatched() {
-        let reqs = [req(8, Some(1), "SENT", "000001", Some(t(8, 0)))];
+        let reqs = [req(8, Some(1), RequestState::Sent, "000001", Some(t(8, 0)))];
         let resp = schd_resp(&[1], Some(t(7, 57) + Duration::seconds(59)), None);
         assert_eq!(
             unmatched(decide(&resp, &reqs, SKEW)),
@@ -400,20 +406,20 @@ mod tests {
             unmatched(decide(&resp, &[], SKEW)),
             Unmatched::NoOpenRequest
         );
-        let other_day = [req(8, Some(2), "SENT", "000001", Some(t(8, 0)))];
+        let other_day = [req(8, Some(2), RequestState::Sent, "000001", Some(t(8, 0)))];
         assert_eq!(
             unmatched(decide(&resp, &other_day, SKEW)),
             Unmatched::NoOpenRequest
         );
         let expired = [
-            req(9, Some(1), "EXPIRED", "000002", Some(t(8, 30))),
-            req(8, Some(1), "DONE", "000001", Some(t(8, 0))),
+            req(9, Some(1), RequestState::Expired, "000002", Some(t(8, 30))),
+            req(8, Some(1), RequestState::Done, "000001", Some(t(8, 0))),
         ];
         assert_eq!(
             unmatched(decide(&resp, &expired, SKEW)),
             Unmatched::RequestExpired
         );
-        let pending = [req(9, Some(1), "PENDING", "000002", None)];
+        let pending = [req(9, Some(1), RequestState::Pending, "000002", None)];
         assert_eq!(
             unmatched(decide(&resp, &pending, SKEW)),
             Unmatched::RequestNotSent
@@ -422,7 +428,7 @@ mod tests {
 
     #[test]
     fn degraded_matching_needs_dttm_and_a_covered_day() {
-        let reqs = [req(8, Some(1), "SENT", "000001", Some(t(8, 0)))];
+        let reqs = [req(8, Some(1), RequestState::Sent, "000001", Some(t(8, 0)))];
         assert_eq!(
             unmatched(decide(&schd_resp(&[1], None, None), &reqs, SKEW)),
             Unmatched::NoDttm
@@ -441,7 +447,7 @@ mod tests {
             dttm: Some(t(9, 0)),
             echo_seqn: None,
         };
-        let reqs = [req(3, None, "SENT", "000005", Some(t(8, 0)))];
+        let reqs = [req(3, None, RequestState::Sent, "000005", Some(t(8, 0)))];
         let m = matched(decide(&resp, &reqs, SKEW));
         assert_eq!((m[0].id, m[0].mode), (3, MatchMode::Degraded));
     }

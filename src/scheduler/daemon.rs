@@ -8,6 +8,7 @@
 
 use crate::clock::SharedClock;
 use crate::config::Config;
+use crate::exit::Exit;
 use crate::http::ops::{self, ConsoleHealth, Heartbeat, JobsSlot, LockSlot, OpsState};
 use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
 use crate::jobs::manifest::{self, JobClass};
@@ -27,13 +28,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio_cron_scheduler::{Job as CronJob, JobScheduler};
-
-/// Exit codes of the daemon (documented in the README).
-pub mod exit {
-    pub const OK: i32 = 0;
-    pub const FAILURE: i32 = 1;
-    pub const LOCKED: i32 = 4;
-}
 
 /// `msgx daemon` options.
 #[derive(Debug, Clone, Default)]
@@ -210,7 +204,7 @@ impl Inner {
 }
 
 /// Runs the daemon until a signal or lock loss; returns the exit code.
-pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -> i32 {
+pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -> Exit {
     let profile_name = opts
         .schedule
         .clone()
@@ -219,7 +213,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         Ok(p) => p,
         Err(e) => {
             eprintln!("msgx daemon: {e}");
-            return 2;
+            return Exit::Config;
         }
     };
     if let problems @ [_, ..] = profile.problems().as_slice() {
@@ -228,18 +222,18 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             profile.origin,
             problems.join("; ")
         );
-        return 2;
+        return Exit::Config;
     }
     let pool = match pg::connect(&config.msgx.postgres).await {
         Ok(p) => p,
         Err(e) => {
             eprintln!("msgx daemon: cannot connect to PostgreSQL: {e}");
-            return exit::FAILURE;
+            return Exit::Failure;
         }
     };
     if let Err(e) = pg::ensure_schema_current(&pool).await {
         eprintln!("msgx daemon: {e}");
-        return exit::FAILURE;
+        return Exit::Failure;
     }
     // §2: the identity algorithm is recorded at the first start and may not
     // change later (a standby checks it too, before it may take over).
@@ -249,11 +243,11 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         Ok(_) => {}
         Err(e @ identity::IdentityError::Db(_)) => {
             eprintln!("msgx daemon: {e}");
-            return exit::FAILURE;
+            return Exit::Failure;
         }
         Err(e) => {
             eprintln!("msgx daemon: {e}");
-            return 2;
+            return Exit::Config;
         }
     }
 
@@ -261,7 +255,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         Ok(m) => m,
         Err(e) => {
             eprintln!("msgx daemon: {e}");
-            return 2;
+            return Exit::Config;
         }
     };
     // A missing mailbox table or column is a site/configuration error that no
@@ -271,7 +265,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         Ok(t) => tracing::info!(table = %t, "Mailbox inbound table resolved"),
         Err(e @ MailboxError::Schema(_)) => {
             eprintln!("msgx daemon: {e}");
-            return 2;
+            return Exit::Config;
         }
         Err(e) => tracing::warn!(error = %e, "Mailbox not reachable at start; the jobs will retry"),
     }
@@ -297,7 +291,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         };
         if let Err(e) = start_ops(&listen, state, stop_rx.clone()).await {
             eprintln!("msgx daemon: cannot serve msgx.http.metrics-listen {listen}: {e}");
-            return exit::FAILURE;
+            return Exit::Failure;
         }
     }
     // The console too: a standby daemon serves it (read from the shared
@@ -329,7 +323,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     .await
     {
         Ok(Some(lock)) => Arc::new(lock),
-        Ok(None) => return exit::OK, // stopped while standing by
+        Ok(None) => return Exit::Ok, // stopped while standing by
         Err(code) => return code,
     };
     heartbeat.beat(clock.now());
@@ -412,7 +406,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             Err(e) => {
                 eprintln!("msgx daemon: {e}");
                 lock.release().await;
-                return exit::FAILURE;
+                return Exit::Failure;
             }
         }
     }
@@ -421,7 +415,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         Err(e) => {
             eprintln!("msgx daemon: cannot start the scheduler: {e}");
             lock.release().await;
-            return exit::FAILURE;
+            return Exit::Failure;
         }
     };
 
@@ -446,7 +440,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         );
     }
     lock.release().await;
-    tracing::info!(exit_code = code, "Daemon stopped");
+    tracing::info!(exit_code = code.code(), "Daemon stopped");
     code
 }
 
@@ -549,7 +543,7 @@ async fn acquire_instance(
     standby: bool,
     mut stop: watch::Receiver<bool>,
     (heartbeat, clock): (&Heartbeat, &SharedClock),
-) -> Result<Option<AdvisoryLock>, i32> {
+) -> Result<Option<AdvisoryLock>, Exit> {
     let mut announced = false;
     loop {
         heartbeat.beat(clock.now());
@@ -567,7 +561,7 @@ async fn acquire_instance(
                         "msgx daemon: another instance is active: instance lock held by {holder}. \
                          Use --standby to wait as a hot standby."
                     );
-                    return Err(exit::LOCKED);
+                    return Err(Exit::Locked);
                 }
                 if !announced {
                     tracing::info!(%holder, "Standing by: instance lock held elsewhere");
@@ -577,7 +571,7 @@ async fn acquire_instance(
             Err(e) => {
                 if !standby {
                     eprintln!("msgx daemon: {e}");
-                    return Err(exit::FAILURE);
+                    return Err(Exit::Failure);
                 }
                 tracing::warn!(error = %e, "Standby cannot reach PostgreSQL; retrying");
             }
@@ -632,7 +626,7 @@ async fn build_scheduler(
 }
 
 /// Resolves when a stop is due: a signal (exit 0) or lock loss (exit 4).
-async fn wait_for_stop(lock: &AdvisoryLock) -> i32 {
+async fn wait_for_stop(lock: &AdvisoryLock) -> Exit {
     let lost = async {
         loop {
             if lock.is_lost() {
@@ -644,11 +638,11 @@ async fn wait_for_stop(lock: &AdvisoryLock) -> i32 {
     tokio::select! {
         _ = shutdown_signal() => {
             tracing::info!("Shutdown requested; letting the running batch finish");
-            exit::OK
+            Exit::Ok
         }
         _ = lost => {
             tracing::error!("Instance lock lost: no further job starts; exiting so a standby can take over");
-            exit::LOCKED
+            Exit::Locked
         }
     }
 }

@@ -238,3 +238,109 @@ fn the_path_reader_sees_groups_and_skips_comments_and_strings() {
     let got: Vec<String> = targets(&text, "crate::").into_iter().collect();
     assert_eq!(got, ["codec", "domain", "pipeline", "store"]);
 }
+
+/// The stored texts of every state machine (PROC_STATE, MSG_EVENT,
+/// REQ_TRACK, JOB_RUN), read from the types themselves, so a new variant is
+/// covered without editing this test.
+fn state_names() -> BTreeSet<&'static str> {
+    use msgx::domain::delivery::EventStatus;
+    use msgx::domain::proc_state::ProcState;
+    use msgx::domain::request_state::RequestState;
+    use msgx::store::pg::job_run::Outcome;
+    let mut out = BTreeSet::new();
+    out.extend(ProcState::ALL.map(ProcState::as_str));
+    out.extend(EventStatus::ALL.map(EventStatus::as_str));
+    out.extend(RequestState::ALL.map(RequestState::as_str));
+    out.extend(Outcome::ALL.map(Outcome::as_str));
+    out
+}
+
+/// The string literals of `text` (comments skipped), with their line.
+fn literals(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    let line_of = |rest: &str| text[..text.len() - rest.len()].matches('\n').count() + 1;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("//") {
+            rest = after.find('\n').map_or("", |n| &after[n..]);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.find("*/").map_or("", |n| &after[n + 2..]);
+        } else if let Some(after) = rest
+            .strip_prefix("'\"'")
+            .or_else(|| rest.strip_prefix("'\\\"'"))
+        {
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("r#\"") {
+            let end = after.find("\"#").unwrap_or(after.len());
+            out.push((line_of(rest), after[..end].to_string()));
+            rest = after.get(end + 2..).unwrap_or("");
+        } else if rest.starts_with('"') {
+            let bytes = rest.as_bytes();
+            let mut i = 1;
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            out.push((line_of(rest), rest[1..i.min(rest.len())].to_string()));
+            rest = rest.get(i + 1..).unwrap_or("");
+        } else {
+            let mut chars = rest.chars();
+            chars.next();
+            rest = chars.as_str();
+        }
+    }
+    out
+}
+
+/// The state literals in `text`: a literal that is exactly a state's stored
+/// text, or one that names it as SQL (`'DEAD'`) or as a query parameter
+/// (`state=DEAD`). Prose that mentions a state ("go back to PENDING") is
+/// no literal of it. Test modules (`#[cfg(test)]` to the end) are left out.
+fn state_literals(text: &str, names: &BTreeSet<&str>) -> Vec<(usize, String)> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    literals(code)
+        .into_iter()
+        .filter(|(_, lit)| {
+            names.iter().any(|n| {
+                lit == n || lit.contains(&format!("'{n}'")) || lit.contains(&format!("={n}"))
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn no_state_is_spelled_outside_the_store_and_the_domain() {
+    let names = state_names();
+    let src = root().join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut found = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).expect("under src");
+        if rel.starts_with("store") || rel.starts_with("domain") {
+            continue;
+        }
+        let text = fs::read_to_string(file).expect("read");
+        for (line, lit) in state_literals(&text, &names) {
+            found.push(format!("src/{}:{line}: {lit:?}", rel.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "state literals outside src/store and src/domain (use the state's type):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_state_literal_check_sees_literals_sql_and_query_strings() {
+    let names = state_names();
+    let text = "// \"DEAD\" in a comment\nlet a = \"DEAD\";\nlet b = \"x\";\n\
+                let c = \"WHERE state = 'SENT'\";\nlet d = format!(\"/m?state=FAILED\");\n\
+                let e = \"go back to PENDING\";\n#[cfg(test)]\nmod tests { const X: &str = \"DEAD\"; }";
+    let got: Vec<usize> = state_literals(text, &names)
+        .into_iter()
+        .map(|(l, _)| l)
+        .collect();
+    assert_eq!(got, [2, 4, 5]);
+    assert!(names.contains("SKIPPED_LOCKED") && names.contains("EXPIRED"));
+}

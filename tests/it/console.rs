@@ -1508,7 +1508,7 @@ async fn paging_by_state_reads_an_index_on_a_large_proc_state() {
         .await
         .expect("analyze");
     let q = msgx::store::pg::message_search::MessageQuery {
-        state: Some("DEAD".into()),
+        state: Some(msgx::domain::ProcState::Dead),
         ..Default::default()
     };
     let plan = msgx::store::pg::message_search::page_plan(&db.pool, &q, Some(150_000), 50)

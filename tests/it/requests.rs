@@ -3,6 +3,7 @@
 //! with a manual clock.
 
 use crate::common;
+use msgx::domain::request_state::RequestState;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use common::jobs::{drain, run};
@@ -231,7 +232,7 @@ async fn a_duplicate_request_expires_the_old_one() {
     let rows = requests(&env.db).await;
     let by_id = |id: i64| rows.iter().find(|r| r.id == id).expect("row");
     let old = by_id(first.request.id);
-    assert_eq!(old.state, "EXPIRED");
+    assert_eq!(old.state, RequestState::Expired);
     assert_eq!(old.closed_at, Some(env.now()));
     assert!(
         old.close_note
@@ -240,10 +241,10 @@ async fn a_duplicate_request_expires_the_old_one() {
         "{:?}",
         old.close_note
     );
-    assert_eq!(by_id(second.request.id).state, "SENT");
+    assert_eq!(by_id(second.request.id).state, RequestState::Sent);
     assert_eq!(
         by_id(other_day.request.id).state,
-        "SENT",
+        RequestState::Sent,
         "another day is another key"
     );
     assert_eq!(
@@ -282,10 +283,10 @@ async fn a_crash_between_the_mailbox_write_and_the_confirmation_is_compensated_w
         Some(1)
     );
     let rows = requests(&env.db).await;
-    assert_eq!(rows[0].state, "SENT");
+    assert_eq!(rows[0].state, RequestState::Sent);
     assert_eq!(rows[0].coutmsgs_id, Some(coutmsgs_id));
     assert_eq!(rows[0].sent_at, Some(written.created_at));
-    assert_eq!(rows[1].state, "PENDING");
+    assert_eq!(rows[1].state, RequestState::Pending);
     assert_eq!(coutmsgs_count(&env.mb).await, 1, "nothing sent again");
 
     // After the expiry the never-written one is expired; still one row.
@@ -293,7 +294,7 @@ async fn a_crash_between_the_mailbox_write_and_the_confirmation_is_compensated_w
     run(&r, "request-expiry").await;
     let rows = requests(&env.db).await;
     let never = rows.iter().find(|r| r.id == never.id).expect("row");
-    assert_eq!(never.state, "EXPIRED");
+    assert_eq!(never.state, RequestState::Expired);
     assert!(
         never
             .close_note
@@ -339,7 +340,7 @@ async fn a_matched_resp_is_applied_and_the_request_is_done() {
     assert_eq!(flight_count(&env.db).await, 2, "the snapshot is applied");
     let rows = requests(&env.db).await;
     let done = rows.iter().find(|x| x.id == req.request.id).expect("row");
-    assert_eq!(done.state, "DONE");
+    assert_eq!(done.state, RequestState::Done);
     assert_eq!(done.matched_msg_id, Some(id));
     assert_eq!(done.match_mode.as_deref(), Some("DEGRADED"));
     assert_eq!(done.closed_at, Some(env.now()));
@@ -361,7 +362,11 @@ async fn a_matched_resp_is_applied_and_the_request_is_done() {
     assert_eq!(logged.2.as_deref(), Some(audit.as_str()));
     assert_eq!(logged.3["msg_id"], serde_json::json!(id));
     let other = rows.iter().find(|x| x.id == noise.request.id).expect("row");
-    assert_eq!(other.state, "SENT", "another day's request is untouched");
+    assert_eq!(
+        other.state,
+        RequestState::Sent,
+        "another day's request is untouched"
+    );
 
     // Reference RESP echoing the request's SEQN: exact, no audit.
     let glst = env.request(&reference("GLST")).await;
@@ -456,7 +461,12 @@ async fn unmatched_expired_and_too_old_resps_are_skipped_with_state_untouched() 
         s.details.get("requests_expired").and_then(|v| v.as_u64()),
         Some(2)
     );
-    assert!(requests(&env.db).await.iter().all(|x| x.state == "EXPIRED"));
+    assert!(
+        requests(&env.db)
+            .await
+            .iter()
+            .all(|x| x.state == RequestState::Expired)
+    );
     env.resp_is_skipped(&r, 3, "20261201161100", "resp-unmatched:request-expired")
         .await;
 }
@@ -469,7 +479,7 @@ async fn a_resp_after_expired_changes_nothing() {
     let (r, _stop) = env.runner();
     run(&r, "request-expiry").await;
     let before = requests(&env.db).await;
-    assert_eq!(before[0].state, "EXPIRED");
+    assert_eq!(before[0].state, RequestState::Expired);
     // Even an exact echo of the expired request does not reopen or complete it.
     let echo = format!("<RQSN>{}</RQSN>", glst.request.seqn);
     let late = env

@@ -290,7 +290,7 @@ async fn msg_show_prints_the_traceparent() {
     let mut out = Vec::new();
     let code =
         msgx::commands::inspect::msg_show(&db.pool, &r.mailbox, id, false, false, &mut out).await;
-    assert_eq!(code, 0);
+    assert_eq!(code, msgx::exit::Exit::Ok);
     let text = String::from_utf8(out).expect("utf-8");
     assert!(
         text.contains(&format!("  traceparent {stored}\n")),

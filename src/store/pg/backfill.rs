@@ -3,6 +3,7 @@
 //! of §6.2 is one UPDATE, run by the scan inside the MessageLifecycleGate
 //! transaction after re-checking the row under `FOR UPDATE`.
 
+use crate::domain::proc_state::ProcState;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool, Row};
@@ -286,7 +287,8 @@ pub async fn stats(
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct AbandonedRow {
     pub msg_id: i64,
-    pub state: String,
+    #[sqlx(try_from = "String")]
+    pub state: ProcState,
     pub error_class: Option<String>,
     pub received_at: Option<DateTime<Utc>>,
     pub enqueued_at: Option<DateTime<Utc>>,

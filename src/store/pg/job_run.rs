@@ -5,34 +5,34 @@
 //! did not succeed.
 
 use super::sweep::SweepSql;
+use crate::domain::stored_name::stored_names;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::PgPool;
 
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Outcome {
-    Running,
-    Succeeded,
-    Failed,
-    /// The job's lock was held elsewhere; nothing ran.
-    SkippedLocked,
-    /// Stopped by lock loss or shutdown before it finished.
-    Aborted,
+stored_names! {
+    /// JOB_RUN.OUTCOME: how a run ended (RUNNING while it runs).
+    #[derive(Serialize)]
+    #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum Outcome ("JOB_RUN outcome") {
+        Running = "RUNNING",
+        Succeeded = "SUCCEEDED",
+        Failed = "FAILED",
+        /// The job's lock was held elsewhere; nothing ran.
+        SkippedLocked = "SKIPPED_LOCKED",
+        /// Stopped by lock loss or shutdown before it finished.
+        Aborted = "ABORTED",
+    }
 }
 
 impl Outcome {
-    /// The stored text.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Running => "RUNNING",
-            Outcome::Succeeded => "SUCCEEDED",
-            Outcome::Failed => "FAILED",
-            Outcome::SkippedLocked => "SKIPPED_LOCKED",
-            Outcome::Aborted => "ABORTED",
-        }
-    }
+    /// The outcomes of a finished run (every one but RUNNING).
+    pub const FINISHED: [Outcome; 4] = [
+        Outcome::Succeeded,
+        Outcome::Failed,
+        Outcome::SkippedLocked,
+        Outcome::Aborted,
+    ];
 }
 
 /// Starts a run; returns its id.
@@ -138,7 +138,8 @@ pub struct LastRun {
     pub trigger: String,
     pub started_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
-    pub outcome: String,
+    #[sqlx(try_from = "String")]
+    pub outcome: Outcome,
     pub items: i64,
     pub error: Option<String>,
 }
@@ -176,7 +177,8 @@ pub struct RunRow {
     pub instance: String,
     pub started_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
-    pub outcome: String,
+    #[sqlx(try_from = "String")]
+    pub outcome: Outcome,
     pub items: i64,
     pub error: Option<String>,
 }

@@ -5,6 +5,7 @@
 //! `msg_event_flid_msg_idx` (migration 0010); the plans are checked in
 //! tests/it/console.rs.
 
+use crate::domain::proc_state::ProcState;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::{PgPool, Postgres, QueryBuilder};
@@ -13,7 +14,7 @@ use sqlx::{PgPool, Postgres, QueryBuilder};
 /// error: §9.3) are left out unless `state` asks for them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MessageQuery {
-    pub state: Option<String>,
+    pub state: Option<ProcState>,
     pub error_class: Option<String>,
     pub msg_type: Option<String>,
     pub msg_styp: Option<String>,
@@ -31,7 +32,8 @@ pub struct MessageQuery {
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct MessageRow {
     pub msg_id: i64,
-    pub state: String,
+    #[sqlx(try_from = "String")]
+    pub state: ProcState,
     pub msg_type: Option<String>,
     pub msg_styp: Option<String>,
     pub error_class: Option<String>,
@@ -46,10 +48,11 @@ fn where_clause(b: &mut QueryBuilder<Postgres>, q: &MessageQuery) {
     b.push(" WHERE TRUE");
     match &q.state {
         Some(s) => {
-            b.push(" AND state = ").push_bind(s.clone());
+            b.push(" AND state = ").push_bind(s.as_str());
         }
         None => {
-            b.push(" AND state <> 'ARCHIVED'");
+            b.push(" AND state <> ")
+                .push_bind(ProcState::Archived.as_str());
         }
     }
     if let Some(c) = &q.error_class {

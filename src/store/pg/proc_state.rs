@@ -662,7 +662,8 @@ pub async fn skip(
 #[derive(Debug, Clone, serde::Serialize, sqlx::FromRow)]
 pub struct MessageRecord {
     pub msg_id: i64,
-    pub state: String,
+    #[sqlx(try_from = "String")]
+    pub state: ProcState,
     pub identity_key: Option<String>,
     pub msg_type: Option<String>,
     pub msg_styp: Option<String>,

@@ -5,6 +5,7 @@
 //! (`WHERE state = …`), so a closed request is never changed again.
 
 use super::sweep::SweepSql;
+use crate::domain::request_state::RequestState;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{PgConnection, PgPool};
 
@@ -17,8 +18,8 @@ pub struct ReqRow {
     /// The covered operation day (RQFD); `None` for reference data.
     pub operation_day: Option<NaiveDate>,
     pub sender: String,
-    /// `PENDING`, `SENT`, `DONE` or `EXPIRED`.
-    pub state: String,
+    #[sqlx(try_from = "String")]
+    pub state: RequestState,
     /// The 6-digit SEQN written in the request.
     pub seqn: String,
     pub routing_id: String,
