@@ -19,10 +19,11 @@
 //! would allocate them (one) and every terminal state with its backfill
 //! intent and identity binding (one); COMMIT.
 //!
-//! The flights come through the pump's [`FlightCache`]: the group reads the
+//! The flights come through the flight store's read-through cache
+//! ([`FlightStore::load_cached`]): the group reads the
 //! versions of the flights it needs and loads only those not cached at that
-//! version (module docs of [`super::flight_cache`]); after COMMIT what it
-//! read and wrote is cached.
+//! version (module docs of [`crate::store::pg::flight::cache`]); after
+//! COMMIT what it read and wrote is cached.
 //!
 //! Equivalence with one message per transaction: each member decides on
 //! exactly the set the single path would load. Flights a member changed stay
@@ -35,7 +36,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use super::flight_cache::{CacheUpdate, FlightCache};
+use crate::store::pg::flight::CacheUpdate;
 use super::identity::scoped_identity;
 use super::ladder::{self, Route, Step, Verdict};
 use super::process_one::{MessageProcessor, ProcessOutcome, decode_off_thread, log_dead};
@@ -120,10 +121,7 @@ impl MessageProcessor<'_> {
         };
         let records = match done {
             Ok((records, update)) => {
-                self.flights
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .apply(update);
+                self.store.remember(update);
                 records
             }
             Err(JobError::LockLost) => return Err(JobError::LockLost),
@@ -194,7 +192,7 @@ impl MessageProcessor<'_> {
             .into_iter()
             .collect();
 
-        let mut working = Working::new(self.flights);
+        let mut working = Working::new();
         let named: BTreeSet<i64> = members
             .iter()
             .filter_map(|(_, member)| match member {
@@ -329,8 +327,7 @@ fn count_cache(result: &'static str, n: usize) {
 
 /// The flights a group has read, as the database would now return them
 /// after the group's writes so far.
-struct Working<'c> {
-    cache: &'c std::sync::Mutex<FlightCache>,
+struct Working {
     flights: HashMap<i64, FlightState>,
     /// FLIDs whose own row (if any) and every ACTIVE child are in `flights`.
     loaded: HashSet<i64>,
@@ -343,10 +340,9 @@ struct Working<'c> {
     written: HashMap<i64, RowStamp>,
 }
 
-impl<'c> Working<'c> {
-    fn new(cache: &'c std::sync::Mutex<FlightCache>) -> Self {
+impl Working {
+    fn new() -> Self {
         Self {
-            cache,
             flights: HashMap::new(),
             loaded: HashSet::new(),
             dirty: BTreeMap::new(),
@@ -390,30 +386,20 @@ impl<'c> Working<'c> {
         if missing.is_empty() {
             return Ok(());
         }
-        let links = store.load_links(&mut *conn, &missing).await?;
-        let mut to_load = Vec::new();
-        let mut hits = 0;
-        {
-            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            for v in links.into_iter().map(|l| l.version) {
-                if self.flights.contains_key(&v.flid) {
-                    continue;
-                }
-                match cache.get(&v) {
-                    Some(s) => {
-                        self.flights.insert(v.flid, s.clone());
-                        hits += 1;
-                    }
-                    None => to_load.push(v.flid),
-                }
-            }
+        let flights = &self.flights;
+        let found = store
+            .load_cached(&mut *conn, &missing, |f| flights.contains_key(&f))
+            .await?;
+        let (hits, misses) = (found.hits.len(), found.read.len());
+        for f in found.hits {
+            self.flights.insert(f.flid, f);
         }
-        for (v, f) in store.load_versioned(conn, &to_load).await? {
+        for (v, f) in found.read {
             self.read.push((v, f.clone()));
             self.flights.entry(f.flid).or_insert(f);
         }
         count_cache("hit", hits);
-        count_cache("miss", to_load.len());
+        count_cache("miss", misses);
         self.loaded.extend(missing);
         Ok(())
     }

@@ -2,7 +2,6 @@
 //! domain/watermark.rs), the Pump and processOne, and the transactional
 //! processors.
 
-pub mod flight_cache;
 pub mod group;
 pub mod identity;
 pub mod inbox_poller;

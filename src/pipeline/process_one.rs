@@ -77,6 +77,8 @@ pub struct MessageProcessor<'a> {
     /// The pump's settings.
     pub config: &'a PumpConfig,
     pub engine: FlightStateEngine,
+    /// The pump's flight store (a clone: its cache is the pump's, across
+    /// runs).
     pub store: FlightStore,
     /// The raw texts read ahead of the head. Raw messages are immutable
     /// (PRE-7), so a copy read a moment earlier is the message; an ID inside
@@ -88,8 +90,6 @@ pub struct MessageProcessor<'a> {
     pub decoded: std::sync::Mutex<Option<(i64, DecodedMessage)>>,
     /// This run's report of unknown elements (once per name per run).
     pub unknown: super::unknown::UnknownReporter,
-    /// The pump's flight cache (kept by the `Pump`, across runs).
-    pub flights: &'a std::sync::Mutex<super::flight_cache::FlightCache>,
 }
 
 /// One read-ahead range: every ID in `first..=last` is known, as a text, a

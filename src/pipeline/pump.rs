@@ -85,10 +85,10 @@ pub struct Pump {
     /// item 5): job state like `warned_beyond_w`, so a head failed by an
     /// earlier process waits its tier as before.
     infra_head: std::sync::Mutex<Option<InfraHead>>,
-    /// Flight states the group commit read or wrote, with their row
-    /// versions (issue 20, [`super::flight_cache`]): job state, so a daemon's
-    /// runs share it.
-    flights: std::sync::Mutex<super::flight_cache::FlightCache>,
+    /// The flight store, whose read-through cache keeps the states the
+    /// group commit read or wrote ([`crate::store::pg::flight::cache`]): job
+    /// state, so a daemon's runs share it.
+    store: FlightStore,
 }
 
 /// A FAILED(INFRA) head as this pump recorded it.
@@ -121,11 +121,11 @@ impl Pump {
     pub fn new(config: PumpConfig) -> Result<Self, JobConfigError> {
         JobConfigError::at_least_one("msgx.pipeline.group-commit", u64::from(config.group_commit))?;
         Ok(Self {
-            config,
             warned_beyond_w: AtomicI64::new(-1),
             identity_checked: AtomicBool::new(false),
             infra_head: std::sync::Mutex::new(None),
-            flights: Default::default(),
+            store: FlightStore::new(&config.domain),
+            config,
         })
     }
 }
@@ -164,12 +164,11 @@ impl Job for Pump {
         let processor = MessageProcessor {
             ctx,
             config: c,
-            store: FlightStore::new(&dc),
+            store: self.store.clone(),
             engine: FlightStateEngine::new(dc),
             read_ahead: std::sync::Mutex::new(None),
             decoded: std::sync::Mutex::new(None),
             unknown: Default::default(),
-            flights: &self.flights,
         };
         let mut report = RunReport::<PumpCounts>::default();
         // §2: identities are bound only with the algorithm this database

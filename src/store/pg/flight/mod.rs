@@ -38,7 +38,12 @@
 //! - FDIV/FRET/FLAB: all columns NULL → `None`; mandatory column (DDES+DDIR,
 //!   REID, ARES) NULL while another is set → decode error.
 
-use std::sync::LazyLock;
+pub mod cache;
+
+use std::sync::{Arc, LazyLock, Mutex};
+
+pub use cache::CacheUpdate;
+use cache::FlightCache;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde::Deserialize;
@@ -373,18 +378,73 @@ impl StoredVersion {
 const LINKS_WITH_CHILDREN: &str = "SELECT flid, maid, operation_day, xmin::text::bigint, content_version, updated_at \
      FROM flight_schd WHERE flid = ANY($1) OR (maid = ANY($1) AND state = 'ACTIVE') ORDER BY flid";
 
-/// Reads and writes complete flight states (design §11.1, INV-14).
+/// Reads and writes complete flight states (design §11.1, INV-14), with a
+/// read-through cache of the states it loaded or wrote ([`cache`]), shared
+/// by its clones.
 #[derive(Debug, Clone)]
 pub struct FlightStore {
     config: DomainConfig,
+    cache: Arc<Mutex<FlightCache>>,
+}
+
+/// What [`FlightStore::load_cached`] found.
+#[derive(Debug, Default)]
+pub struct CachedLoad {
+    /// States taken from the cache (their rows are at the cached version).
+    pub hits: Vec<FlightState>,
+    /// States read from the database, with their versions: hand them to
+    /// [`FlightStore::remember`] once the transaction committed.
+    pub read: Vec<(StoredVersion, FlightState)>,
 }
 
 impl FlightStore {
-    /// A store whose loaded times carry the offset of `config.timezone`.
+    /// A store whose loaded times carry the offset of `config.timezone`,
+    /// with an empty cache.
     pub fn new(config: &crate::domain::DomainConfig) -> Self {
         Self {
             config: config.clone(),
+            cache: Arc::default(),
         }
+    }
+
+    /// The current states of `flids` and of their ACTIVE children, as
+    /// [`load_with_children`](Self::load_with_children) returns them, read
+    /// through the cache: the rows' versions first (one statement, no
+    /// content), then the content of those not cached at that version (one
+    /// more, if any). FLIDs for which `known(flid)` holds are skipped (the
+    /// caller has a newer copy).
+    pub async fn load_cached(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        flids: &[i64],
+        known: impl Fn(i64) -> bool,
+    ) -> Result<CachedLoad, sqlx::Error> {
+        let links = self.load_links(&mut *conn, flids).await?;
+        let mut out = CachedLoad::default();
+        let mut to_load = Vec::new();
+        {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            for v in links.into_iter().map(|l| l.version) {
+                if known(v.flid) {
+                    continue;
+                }
+                match cache.get(&v) {
+                    Some(s) => out.hits.push(s.clone()),
+                    None => to_load.push(v.flid),
+                }
+            }
+        }
+        out.read = self.load_versioned(conn, &to_load).await?;
+        Ok(out)
+    }
+
+    /// Keeps what a committed transaction read and wrote (call only after
+    /// its COMMIT: a state of a transaction that rolled back never exists).
+    pub fn remember(&self, update: CacheUpdate) {
+        self.cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .apply(update);
     }
 
     /// Call once at the start of each transaction that loads flights: makes

@@ -1,22 +1,24 @@
-//! The pump's flight cache (issue 20): complete flight states the group
-//! commit read or wrote, kept across groups and runs of one `Pump`, each with
-//! the [`StoredVersion`] of its `flight_schd` row.
+//! The flight store's read-through cache: complete flight states the pump's
+//! group commit read or wrote, kept across groups and runs, each with the
+//! [`StoredVersion`] of its `flight_schd` row. Owned by the [`FlightStore`]
+//! (shared by its clones); read through [`FlightStore::load_cached`],
+//! filled by [`FlightStore::remember`] after a commit.
 //!
 //! Why: a group's flight load (every row and list of up to ~50 flights as
 //! JSON, then decoded) was the pump's largest statement, and on a busy feed
-//! the same flights come back group after group. A group now asks the
-//! versions of the flights it needs (index lookups, no content) and loads
-//! only those whose version differs from the cached one.
+//! the same flights come back group after group. A load now asks the
+//! versions of the flights it needs (index lookups, no content) and reads
+//! the content only of those whose version differs from the cached one.
 //!
-//! Correctness: a state is used only while the stored row shows the version
+//! Coherence: a state is used only while the stored row shows the version
 //! it was cached at (`xmin`, `content_version`, `updated_at`). Any other
-//! writer changes the row, so the next group loads it again: msgx's own
+//! writer changes the row, so the next load reads it again: msgx's own
 //! (the single-message path, SCHD, flight-history-clean) rewrite it, which
 //! changes its `xmin`; an operator's SQL on the row does too, and on a detail
 //! row (a gate, a delay) a trigger adds to the row's `content_version`
-//! (migration 0013, issue 31 item 6). A row gone is simply not returned. A
-//! written state is cached only after its transaction committed (`Pump`
-//! applies [`CacheUpdate`] after COMMIT), and it equals what a load would
+//! (migration 0013). A row gone is simply not returned. A written state is
+//! cached only after its transaction committed ([`FlightStore::remember`]
+//! takes a [`CacheUpdate`] after COMMIT), and it equals what a load would
 //! return: the codec keeps decimals in NUMERIC's canonical text and times in
 //! the airport zone, and the engine truncates its clock to microseconds.
 //! tests/it/pipeline.rs: the group-commit equivalence tests run many groups over
@@ -24,11 +26,15 @@
 //! and outbox payloads with one message per transaction;
 //! `a_flight_changed_outside_the_pump_is_read_again_not_taken_from_its_cache`,
 //! `a_detail_row_changed_outside_the_pump_is_read_again_and_kept`.
+//!
+//! [`FlightStore`]: super::FlightStore
+//! [`FlightStore::load_cached`]: super::FlightStore::load_cached
+//! [`FlightStore::remember`]: super::FlightStore::remember
 
 use std::collections::HashMap;
 
 use crate::domain::FlightState;
-use crate::store::pg::flight::StoredVersion;
+use super::StoredVersion;
 
 /// Flights kept at most: a few days of a large airport's flights. When a
 /// new entry would exceed it the cache starts empty again (the next groups
