@@ -4,11 +4,15 @@
 //! writes. Here, below both, so the store needs nothing from delivery/
 //! (issue 19 item 1).
 
+use crate::domain::proc_state::UnknownName;
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
 /// MSG_EVENT.STATUS (design §3 "投递"): PENDING → SENT, PENDING again after
 /// a backoff, or DEAD (retries used up; the row stays as the DLQ).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Serialised as the stored text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum EventStatus {
     Pending,
     Sent,
@@ -26,6 +30,17 @@ impl EventStatus {
             EventStatus::Sent => "SENT",
             EventStatus::Dead => "DEAD",
         }
+    }
+}
+
+impl std::str::FromStr for EventStatus {
+    type Err = UnknownName;
+    /// The status stored as `text` (exactly: the store writes only these).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        EventStatus::ALL
+            .into_iter()
+            .find(|s| s.as_str() == text)
+            .ok_or_else(|| UnknownName(text.to_string(), "MSG_EVENT status"))
     }
 }
 
@@ -84,5 +99,24 @@ impl FailureUpdate {
         } else {
             EventStatus::Pending
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_round_trips_through_its_text() {
+        for s in EventStatus::ALL {
+            assert_eq!(s.as_str().parse::<EventStatus>(), Ok(s));
+            let json = serde_json::to_string(&s).expect("serializes");
+            assert_eq!(json, format!("\"{}\"", s.as_str()));
+            assert_eq!(serde_json::from_str::<EventStatus>(&json).ok(), Some(s));
+        }
+        assert!(
+            "sent".parse::<EventStatus>().is_err(),
+            "stored text is exact"
+        );
     }
 }
