@@ -2,10 +2,11 @@
 # Chaos drain (issue 11, item 1; docs/RESILIENCE.md): the same realistic
 # backlog is drained twice by `msgx daemon` with `msgx dev-kafka`: once
 # undisturbed (clean), once while the daemon is SIGKILLed at random moments
-# N times and restarted each time (chaos). Then harness.py compares the final
-# PROC_STATE outcomes, the flight tables, the last schd record per FLID and
-# every msg event (per-FLID STATE_VERSION only increases; re-sends of the same
-# version are counted as duplicates and allowed). Any difference → exit 1.
+# N times and restarted each time (chaos). Then `msgx dev compare-runs`
+# compares the snapshots (`msgx dev snapshot`) of the final PROC_STATE
+# outcomes, the flight tables, the last schd record per FLID and every msg
+# event (per-FLID STATE_VERSION only increases; re-sends of the same version
+# are counted as duplicates and allowed). Any difference → exit 1.
 #
 #   scripts/chaos.sh [--runs N] [--messages M] [--flights F] [--seed S] [--debug]
 #
@@ -73,7 +74,7 @@ harness_daemon "$WORK/daemon-clean.log"
 clean_s=$(harness_wait_drained "$MSGX_DATABASE_URL" "$MSGX_MAILBOX_URL" 600)
 harness_stop "$DAEMON_PID"
 echo "drained in ${clean_s} s"
-python3 "$HARNESS_PY" snapshot --pg "$MSGX_DATABASE_URL" --msgx "$MSGX" --out "$WORK/clean.json"
+"$MSGX" dev snapshot --out "$WORK/clean.json"
 harness_stop "$KAFKA_PID"
 
 echo "== chaos run: SIGKILL the daemon $RUNS times at random moments, restart it each time"
@@ -88,28 +89,25 @@ kills=0; kills_during_work=0
 for k in $(seq 1 "$RUNS"); do
   delay=$(echo "$mean * (0.2 + $RANDOM / 32767)" | bc -l)
   sleep "$delay"
-  if ! python3 "$HARNESS_PY" drained --pg "$MSGX_DATABASE_URL" --mailbox "$MSGX_MAILBOX_URL" >/dev/null 2>&1; then
+  if ! "$MSGX" dev drained >/dev/null 2>&1; then
     kills_during_work=$((kills_during_work + 1))
   fi
   kill -KILL "$DAEMON_PID"
   wait "$DAEMON_PID" 2>/dev/null || true
   kills=$((kills + 1))
-  printf 'kill %2d after %5.2f s: %s\n' "$k" "$delay" \
-    "$(psql "$MSGX_DATABASE_URL" -qtAX -c "SELECT 'W=' || (SELECT w FROM inbox_cursor) || ' open=' || \
-       (SELECT count(*) FROM proc_state WHERE state IN ('PENDING','FAILED')) || ' events pending=' || \
-       (SELECT count(*) FROM msg_event WHERE status = 'PENDING') || ' marks due=' || \
-       (SELECT count(*) FROM proc_state WHERE state IN ('SUCCEEDED','SKIPPED','DEAD') AND backfill_at IS NULL)")"
+  # What the kill left open (W, unprocessed rows, pending events, marks).
+  printf 'kill %2d after %5.2f s: %s\n' "$k" "$delay" "$("$MSGX" dev drained 2>/dev/null || true)"
   harness_daemon "$WORK/daemon-chaos.log"
 done
 chaos_s=$(harness_wait_drained "$MSGX_DATABASE_URL" "$MSGX_MAILBOX_URL" 600)
 harness_stop "$DAEMON_PID"
 echo "drained ${chaos_s} s after the last restart"
-python3 "$HARNESS_PY" snapshot --pg "$MSGX_DATABASE_URL" --msgx "$MSGX" --out "$WORK/chaos.json"
+"$MSGX" dev snapshot --out "$WORK/chaos.json"
 harness_stop "$KAFKA_PID"
 
 echo "== compare"
 set +e
-python3 "$HARNESS_PY" compare "$WORK/clean.json" "$WORK/chaos.json" | tee "$WORK/compare.out"
+"$MSGX" dev compare-runs "$WORK/clean.json" "$WORK/chaos.json" | tee "$WORK/compare.out"
 rc=${PIPESTATUS[0]}
 set -e
 result=$(sed -n 's/^compare: //p' "$WORK/compare.out")

@@ -160,13 +160,19 @@ harness_stop() {
   wait "$pid" 2>/dev/null || true
 }
 
-# harness_wait_drained PG_URL MAILBOX_URL TIMEOUT_S: waits until harness.py
-# drained says so; prints the seconds it took; 1 on timeout.
+# harness_drained PG_URL MAILBOX_URL: `msgx dev drained` on those databases
+# (exit 0 when drained, else 1 and one line saying what is left).
+harness_drained() {
+  MSGX_DATABASE_URL=$1 MSGX_MAILBOX_URL=$2 "$MSGX" dev drained
+}
+
+# harness_wait_drained PG_URL MAILBOX_URL TIMEOUT_S: waits until
+# harness_drained says so; prints the seconds it took; 1 on timeout.
 harness_wait_drained() {
   local t0 now
   t0=$(date +%s.%N)
   while true; do
-    if python3 "$HARNESS_PY" drained --pg "$1" --mailbox "$2" >"$WORK/drained.out" 2>&1; then
+    if harness_drained "$1" "$2" >"$WORK/drained.out" 2>&1; then
       now=$(date +%s.%N)
       echo "$now - $t0" | bc -l | xargs printf '%.1f\n'
       return 0

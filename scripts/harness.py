@@ -4,9 +4,6 @@
 Python 3 standard library only; PostgreSQL through `psql`, the mailbox through
 the `mariadb` client, Kafka through `msgx tail`.
 
-  harness.py drained   --pg URL --mailbox URL          exit 0 when everything is done
-  harness.py snapshot  --pg URL --msgx BIN --out FILE  the outcome of one run, as JSON
-  harness.py compare   CLEAN.json CHAOS.json           differences → exit 1
   harness.py verify    --pg URL --mailbox URL --msgx BIN [--w-log FILE]
                                                        the soak's invariants → exit 1
   harness.py caught-up --pg URL --mailbox URL --upto ID every row ≤ ID done (0), not yet (1),
@@ -27,9 +24,8 @@ the `mariadb` client, Kafka through `msgx tail`.
   harness.py tls-proxy --listen PORT --upstream PORT --cert FILE --key FILE
                                                        TLS in front of a plaintext broker (until killed)
 
-"Done" (drained): no PENDING/FAILED message, W at the mailbox's last ID, one
-PROC_STATE row per mailbox row, every outbox event SENT (or DEAD), every
-terminal message's backfill mark confirmed or abandoned.
+"Drained" is `msgx dev drained` (the chaos drain's snapshot and comparison
+are `msgx dev snapshot` and `msgx dev compare-runs`; docs/RESILIENCE.md).
 """
 
 import argparse
@@ -100,30 +96,14 @@ def strip_clock(obj):
 # ---------------------------------------------------------------- drained --
 
 
-def drained_problems(pg, mailbox):
-    """What is still to do (empty = drained)."""
-    mb = mysql(mailbox, "SELECT COUNT(*), COALESCE(MAX(CMINMSGS_ID), 0) FROM cminmsgs")[0]
-    rows, max_id = int(mb[0]), int(mb[1])
-    q = psql(pg, """
-        SELECT (SELECT w FROM inbox_cursor),
-               (SELECT count(*) FROM proc_state WHERE state <> 'ARCHIVED'),
-               (SELECT count(*) FROM proc_state WHERE state IN ('PENDING', 'FAILED')),
-               (SELECT count(*) FROM msg_event WHERE status = 'PENDING'),
-               (SELECT count(*) FROM proc_state WHERE state IN ('SUCCEEDED', 'SKIPPED', 'DEAD')
-                  AND backfill_at IS NULL AND backfill_abandoned_at IS NULL)""")[0].split("|")
-    w, ps_rows, open_msgs, pending_events, unmarked = (int(x or 0) for x in q)
-    problems = []
-    if w < max_id:
-        problems.append(f"W {w} < last mailbox ID {max_id}")
-    if ps_rows != rows:
-        problems.append(f"{ps_rows} PROC_STATE rows for {rows} mailbox rows")
-    if open_msgs:
-        problems.append(f"{open_msgs} messages PENDING/FAILED")
-    if pending_events:
-        problems.append(f"{pending_events} outbox events PENDING")
-    if unmarked:
-        problems.append(f"{unmarked} backfill marks outstanding")
-    return problems
+def drained_problems(msgx, pg, mailbox):
+    """What is still to do (empty = drained), as `msgx dev drained` says."""
+    env = dict(os.environ, MSGX_DATABASE_URL=pg, MSGX_MAILBOX_URL=mailbox)
+    out = subprocess.run([msgx, "dev", "drained"], capture_output=True, text=True, env=env)
+    if out.returncode == 0:
+        return []
+    line = out.stdout.strip() or out.stderr.strip() or f"msgx dev drained exited {out.returncode}"
+    return line.split("; ")
 
 
 def fatal_problems(pg):
@@ -173,68 +153,7 @@ def cmd_caught_up(a):
     return 1 if waiting else 0
 
 
-def cmd_drained(a):
-    try:
-        problems = drained_problems(a.pg, a.mailbox)
-    except subprocess.CalledProcessError as e:
-        print(f"not reachable: {e.stderr.strip()}")
-        return 2
-    if problems:
-        print("; ".join(problems))
-        return 1
-    print("drained")
-    return 0
-
-
-# --------------------------------------------------------------- snapshot --
-
-
-def flight_tables(pg):
-    return psql(pg, """SELECT table_name FROM information_schema.tables
-                        WHERE table_schema = 'public' AND table_name LIKE 'flight\\_%'
-                        ORDER BY table_name""")
-
-
-def cmd_snapshot(a):
-    pg = a.pg
-    snap = {
-        # Final outcomes: attempts and timestamps are left out (a kill between
-        # the attempt and its outcome legitimately counts one more attempt).
-        "proc_state": psql_json(pg, """
-            SELECT msg_id, state, identity_key, msg_type, msg_styp, error_class, outcome_reason,
-                   backfill_at IS NOT NULL AS marked, backfill_abandoned_reason
-              FROM proc_state ORDER BY msg_id"""),
-        "flights": {},
-        "outbox": psql_json(pg, """SELECT target, status, count(*) AS n FROM msg_event
-                                    GROUP BY 1, 2 ORDER BY 1, 2"""),
-        "holes_released": int(psql(pg, "SELECT count(*) FROM inbox_hole")[0]),
-    }
-    for table in flight_tables(pg):
-        rows = [strip_clock(r) for r in psql_json(pg, f"SELECT * FROM {table}")]
-        if table == "flight_history":
-            for r in rows:
-                r.pop("id", None)
-        snap["flights"][table] = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
-    snap["msg_records"] = [
-        {"key": r["key"], "partition": r["partition"], "offset": r["offset"],
-         "state_version": int(r["headers"].get("state-version", -1)),
-         "event_id": int(r["headers"].get("event-id", -1)),
-         "value": strip_clock(json.loads(r["value"])) if r["value"] is not None else None}
-        for r in tail(a.msgx, "msg")
-    ]
-    schd_last = {}
-    for r in tail(a.msgx, "schd"):  # offset order within a key's partition
-        schd_last[r["key"]] = strip_clock(json.loads(r["value"])) if r["value"] is not None else None
-    snap["schd_last"] = schd_last
-    with open(a.out, "w") as f:
-        json.dump(snap, f)
-    print(f"snapshot: {len(snap['proc_state'])} messages, "
-          f"{len(snap['flights'].get('flight_schd', []))} flights, "
-          f"{len(snap['msg_records'])} msg records, {len(schd_last)} schd keys → {a.out}")
-    return 0
-
-
-# ---------------------------------------------------------------- compare --
+# ----------------------------------------------------------------- verify --
 
 
 def msg_sequence_check(records):
@@ -259,94 +178,11 @@ def msg_sequence_check(records):
     return violations, duplicates, seen
 
 
-def diff_rows(name, a_rows, b_rows, key, limit=5):
-    a = {key(r): r for r in a_rows}
-    b = {key(r): r for r in b_rows}
-    out = []
-    for k in sorted(set(a) | set(b), key=str):
-        if a.get(k) != b.get(k):
-            out.append(f"{name} {k}: clean={json.dumps(a.get(k))} chaos={json.dumps(b.get(k))}")
-    shown = out[:limit] + ([f"{name}: … {len(out) - limit} more"] if len(out) > limit else [])
-    return len(out), shown
-
-
-def cmd_compare(a):
-    with open(a.clean) as f:
-        clean = json.load(f)
-    with open(a.chaos) as f:
-        chaos = json.load(f)
-    total, lines = 0, []
-
-    n, shown = diff_rows("PROC_STATE", clean["proc_state"], chaos["proc_state"], lambda r: r["msg_id"])
-    total += n
-    lines += shown
-    for table in sorted(set(clean["flights"]) | set(chaos["flights"])):
-        ca, cb = clean["flights"].get(table, []), chaos["flights"].get(table, [])
-        if ca != cb:
-            # The primary key of every flight table (history: FLID and version).
-            n, shown = diff_rows(table, ca, cb, lambda r: tuple(
-                r.get(k) for k in ("flid", "route_kind", "ordinal", "state_version")
-                if k in r and (table == "flight_history" or k != "state_version")))
-            total += n
-            lines += shown
-    n, shown = diff_rows("schd", [{"k": k, "v": v} for k, v in clean["schd_last"].items()],
-                         [{"k": k, "v": v} for k, v in chaos["schd_last"].items()], lambda r: r["k"])
-    total += n
-    lines += shown
-
-    dup = {}
-    seen = {}
-    for name, snap in (("clean", clean), ("chaos", chaos)):
-        violations, dup[name], seen[name] = msg_sequence_check(snap["msg_records"])
-        total += len(violations)
-        lines += [f"msg ({name}): {v}" for v in violations[:5]]
-    # Every event of the clean run arrives in the chaos run with the same content, and no other.
-    n, shown = diff_rows("msg event", [{"k": list(k), "v": v} for k, v in seen["clean"].items()],
-                         [{"k": list(k), "v": v} for k, v in seen["chaos"].items()],
-                         lambda r: tuple(r["k"]))
-    total += n
-    lines += shown
-    for name, snap in (("clean", clean), ("chaos", chaos)):
-        # Every flight has a schd record. The mock cluster keeps only 5 MB per
-        # partition and drops the oldest records beyond that (no compaction):
-        # a gap here means the topic lost records, so the comparison would
-        # not be sound (harness-lib.sh gives dev-kafka enough partitions).
-        flights = {str(r["flid"]) for r in snap["flights"].get("flight_schd", [])}
-        no_schd = sorted(flights - set(snap["schd_last"]))
-        if no_schd:
-            total += 1
-            lines.append(f"schd ({name}): no record for {len(no_schd)} flights, e.g. {no_schd[:5]}")
-        not_sent = [o for o in snap["outbox"] if o["status"] != "SENT"]
-        if not_sent:
-            total += 1
-            lines.append(f"outbox ({name}) not all SENT: {not_sent}")
-
-    result = {
-        "messages": len(chaos["proc_state"]),
-        "flights": len(chaos["flights"].get("flight_schd", [])),
-        "msg_events": len(seen["chaos"]),
-        "msg_records_clean": len(clean["msg_records"]),
-        "msg_records_chaos": len(chaos["msg_records"]),
-        "duplicates_clean": dup["clean"],
-        "duplicates_chaos": dup["chaos"],
-        "holes_released": chaos["holes_released"],
-        "outcomes": dict(sorted(Counter(r["state"] for r in chaos["proc_state"]).items())),
-        "differences": total,
-    }
-    for line in lines:
-        print("DIFF " + line)
-    print("compare: " + json.dumps(result))
-    return 1 if total else 0
-
-
-# ----------------------------------------------------------------- verify --
-
-
 def cmd_verify(a):
     """The soak's invariants after the run (and the W log taken during it)."""
     pg, failures = a.pg, []
 
-    problems = drained_problems(pg, a.mailbox)
+    problems = drained_problems(a.msgx, pg, a.mailbox)
     failures += [f"not drained: {p}" for p in problems]
 
     mb_ids = {int(r[0]) for r in mysql(a.mailbox, "SELECT CMINMSGS_ID FROM cminmsgs")}
@@ -894,7 +730,7 @@ def cmd_broker_verify(a):
     outbox row's version and payload (null for a tombstone); every FLID seen
     on msg has one."""
     pg, failures = a.pg, []
-    failures += [f"not drained: {p}" for p in drained_problems(pg, a.mailbox)]
+    failures += [f"not drained: {p}" for p in drained_problems(a.msgx, pg, a.mailbox)]
     failures += fatal_problems(pg)
 
     expected = {(r["partition_key"], int(r["state_version"])): json.loads(r["payload"])
@@ -1001,16 +837,6 @@ def cmd_tls_proxy(a):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("drained")
-    s.add_argument("--pg", required=True)
-    s.add_argument("--mailbox", required=True)
-    s = sub.add_parser("snapshot")
-    s.add_argument("--pg", required=True)
-    s.add_argument("--msgx", required=True)
-    s.add_argument("--out", required=True)
-    s = sub.add_parser("compare")
-    s.add_argument("clean")
-    s.add_argument("chaos")
     s = sub.add_parser("verify")
     s.add_argument("--pg", required=True)
     s.add_argument("--mailbox", required=True)
@@ -1065,8 +891,7 @@ def main():
     s.add_argument("--cert", required=True)
     s.add_argument("--key", required=True)
     a = p.parse_args()
-    return {"drained": cmd_drained, "snapshot": cmd_snapshot, "compare": cmd_compare,
-            "verify": cmd_verify, "caught-up": cmd_caught_up, "watch-w": cmd_watch_w, "latency": cmd_latency,
+    return {"verify": cmd_verify, "caught-up": cmd_caught_up, "watch-w": cmd_watch_w, "latency": cmd_latency,
             "latency-report": cmd_latency_report, "burst-catch-up": cmd_catch_up,
             "consumer-delay": cmd_consumer_delay, "idle-report": cmd_idle_report,
             "latency-tables": cmd_latency_tables,

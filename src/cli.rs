@@ -5,7 +5,7 @@
 use crate::clock::{SharedClock, SystemClock};
 use crate::commands::target::{self, Needs, Target};
 use crate::commands::{
-    backfill, config, console, contract, decode, dev_kafka, doctor, events, generate, inspect,
+    backfill, config, console, contract, decode, dev, dev_kafka, doctor, events, generate, inspect,
     jobs, mailbox, migrate, request, season, skip, status, tail,
 };
 use crate::config::{Config, ConfigError};
@@ -112,6 +112,13 @@ pub enum Command {
         /// Partitions of each topic.
         #[arg(long, default_value_t = 3, value_name = "N")]
         partitions: i32,
+    },
+    /// The checks of the resilience harnesses (development and tests only;
+    /// scripts/chaos.sh, docs/RESILIENCE.md).
+    #[command(hide = true)]
+    Dev {
+        #[command(subcommand)]
+        action: DevAction,
     },
     /// Print the records of a Kafka topic: key, headers, value (`null` for a tombstone).
     Tail {
@@ -311,6 +318,34 @@ pub enum MailboxAction {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum DevAction {
+    /// Exit 0 when the run is drained: W at the mailbox's last ID, one
+    /// PROC_STATE row per mailbox row, nothing PENDING/FAILED, no outbox
+    /// event PENDING, every mark confirmed or abandoned. Else exit 1 and
+    /// one line saying what is left.
+    Drained,
+    /// Write the run's outcome as JSON: PROC_STATE outcomes, the flight
+    /// tables, the outbox by status, released holes, the msg topic and the
+    /// last schd record per FLID.
+    Snapshot {
+        /// Where to write it.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Compare the snapshots of an undisturbed and a disturbed run of the
+    /// same input: one `DIFF` line per difference, then `compare: {…}`;
+    /// exit 1 on any difference.
+    CompareRuns {
+        /// The undisturbed run's snapshot.
+        #[arg(value_name = "CLEAN.json")]
+        clean: PathBuf,
+        /// The disturbed run's snapshot.
+        #[arg(value_name = "CHAOS.json")]
+        chaos: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum ContractAction {
     /// Write the JSON Schemas generated from the code into DIR; with
     /// --check, write nothing and exit 1 when DIR differs from the code.
@@ -353,6 +388,11 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
             !matches!(action, EventsAction::Dead { .. }),
         ),
         Command::DevKafka { .. } => ("dev-kafka", Needs::NONE, false),
+        Command::Dev { action } => match action {
+            DevAction::Drained => ("dev", Needs::BOTH, false),
+            DevAction::Snapshot { .. } => ("dev", Needs::POSTGRES, false),
+            DevAction::CompareRuns { .. } => ("dev", Needs::NONE, false),
+        },
         Command::Tail { .. } => ("tail", Needs::NONE, false),
         Command::Backfill { action } => (
             "backfill",
@@ -395,6 +435,13 @@ pub async fn run(cli: Cli) -> Exit {
     } = &cli.command
     {
         return contract::export(dir, *check);
+    }
+    // So is comparing two snapshots.
+    if let Command::Dev {
+        action: DevAction::CompareRuns { clean, chaos },
+    } = &cli.command
+    {
+        return dev::compare_runs(clean, chaos, &mut std::io::stdout().lock());
     }
     let loaded =
         match Config::load_checked(cli.config.as_deref(), crate::jobs::profile::config_issues) {
@@ -571,6 +618,15 @@ pub async fn run(cli: Cli) -> Exit {
             )
             .await
         }
+        Command::Dev {
+            action: DevAction::Drained,
+        } => dev::drained(&loaded.config).await,
+        Command::Dev {
+            action: DevAction::Snapshot { out },
+        } => dev::snapshot(&loaded.config, &out).await,
+        Command::Dev {
+            action: DevAction::CompareRuns { .. },
+        } => exit::OK, // handled above: no config
         Command::Tail {
             topic,
             from_beginning,

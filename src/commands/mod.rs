@@ -8,6 +8,7 @@ pub mod confirm;
 pub mod console;
 pub mod contract;
 pub mod decode;
+pub mod dev;
 pub mod dev_kafka;
 pub mod doctor;
 pub mod events;

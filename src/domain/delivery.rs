@@ -6,10 +6,14 @@
 
 use super::stored_name::stored_names;
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
 stored_names! {
     /// MSG_EVENT.STATUS (design §3 "投递"): PENDING → SENT, PENDING again after
     /// a backoff, or DEAD (retries used up; the row stays as the DLQ).
+    /// Serialised as the stored text.
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
     pub enum EventStatus ("MSG_EVENT status") {
         Pending = "PENDING",
         Sent = "SENT",
@@ -72,5 +76,24 @@ impl FailureUpdate {
         } else {
             EventStatus::Pending
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_round_trips_through_its_text() {
+        for s in EventStatus::ALL {
+            assert_eq!(s.as_str().parse::<EventStatus>(), Ok(s));
+            let json = serde_json::to_string(&s).expect("serializes");
+            assert_eq!(json, format!("\"{}\"", s.as_str()));
+            assert_eq!(serde_json::from_str::<EventStatus>(&json).ok(), Some(s));
+        }
+        assert!(
+            "sent".parse::<EventStatus>().is_err(),
+            "stored text is exact"
+        );
     }
 }

@@ -3,8 +3,9 @@
 //! events to store. No I/O, no async, no clock reads. Beside it, the other
 //! pure rules the layers above share: the message lifecycle
 //! ([`proc_state`], §3, §9.1), the watermark ([`watermark`], §4.1), where
-//! transaction evidence for holes is valid ([`evidence`]) and the delivery
-//! failure data ([`delivery`], §8.1).
+//! transaction evidence for holes is valid ([`evidence`]), the delivery
+//! failure data ([`delivery`], §8.1) and the chaos drain's comparison of two
+//! runs ([`run_compare`]).
 //!
 //! Rules and decisions: docs/domain.md. Event JSON: docs/events.md.
 
@@ -20,6 +21,7 @@ pub mod operation_day;
 pub mod proc_state;
 pub mod request_state;
 pub mod rules;
+pub mod run_compare;
 pub mod season;
 pub mod slices;
 pub mod stored_name;

@@ -14,14 +14,14 @@
 //! row leaves after its archive (§9.3), never the head, never backfilled.
 
 use chrono::{DateTime, Duration, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use super::stored_name::UnknownName;
 use super::stored_name::stored_names;
 
 stored_names! {
-    /// PROC_STATE.STATE (design §3, §9.3).
-    #[derive(PartialOrd, Ord, Serialize)]
+    /// PROC_STATE.STATE (design §3, §9.3). Serialised as the stored text.
+    #[derive(PartialOrd, Ord, Serialize, Deserialize)]
     #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
     pub enum ProcState ("PROC_STATE state") {
         Pending = "PENDING",
@@ -68,8 +68,9 @@ impl ProcState {
     }
 }
 
-/// Error classes (design §3; reference "错误分类与重放白名单").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+/// Error classes (design §3; reference "错误分类与重放白名单"). Serialised
+/// as the stored text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorClass {
     Malformed,
@@ -588,12 +589,14 @@ mod tests {
             assert_eq!(ProcState::try_from(s.to_string()), Ok(s));
             let json = serde_json::to_string(&s).expect("serializes");
             assert_eq!(json, format!("\"{}\"", s.as_str()));
+            assert_eq!(serde_json::from_str::<ProcState>(&json).ok(), Some(s));
         }
         for c in ErrorClass::ALL {
             assert_eq!(c.as_str().parse::<ErrorClass>(), Ok(c));
             assert_eq!(ErrorClass::parse(&c.as_str().to_lowercase()), Some(c));
             let json = serde_json::to_string(&c).expect("serializes");
             assert_eq!(json, format!("\"{}\"", c.as_str()));
+            assert_eq!(serde_json::from_str::<ErrorClass>(&json).ok(), Some(c));
         }
         assert!(
             "pending".parse::<ProcState>().is_err(),

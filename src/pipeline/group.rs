@@ -36,7 +36,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use crate::store::pg::flight::CacheUpdate;
 use super::identity::scoped_identity;
 use super::ladder::{self, Route, Step, Verdict};
 use super::process_one::{MessageProcessor, ProcessOutcome, decode_off_thread, log_dead};
@@ -46,6 +45,7 @@ use crate::domain::{
 };
 use crate::domain::{ErrorClass, ProcState};
 use crate::jobs::JobError;
+use crate::store::pg::flight::CacheUpdate;
 use crate::store::pg::flight::{FlightStore, RowStamp, StoredVersion};
 use crate::store::pg::msg_event;
 use crate::store::pg::proc_state::{self, GroupOutcome, Head, IdentityBinding};

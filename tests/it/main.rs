@@ -13,6 +13,7 @@ mod architecture;
 mod archive;
 mod backfill;
 mod browser_harness;
+mod chaos_compare;
 mod codec_fixtures;
 mod codec_proptest;
 mod compat;

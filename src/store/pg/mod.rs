@@ -20,6 +20,7 @@ pub mod proc_state;
 pub mod proc_state_hst;
 pub mod ref_master;
 pub mod req_track;
+pub mod run_snapshot;
 pub mod season;
 pub mod setting;
 pub mod snap_log;

@@ -33,8 +33,8 @@
 
 use std::collections::HashMap;
 
-use crate::domain::FlightState;
 use super::StoredVersion;
+use crate::domain::FlightState;
 
 /// Flights kept at most: a few days of a large airport's flights. When a
 /// new entry would exceed it the cache starts empty again (the next groups
