@@ -7,6 +7,11 @@
 //! `MSGX_DATABASE_URL`, `MSGX_MAILBOX_URL` and `MSGX_KAFKA_BROKERS` replace
 //! the file's connection settings. Every field is documented in
 //! `config/msgx.toml` and `docs/configuration.md`.
+//!
+//! Every default is a named constant in an `impl` beside its struct
+//! (`Pipeline::DEFAULT_CLAIM_BATCH`, …), and the `Default` impls use only
+//! those. A key that defaults to unset (`None`), to an empty list or map, or
+//! that has no default (the connection URLs) has no constant.
 
 mod duration;
 mod mailbox_tls;
@@ -90,6 +95,11 @@ pub struct Msgx {
     pub console: Console,
 }
 
+impl Msgx {
+    /// `ignore`: the predecessor's unprocessed types.
+    pub const DEFAULT_IGNORE: &[&str] = &["LDM", "REGN", "RSTA", "EROR"];
+}
+
 impl Default for Msgx {
     fn default() -> Self {
         Self {
@@ -101,7 +111,7 @@ impl Default for Msgx {
             schd: Schd::default(),
             season: Season::default(),
             identity: Identity::default(),
-            ignore: ["LDM", "REGN", "RSTA", "EROR"].map(String::from).to_vec(),
+            ignore: strings(Self::DEFAULT_IGNORE),
             airport: Airport::default(),
             archive: Archive::default(),
             snaplog: Snaplog::default(),
@@ -145,15 +155,23 @@ pub struct Postgres {
     pub idle_in_transaction_timeout: Dur,
 }
 
+impl Postgres {
+    pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
+    pub const DEFAULT_ACQUIRE_TIMEOUT: Dur = Dur::secs(5);
+    pub const DEFAULT_STATEMENT_TIMEOUT: Dur = Dur::secs(60);
+    pub const DEFAULT_LOCK_TIMEOUT: Dur = Dur::secs(10);
+    pub const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT: Dur = Dur::secs(60);
+}
+
 impl Default for Postgres {
     fn default() -> Self {
         Self {
             url: String::new(),
-            max_connections: 8,
-            acquire_timeout: Dur::secs(5),
-            statement_timeout: Dur::secs(60),
-            lock_timeout: Dur::secs(10),
-            idle_in_transaction_timeout: Dur::secs(60),
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            acquire_timeout: Self::DEFAULT_ACQUIRE_TIMEOUT,
+            statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
+            lock_timeout: Self::DEFAULT_LOCK_TIMEOUT,
+            idle_in_transaction_timeout: Self::DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT,
         }
     }
 }
@@ -190,17 +208,27 @@ pub struct Mailbox {
     pub tls: MailboxTls,
 }
 
+impl Mailbox {
+    pub const DEFAULT_INBOX_TABLE: &str = "cminmsgs";
+    pub const DEFAULT_OUTBOX_TABLE: &str = "coutmsgs";
+    pub const DEFAULT_PROCESSED_COLUMN: &str = "CMINMSGS_DATE_PROCESSED";
+    pub const DEFAULT_RAW_RETENTION: Dur = Dur::days(7);
+    pub const DEFAULT_SHADOW: bool = false;
+    pub const DEFAULT_TIMEOUT: Dur = Dur::secs(10);
+    pub const DEFAULT_STATEMENT_TIMEOUT: Dur = Dur::secs(5);
+}
+
 impl Default for Mailbox {
     fn default() -> Self {
         Self {
             url: String::new(),
-            inbox_table: "cminmsgs".into(),
-            outbox_table: "coutmsgs".into(),
-            processed_column: "CMINMSGS_DATE_PROCESSED".into(),
-            raw_retention: Dur::days(7),
-            shadow: false,
-            timeout: Dur::secs(10),
-            statement_timeout: Dur::secs(5),
+            inbox_table: Self::DEFAULT_INBOX_TABLE.into(),
+            outbox_table: Self::DEFAULT_OUTBOX_TABLE.into(),
+            processed_column: Self::DEFAULT_PROCESSED_COLUMN.into(),
+            raw_retention: Self::DEFAULT_RAW_RETENTION,
+            shadow: Self::DEFAULT_SHADOW,
+            timeout: Self::DEFAULT_TIMEOUT,
+            statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
             tls: MailboxTls::default(),
         }
     }
@@ -278,19 +306,27 @@ pub struct Kafka {
 impl Default for Kafka {
     fn default() -> Self {
         Self {
-            brokers: "127.0.0.1:9092".into(),
-            topic_msg: "msg".into(),
-            topic_schd: "schd".into(),
-            topic_season: "season".into(),
-            message_timeout: Dur::mins(5),
-            call_timeout: Dur::secs(30),
-            reconnect_backoff_max: Dur::secs(1),
+            brokers: Self::DEFAULT_BROKERS.into(),
+            topic_msg: Self::DEFAULT_TOPIC_MSG.into(),
+            topic_schd: Self::DEFAULT_TOPIC_SCHD.into(),
+            topic_season: Self::DEFAULT_TOPIC_SEASON.into(),
+            message_timeout: Self::DEFAULT_MESSAGE_TIMEOUT,
+            call_timeout: Self::DEFAULT_CALL_TIMEOUT,
+            reconnect_backoff_max: Self::DEFAULT_RECONNECT_BACKOFF_MAX,
             properties: BTreeMap::new(),
         }
     }
 }
 
 impl Kafka {
+    pub const DEFAULT_BROKERS: &str = "127.0.0.1:9092";
+    pub const DEFAULT_TOPIC_MSG: &str = "msg";
+    pub const DEFAULT_TOPIC_SCHD: &str = "schd";
+    pub const DEFAULT_TOPIC_SEASON: &str = "season";
+    pub const DEFAULT_MESSAGE_TIMEOUT: Dur = Dur::mins(5);
+    pub const DEFAULT_CALL_TIMEOUT: Dur = Dur::secs(30);
+    pub const DEFAULT_RECONNECT_BACKOFF_MAX: Dur = Dur::secs(1);
+
     /// Environment variables that set a secret librdkafka property, so the
     /// secret can live in the unit's env file instead of the TOML
     /// (docs/production/kafka.md).
@@ -403,27 +439,46 @@ pub struct Pipeline {
     pub group_commit: u32,
 }
 
+impl Pipeline {
+    pub const DEFAULT_CLAIM_BATCH: u32 = 500;
+    pub const DEFAULT_MAX_COMMIT_DELAY: Dur = Dur::secs(30);
+    pub const DEFAULT_HOLE_EVIDENCE: bool = true;
+    pub const DEFAULT_HEAD_BLOCKED_ALERT: Dur = Dur::mins(5);
+    /// 8 MiB.
+    pub const DEFAULT_READ_AHEAD_BYTES: u64 = 8 << 20;
+    /// The predecessor's MEDIUMTEXT limit.
+    pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 16_777_215;
+    pub const DEFAULT_LATE_ROW_RECHECK: Dur = Dur::mins(1);
+    pub const DEFAULT_BACKFILL_BATCH: u32 = 200;
+    pub const DEFAULT_BACKFILL_BACKOFF: &[Dur] =
+        &[Dur::secs(30), Dur::mins(2), Dur::mins(10), Dur::hours(1)];
+    pub const DEFAULT_BACKFILL_DEADLINE: Dur = Dur::hours(24);
+    pub const DEFAULT_BACKFILL_MAX_ATTEMPTS: u32 = 20;
+    pub const DEFAULT_EVENT_RETENTION: Dur = Dur::days(7);
+    pub const DEFAULT_GROUP_COMMIT: u32 = 50;
+}
+
 impl Default for Pipeline {
     fn default() -> Self {
         Self {
-            claim_batch: 500,
-            max_commit_delay: Dur::secs(30),
-            hole_evidence: true,
+            claim_batch: Self::DEFAULT_CLAIM_BATCH,
+            max_commit_delay: Self::DEFAULT_MAX_COMMIT_DELAY,
+            hole_evidence: Self::DEFAULT_HOLE_EVIDENCE,
             poll_interval: PollInterval::default(),
             retry: RetrySchedules::default(),
             removed_max_attempts: None,
             removed_retry_backoff: None,
-            head_blocked_alert: Dur::mins(5),
-            read_ahead_bytes: 8 << 20,
-            max_message_bytes: 16_777_215,
-            late_row_recheck: Dur::mins(1),
-            backfill_batch: 200,
-            backfill_backoff: vec![Dur::secs(30), Dur::mins(2), Dur::mins(10), Dur::hours(1)],
-            backfill_deadline: Dur::hours(24),
-            backfill_max_attempts: 20,
+            head_blocked_alert: Self::DEFAULT_HEAD_BLOCKED_ALERT,
+            read_ahead_bytes: Self::DEFAULT_READ_AHEAD_BYTES,
+            max_message_bytes: Self::DEFAULT_MAX_MESSAGE_BYTES,
+            late_row_recheck: Self::DEFAULT_LATE_ROW_RECHECK,
+            backfill_batch: Self::DEFAULT_BACKFILL_BATCH,
+            backfill_backoff: Self::DEFAULT_BACKFILL_BACKOFF.to_vec(),
+            backfill_deadline: Self::DEFAULT_BACKFILL_DEADLINE,
+            backfill_max_attempts: Self::DEFAULT_BACKFILL_MAX_ATTEMPTS,
             cutover_watermark: None,
-            event_retention: Dur::days(7),
-            group_commit: 50,
+            event_retention: Self::DEFAULT_EVENT_RETENTION,
+            group_commit: Self::DEFAULT_GROUP_COMMIT,
         }
     }
 }
@@ -459,23 +514,37 @@ pub struct RetrySchedules {
     pub data: RetrySchedule,
 }
 
+impl RetrySchedules {
+    /// INFRA has no max-attempts: unlimited.
+    pub const DEFAULT_INFRA_BACKOFF: &[Dur] = &[Dur::secs(5), Dur::secs(15), Dur::mins(1)];
+    pub const DEFAULT_CODEC_ERROR_MAX_ATTEMPTS: u32 = 3;
+    pub const DEFAULT_CODEC_ERROR_BACKOFF: &[Dur] = &[Dur::secs(10), Dur::secs(30)];
+    pub const DEFAULT_UNSUPPORTED_MAX_ATTEMPTS: u32 = 3;
+    pub const DEFAULT_UNSUPPORTED_BACKOFF: &[Dur] = &[Dur::secs(10), Dur::secs(30)];
+    pub const DEFAULT_DATA_MAX_ATTEMPTS: u32 = 3;
+    pub const DEFAULT_DATA_BACKOFF: &[Dur] = &[Dur::secs(30), Dur::mins(2)];
+}
+
 impl Default for RetrySchedules {
     fn default() -> Self {
-        let fast = RetrySchedule {
-            max_attempts: Some(3),
-            backoff: vec![Dur::secs(10), Dur::secs(30)],
+        let limited = |attempts: u32, backoff: &[Dur]| RetrySchedule {
+            max_attempts: Some(attempts),
+            backoff: backoff.to_vec(),
         };
         Self {
             infra: RetrySchedule {
                 max_attempts: None,
-                backoff: vec![Dur::secs(5), Dur::secs(15), Dur::mins(1)],
+                backoff: Self::DEFAULT_INFRA_BACKOFF.to_vec(),
             },
-            codec_error: fast.clone(),
-            unsupported: fast,
-            data: RetrySchedule {
-                max_attempts: Some(3),
-                backoff: vec![Dur::secs(30), Dur::mins(2)],
-            },
+            codec_error: limited(
+                Self::DEFAULT_CODEC_ERROR_MAX_ATTEMPTS,
+                Self::DEFAULT_CODEC_ERROR_BACKOFF,
+            ),
+            unsupported: limited(
+                Self::DEFAULT_UNSUPPORTED_MAX_ATTEMPTS,
+                Self::DEFAULT_UNSUPPORTED_BACKOFF,
+            ),
+            data: limited(Self::DEFAULT_DATA_MAX_ATTEMPTS, Self::DEFAULT_DATA_BACKOFF),
         }
     }
 }
@@ -528,24 +597,33 @@ pub struct Dispatch {
     pub retry_backoff: Vec<Dur>,
 }
 
+impl Dispatch {
+    pub const DEFAULT_BATCH: u32 = 500;
+    pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
+    pub const DEFAULT_TRANSIENT_DEADLINE: Dur = Dur::hours(1);
+    pub const DEFAULT_IN_DOUBT_DEADLINE: Dur = Dur::hours(1);
+    /// `DEFAULT_MAX_ATTEMPTS` − 1 tiers.
+    pub const DEFAULT_RETRY_BACKOFF: &[Dur] = &[
+        Dur::secs(10),
+        Dur::secs(30),
+        Dur::mins(1),
+        Dur::mins(2),
+        Dur::mins(5),
+        Dur::mins(5),
+        Dur::mins(10),
+        Dur::mins(10),
+        Dur::mins(10),
+    ];
+}
+
 impl Default for Dispatch {
     fn default() -> Self {
         Self {
-            batch: 500,
-            max_attempts: 10,
-            transient_deadline: Dur::hours(1),
-            in_doubt_deadline: Dur::hours(1),
-            retry_backoff: vec![
-                Dur::secs(10),
-                Dur::secs(30),
-                Dur::mins(1),
-                Dur::mins(2),
-                Dur::mins(5),
-                Dur::mins(5),
-                Dur::mins(10),
-                Dur::mins(10),
-                Dur::mins(10),
-            ],
+            batch: Self::DEFAULT_BATCH,
+            max_attempts: Self::DEFAULT_MAX_ATTEMPTS,
+            transient_deadline: Self::DEFAULT_TRANSIENT_DEADLINE,
+            in_doubt_deadline: Self::DEFAULT_IN_DOUBT_DEADLINE,
+            retry_backoff: Self::DEFAULT_RETRY_BACKOFF.to_vec(),
         }
     }
 }
@@ -581,13 +659,19 @@ pub struct Schd {
     pub apply_slice: u32,
 }
 
+impl Schd {
+    pub const DEFAULT_FLUSH_LIMIT: u32 = 500;
+    pub const DEFAULT_ABSENT_FIELD_POLICY: AbsentFieldPolicy = AbsentFieldPolicy::Preserve;
+    pub const DEFAULT_APPLY_SLICE: u32 = 1000;
+}
+
 impl Default for Schd {
     fn default() -> Self {
         Self {
             flush_interval: None,
-            flush_limit: 500,
-            absent_field_policy: AbsentFieldPolicy::Preserve,
-            apply_slice: 1000,
+            flush_limit: Self::DEFAULT_FLUSH_LIMIT,
+            absent_field_policy: Self::DEFAULT_ABSENT_FIELD_POLICY,
+            apply_slice: Self::DEFAULT_APPLY_SLICE,
         }
     }
 }
@@ -604,21 +688,38 @@ pub struct Season {
     pub flush_limit: u32,
 }
 
+impl Season {
+    pub const DEFAULT_KEEP: u32 = 2;
+    pub const DEFAULT_FLUSH_LIMIT: u32 = 500;
+}
+
 impl Default for Season {
     fn default() -> Self {
         Self {
-            keep: 2,
-            flush_limit: 500,
+            keep: Self::DEFAULT_KEEP,
+            flush_limit: Self::DEFAULT_FLUSH_LIMIT,
         }
     }
 }
 
 /// `[msgx.identity]` (design §2, C-20).
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Identity {
     /// Add DTTM's date to the identity. Never change it after go-live.
     pub include_day_boundary: bool,
+}
+
+impl Identity {
+    pub const DEFAULT_INCLUDE_DAY_BOUNDARY: bool = false;
+}
+
+impl Default for Identity {
+    fn default() -> Self {
+        Self {
+            include_day_boundary: Self::DEFAULT_INCLUDE_DAY_BOUNDARY,
+        }
+    }
 }
 
 /// `[msgx.airport]` (design §11.2).
@@ -634,13 +735,16 @@ pub struct Airport {
 impl Default for Airport {
     fn default() -> Self {
         Self {
-            timezone: "Asia/Shanghai".into(),
-            day_cutover: "00:00".into(),
+            timezone: Self::DEFAULT_TIMEZONE.into(),
+            day_cutover: Self::DEFAULT_DAY_CUTOVER.into(),
         }
     }
 }
 
 impl Airport {
+    pub const DEFAULT_TIMEZONE: &str = "Asia/Shanghai";
+    pub const DEFAULT_DAY_CUTOVER: &str = "00:00";
+
     /// The zone (validated at load; UTC if somehow unparsable).
     pub fn tz(&self) -> chrono_tz::Tz {
         self.timezone.parse().unwrap_or(chrono_tz::UTC)
@@ -663,12 +767,18 @@ pub struct Archive {
     pub hst_retention: Dur,
 }
 
+impl Archive {
+    pub const DEFAULT_AFTER: Dur = Dur::days(3);
+    pub const DEFAULT_DEDUP_MEMORY: Dur = Dur::days(30);
+    pub const DEFAULT_HST_RETENTION: Dur = Dur::days(180);
+}
+
 impl Default for Archive {
     fn default() -> Self {
         Self {
-            after: Dur::days(3),
-            dedup_memory: Dur::days(30),
-            hst_retention: Dur::days(180),
+            after: Self::DEFAULT_AFTER,
+            dedup_memory: Self::DEFAULT_DEDUP_MEMORY,
+            hst_retention: Self::DEFAULT_HST_RETENTION,
         }
     }
 }
@@ -680,10 +790,14 @@ pub struct Snaplog {
     pub retention: Dur,
 }
 
+impl Snaplog {
+    pub const DEFAULT_RETENTION: Dur = Dur::days(30);
+}
+
 impl Default for Snaplog {
     fn default() -> Self {
         Self {
-            retention: Dur::days(30),
+            retention: Self::DEFAULT_RETENTION,
         }
     }
 }
@@ -700,12 +814,18 @@ pub struct FlightHistory {
     pub hst_retention: Dur,
 }
 
+impl FlightHistory {
+    pub const DEFAULT_QUIET_PERIOD: Dur = Dur::hours(48);
+    pub const DEFAULT_MIN_AGE: Dur = Dur::days(3);
+    pub const DEFAULT_HST_RETENTION: Dur = Dur::days(400);
+}
+
 impl Default for FlightHistory {
     fn default() -> Self {
         Self {
-            quiet_period: Dur::hours(48),
-            min_age: Dur::days(3),
-            hst_retention: Dur::days(400),
+            quiet_period: Self::DEFAULT_QUIET_PERIOD,
+            min_age: Self::DEFAULT_MIN_AGE,
+            hst_retention: Self::DEFAULT_HST_RETENTION,
         }
     }
 }
@@ -730,15 +850,24 @@ pub struct Request {
     pub routing_rqrd: String,
 }
 
+impl Request {
+    pub const DEFAULT_EXPIRY: Dur = Dur::mins(10);
+    pub const DEFAULT_RETENTION: Dur = Dur::days(30);
+    pub const DEFAULT_CLOCK_SKEW: Dur = Dur::mins(2);
+    pub const DEFAULT_SNDR: &str = "VIEW";
+    pub const DEFAULT_ROUTING_RQFD: &str = "VIEWRQFD";
+    pub const DEFAULT_ROUTING_RQRD: &str = "VIEWRQRD";
+}
+
 impl Default for Request {
     fn default() -> Self {
         Self {
-            expiry: Dur::mins(10),
-            retention: Dur::days(30),
-            clock_skew: Dur::mins(2),
-            sndr: "VIEW".into(),
-            routing_rqfd: "VIEWRQFD".into(),
-            routing_rqrd: "VIEWRQRD".into(),
+            expiry: Self::DEFAULT_EXPIRY,
+            retention: Self::DEFAULT_RETENTION,
+            clock_skew: Self::DEFAULT_CLOCK_SKEW,
+            sndr: Self::DEFAULT_SNDR.into(),
+            routing_rqfd: Self::DEFAULT_ROUTING_RQFD.into(),
+            routing_rqrd: Self::DEFAULT_ROUTING_RQRD.into(),
         }
     }
 }
@@ -751,10 +880,14 @@ pub struct JobRun {
     pub retention: Dur,
 }
 
+impl JobRun {
+    pub const DEFAULT_RETENTION: Dur = Dur::days(30);
+}
+
 impl Default for JobRun {
     fn default() -> Self {
         Self {
-            retention: Dur::days(30),
+            retention: Self::DEFAULT_RETENTION,
         }
     }
 }
@@ -778,14 +911,22 @@ pub struct Daemon {
     pub job_overdue_margin: Dur,
 }
 
+impl Daemon {
+    pub const DEFAULT_SCHEDULE: &str = "daemon";
+    pub const DEFAULT_LOCK_CHECK_INTERVAL: Dur = Dur::secs(2);
+    pub const DEFAULT_STANDBY_POLL_INTERVAL: Dur = Dur::secs(2);
+    pub const DEFAULT_SHUTDOWN_TIMEOUT: Dur = Dur::secs(30);
+    pub const DEFAULT_JOB_OVERDUE_MARGIN: Dur = Dur::secs(60);
+}
+
 impl Default for Daemon {
     fn default() -> Self {
         Self {
-            schedule: "daemon".into(),
-            lock_check_interval: Dur::secs(2),
-            standby_poll_interval: Dur::secs(2),
-            shutdown_timeout: Dur::secs(30),
-            job_overdue_margin: Dur::secs(60),
+            schedule: Self::DEFAULT_SCHEDULE.into(),
+            lock_check_interval: Self::DEFAULT_LOCK_CHECK_INTERVAL,
+            standby_poll_interval: Self::DEFAULT_STANDBY_POLL_INTERVAL,
+            shutdown_timeout: Self::DEFAULT_SHUTDOWN_TIMEOUT,
+            job_overdue_margin: Self::DEFAULT_JOB_OVERDUE_MARGIN,
         }
     }
 }
@@ -805,13 +946,20 @@ pub struct Log {
     pub retention: Dur,
 }
 
+impl Log {
+    pub const DEFAULT_LEVEL: &str = "info";
+    pub const DEFAULT_DIR: &str = "var/log";
+    pub const DEFAULT_FORMAT: &str = "text";
+    pub const DEFAULT_RETENTION: Dur = Dur::days(14);
+}
+
 impl Default for Log {
     fn default() -> Self {
         Self {
-            level: "info".into(),
-            dir: "var/log".into(),
-            format: "text".into(),
-            retention: Dur::days(14),
+            level: Self::DEFAULT_LEVEL.into(),
+            dir: Self::DEFAULT_DIR.into(),
+            format: Self::DEFAULT_FORMAT.into(),
+            retention: Self::DEFAULT_RETENTION,
         }
     }
 }
@@ -903,30 +1051,48 @@ pub struct Http {
     pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
+impl Http {
+    /// 1 MiB.
+    pub const DEFAULT_COMPAT_MAX_BODY: usize = 1 << 20;
+    pub const DEFAULT_COMPAT_DEVELOPMENT_MODE: bool = false;
+    pub const DEFAULT_COMPAT_RECORD_RETENTION: Dur = Dur::days(90);
+    pub const DEFAULT_COMPAT_ALLOWED_SENDERS: &[&str] = &["AODB"];
+    pub const DEFAULT_HEALTH_MAX_AGE: Dur = Dur::secs(15);
+    pub const DEFAULT_PROBE_TIMEOUT: Dur = Dur::secs(5);
+    pub const DEFAULT_WATERMARK_STALL: Dur = Dur::mins(2);
+    pub const DEFAULT_HEADER_READ_TIMEOUT: Dur = Dur::secs(10);
+    pub const DEFAULT_BODY_TIMEOUT: Dur = Dur::secs(30);
+    pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
+    pub const DEFAULT_REQUESTS_PER_SECOND: u64 = 100;
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+    pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: usize = 16;
+    pub const DEFAULT_REQUESTS_PER_SECOND_PER_CLIENT: u64 = 50;
+}
+
 impl Default for Http {
     fn default() -> Self {
         Self {
             compat_listen: None,
-            compat_max_body: 1 << 20,
+            compat_max_body: Self::DEFAULT_COMPAT_MAX_BODY,
             compat_token_file: None,
             compat_tokens_file: None,
-            compat_development_mode: false,
-            compat_record_retention: Dur::days(90),
+            compat_development_mode: Self::DEFAULT_COMPAT_DEVELOPMENT_MODE,
+            compat_record_retention: Self::DEFAULT_COMPAT_RECORD_RETENTION,
             compat_tls_cert: None,
             compat_tls_key: None,
             compat_tls_client_ca: None,
-            compat_allowed_senders: vec!["AODB".into()],
+            compat_allowed_senders: strings(Self::DEFAULT_COMPAT_ALLOWED_SENDERS),
             metrics_listen: None,
-            health_max_age: Dur::secs(15),
-            probe_timeout: Dur::secs(5),
-            watermark_stall: Dur::mins(2),
-            header_read_timeout: Dur::secs(10),
-            body_timeout: Dur::secs(30),
-            max_concurrent_requests: 64,
-            requests_per_second: 100,
-            max_connections: 512,
-            max_connections_per_client: 16,
-            requests_per_second_per_client: 50,
+            health_max_age: Self::DEFAULT_HEALTH_MAX_AGE,
+            probe_timeout: Self::DEFAULT_PROBE_TIMEOUT,
+            watermark_stall: Self::DEFAULT_WATERMARK_STALL,
+            header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
+            body_timeout: Self::DEFAULT_BODY_TIMEOUT,
+            max_concurrent_requests: Self::DEFAULT_MAX_CONCURRENT_REQUESTS,
+            requests_per_second: Self::DEFAULT_REQUESTS_PER_SECOND,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_client: Self::DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+            requests_per_second_per_client: Self::DEFAULT_REQUESTS_PER_SECOND_PER_CLIENT,
             trusted_proxies: Vec::new(),
         }
     }
@@ -986,25 +1152,42 @@ pub struct Console {
     pub statement_timeout: Dur,
 }
 
+impl Console {
+    pub const DEFAULT_ANONYMOUS_VIEWER: bool = false;
+    pub const DEFAULT_SESSION_LIFETIME: Dur = Dur::hours(8);
+    pub const DEFAULT_SESSION_IDLE_TIMEOUT: Dur = Dur::mins(30);
+    pub const DEFAULT_SESSIONS_PER_USER: u32 = 5;
+    pub const DEFAULT_LOGIN_ATTEMPTS: u32 = 5;
+    pub const DEFAULT_LOGIN_ATTEMPTS_PER_CLIENT: u32 = 50;
+    pub const DEFAULT_LOGIN_WINDOW: Dur = Dur::mins(15);
+    pub const DEFAULT_POOL_SIZE: u32 = 4;
+    pub const DEFAULT_STATEMENT_TIMEOUT: Dur = Dur::secs(5);
+}
+
 impl Default for Console {
     fn default() -> Self {
         Self {
             listen: None,
             users_file: None,
-            anonymous_viewer: false,
+            anonymous_viewer: Self::DEFAULT_ANONYMOUS_VIEWER,
             allowed_hosts: Vec::new(),
-            session_lifetime: Dur::hours(8),
-            session_idle_timeout: Dur::mins(30),
-            sessions_per_user: 5,
-            login_attempts: 5,
-            login_attempts_per_client: 50,
-            login_window: Dur::mins(15),
+            session_lifetime: Self::DEFAULT_SESSION_LIFETIME,
+            session_idle_timeout: Self::DEFAULT_SESSION_IDLE_TIMEOUT,
+            sessions_per_user: Self::DEFAULT_SESSIONS_PER_USER,
+            login_attempts: Self::DEFAULT_LOGIN_ATTEMPTS,
+            login_attempts_per_client: Self::DEFAULT_LOGIN_ATTEMPTS_PER_CLIENT,
+            login_window: Self::DEFAULT_LOGIN_WINDOW,
             tls_cert: None,
             tls_key: None,
-            pool_size: 4,
-            statement_timeout: Dur::secs(5),
+            pool_size: Self::DEFAULT_POOL_SIZE,
+            statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
         }
     }
+}
+
+/// Owned copies of a constant list of strings (a default of a list key).
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
 }
 
 /// Where the config came from, for `config show`.

@@ -28,11 +28,16 @@ pub struct PollInterval {
     pub idle: Dur,
 }
 
+impl PollInterval {
+    pub const DEFAULT_BUSY: Dur = Dur(Duration::from_millis(50));
+    pub const DEFAULT_IDLE: Dur = Dur(Duration::from_millis(250));
+}
+
 impl Default for PollInterval {
     fn default() -> Self {
         Self {
-            busy: Dur(Duration::from_millis(50)),
-            idle: Dur(Duration::from_millis(250)),
+            busy: Self::DEFAULT_BUSY,
+            idle: Self::DEFAULT_IDLE,
         }
     }
 }
