@@ -438,6 +438,7 @@ fn daemon(m: &Msgx, out: &mut Issues) {
         ("msgx.daemon.lock-check-interval", d.lock_check_interval),
         ("msgx.daemon.standby-poll-interval", d.standby_poll_interval),
         ("msgx.daemon.shutdown-timeout", d.shutdown_timeout),
+        ("msgx.daemon.job-overdue-margin", d.job_overdue_margin),
     ]);
 }
 
@@ -477,6 +478,10 @@ fn http(m: &Msgx, out: &mut Issues) {
         ("msgx.http.watermark-stall", h.watermark_stall),
         ("msgx.http.header-read-timeout", h.header_read_timeout),
         ("msgx.http.body-timeout", h.body_timeout),
+        (
+            "msgx.http.compat-record-retention",
+            h.compat_record_retention,
+        ),
     ]);
     if let Some(addr) = &h.metrics_listen {
         match addr.parse::<std::net::SocketAddr>() {
@@ -1106,6 +1111,31 @@ mod tests {
     fn zero_durations_are_rejected() {
         let keys = issue_keys("[msgx.snaplog]\nretention = \"0s\"\n");
         assert_eq!(keys, vec!["msgx.snaplog.retention"]);
+    }
+
+    /// "Every duration must be > 0" and "counts must be > 0" hold for every
+    /// key of those types, a key added later included: each key of the
+    /// reference (`config::docs`) set to zero alone is refused, naming it.
+    #[test]
+    fn every_duration_and_count_refuses_zero() {
+        let mut unchecked = Vec::new();
+        for k in super::super::docs::keys() {
+            let zero = match k.ty.as_str() {
+                "duration" => "\"0s\"",
+                "[duration]" => "[\"0s\"]",
+                "integer" => "0",
+                _ => continue,
+            };
+            let keys = issue_keys(&format!("{} = {zero}\n", k.key));
+            if !keys.iter().any(|i| i.starts_with(&k.key)) {
+                unchecked.push(format!("{}: {keys:?}", k.key));
+            }
+        }
+        assert!(
+            unchecked.is_empty(),
+            "zero accepted:\n{}",
+            unchecked.join("\n")
+        );
     }
 
     #[test]
