@@ -365,6 +365,17 @@ pub enum ConfigAction {
     Check,
     /// Print the effective configuration (secrets masked).
     Show,
+    /// Print the key reference generated from the code (every key, its type,
+    /// default and meaning) as the markdown table of docs/configuration.md.
+    Docs {
+        /// Replace the generated table of FILE (between its marker comments).
+        #[arg(long, value_name = "FILE", conflicts_with = "check")]
+        write: Option<PathBuf>,
+        /// Write nothing; exit 1 when the generated table of FILE differs
+        /// from the code (CI: the document cannot drift).
+        #[arg(long, value_name = "FILE")]
+        check: Option<PathBuf>,
+    },
 }
 
 /// The command's name, the connections it needs and whether it writes
@@ -443,6 +454,13 @@ pub async fn run(cli: Cli) -> Exit {
     {
         return dev::compare_runs(clean, chaos, &mut std::io::stdout().lock());
     }
+    // So is the key reference: it is generated from the config types.
+    if let Command::Config {
+        action: ConfigAction::Docs { write, check },
+    } = &cli.command
+    {
+        return config::docs(write.as_deref(), check.as_deref());
+    }
     let loaded =
         match Config::load_checked(cli.config.as_deref(), crate::jobs::profile::config_issues) {
             Ok(l) => l,
@@ -486,7 +504,11 @@ pub async fn run(cli: Cli) -> Exit {
         Command::Config {
             action: ConfigAction::Show,
         } => config::show(&loaded),
-        Command::Decode { .. } | Command::Contract { .. } => Exit::Ok, // handled above: no config
+        Command::Decode { .. }
+        | Command::Contract { .. }
+        | Command::Config {
+            action: ConfigAction::Docs { .. },
+        } => Exit::Ok, // handled above: no config
         Command::Migrate => migrate::run(&loaded.config).await,
         Command::Jobs { json } => jobs::list(json),
         Command::Run {

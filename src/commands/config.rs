@@ -1,10 +1,12 @@
-//! `msgx config check|show` (issue 2, item 5; issue 16, item 3): validate
-//! the effective configuration, or print it with its secrets masked.
+//! `msgx config check|show|docs` (issue 2, item 5; issue 16, item 3):
+//! validate the effective configuration, print it with its secrets masked,
+//! or print the key reference generated from the code.
 
 use super::target::{self, Needs};
 use crate::config::Loaded;
 use crate::exit::Exit;
 use crate::store::pg;
+use std::path::Path;
 
 /// `msgx config check`: exit 2 naming the key and rule on failure.
 pub fn check(loaded: &Loaded) -> Exit {
@@ -55,4 +57,56 @@ pub fn check(loaded: &Loaded) -> Exit {
 pub fn show(loaded: &Loaded) -> Exit {
     print!("{}", loaded.config.to_masked_toml());
     Exit::Ok
+}
+
+/// `msgx config docs [--write FILE | --check FILE]`: the key reference
+/// (`config::docs`) to stdout, into FILE's generated block, or compared
+/// with it (exit 1 when they differ).
+pub fn docs(write: Option<&Path>, check: Option<&Path>) -> Exit {
+    let table = crate::config::docs::markdown();
+    let Some(path) = write.or(check) else {
+        print!("{table}");
+        return Exit::Ok;
+    };
+    let document = match std::fs::read_to_string(path) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("msgx config docs: cannot read {}: {e}", path.display());
+            return Exit::Failure;
+        }
+    };
+    let updated = match crate::config::docs::replace_generated(&document, &table) {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("msgx config docs: {}: {e}", path.display());
+            return Exit::Failure;
+        }
+    };
+    if check.is_some() {
+        if updated == document {
+            println!("{}: the key table matches the code", path.display());
+            return Exit::Ok;
+        }
+        eprintln!(
+            "msgx config docs: {}: the key table differs from the code; regenerate it with \
+             `msgx config docs --write {}`",
+            path.display(),
+            path.display()
+        );
+        return Exit::Failure;
+    }
+    if updated == document {
+        println!("{}: unchanged", path.display());
+        return Exit::Ok;
+    }
+    match std::fs::write(path, updated) {
+        Ok(()) => {
+            println!("{}: key table written", path.display());
+            Exit::Ok
+        }
+        Err(e) => {
+            eprintln!("msgx config docs: cannot write {}: {e}", path.display());
+            Exit::Failure
+        }
+    }
 }

@@ -37,6 +37,27 @@ impl Dur {
     pub fn is_zero(self) -> bool {
         self.0.is_zero()
     }
+    /// The spelling an operator writes: one number in the largest unit that
+    /// holds it exactly (`180d`, `90m`, `61s`, `250ms`); anything finer than
+    /// a millisecond as [`Display`](fmt::Display) writes it.
+    pub fn short(self) -> String {
+        let ms = self.0.as_millis();
+        if !self.0.subsec_nanos().is_multiple_of(1_000_000) {
+            return self.to_string();
+        }
+        [
+            (86_400_000, "d"),
+            (3_600_000, "h"),
+            (60_000, "m"),
+            (1_000, "s"),
+        ]
+        .into_iter()
+        .find(|(unit, _)| ms > 0 && ms.is_multiple_of(*unit))
+        .map_or_else(
+            || format!("{ms}ms"),
+            |(unit, name)| format!("{}{name}", ms / unit),
+        )
+    }
 }
 
 impl fmt::Display for Dur {
@@ -73,6 +94,22 @@ impl<'de> Deserialize<'de> for Dur {
     }
 }
 
+/// A string in the `duration` format: `docs/configuration.md` names the
+/// type, and a JSON Schema validator may check it.
+impl schemars::JsonSchema for Dur {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "format": "duration" })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +122,25 @@ mod tests {
         assert_eq!("7d".parse::<Dur>().unwrap(), Dur::days(7));
         assert!("seven days".parse::<Dur>().is_err());
         assert!("".parse::<Dur>().is_err());
+    }
+
+    #[test]
+    fn the_short_spelling_is_exact_and_parses_back() {
+        let ms = |n| Dur(Duration::from_millis(n));
+        for (d, text) in [
+            (Dur::days(180), "180d"),
+            (Dur::hours(24), "1d"),
+            (Dur::hours(48), "2d"),
+            (Dur::mins(90), "90m"),
+            (Dur::secs(60), "1m"),
+            (Dur::secs(61), "61s"),
+            (ms(250), "250ms"),
+            (ms(1500), "1500ms"),
+            (Dur::secs(0), "0ms"),
+        ] {
+            assert_eq!(d.short(), text);
+            assert_eq!(text.parse::<Dur>().unwrap(), d);
+        }
     }
 
     #[test]

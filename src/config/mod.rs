@@ -7,7 +7,13 @@
 //! `MSGX_DATABASE_URL`, `MSGX_MAILBOX_URL` and `MSGX_KAFKA_BROKERS` replace
 //! the file's connection settings. Every field is documented in
 //! `config/msgx.toml` and `docs/configuration.md`.
+//!
+//! Every default is a named constant in an `impl` beside its struct
+//! (`Pipeline::DEFAULT_CLAIM_BATCH`, …), and the `Default` impls use only
+//! those. A key that defaults to unset (`None`), to an empty list or map, or
+//! that has no default (the connection URLs) has no constant.
 
+pub mod docs;
 mod duration;
 mod mailbox_tls;
 mod poll_interval;
@@ -56,7 +62,7 @@ pub enum ConfigError {
 }
 
 /// The whole file: everything lives under `[msgx]`.
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
@@ -64,7 +70,7 @@ pub struct Config {
 }
 
 /// `[msgx]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Msgx {
     pub postgres: Postgres,
@@ -75,7 +81,8 @@ pub struct Msgx {
     pub schd: Schd,
     pub season: Season,
     pub identity: Identity,
-    /// `msgx.ignore`: TYPE or TYPE-STYP rules, case-insensitive (design §2).
+    /// TYPE, TYPE-STYP or TYPE-* rules, case-insensitive: a matching message is
+    /// SKIPPED as `ignored:<rule>` after decoding (design §2).
     pub ignore: Vec<String>,
     pub airport: Airport,
     pub archive: Archive,
@@ -90,6 +97,11 @@ pub struct Msgx {
     pub console: Console,
 }
 
+impl Msgx {
+    /// `ignore`: the predecessor's unprocessed types.
+    pub const DEFAULT_IGNORE: &[&str] = &["LDM", "REGN", "RSTA", "EROR"];
+}
+
 impl Default for Msgx {
     fn default() -> Self {
         Self {
@@ -101,7 +113,7 @@ impl Default for Msgx {
             schd: Schd::default(),
             season: Season::default(),
             identity: Identity::default(),
-            ignore: ["LDM", "REGN", "RSTA", "EROR"].map(String::from).to_vec(),
+            ignore: strings(Self::DEFAULT_IGNORE),
             airport: Airport::default(),
             archive: Archive::default(),
             snaplog: Snaplog::default(),
@@ -118,89 +130,122 @@ impl Default for Msgx {
 }
 
 /// `[msgx.postgres]`: msgx's own database (the state authority).
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Postgres {
-    /// Connection URL; env `MSGX_DATABASE_URL` overrides it. No default:
-    /// a command that needs it refuses (exit 2) until it is set (issue 16, item 5).
+    /// msgx's own database, as a URL (TLS as libpq's URL parameters:
+    /// docs/production/databases.md); env `MSGX_DATABASE_URL` replaces it. No
+    /// default (config/msgx.toml sets the local one): a command that needs it
+    /// refuses (exit 2) while it is unset, and a writing command names it first
+    /// (docs/operations.md §7).
     pub url: String,
-    /// Pool size for jobs (the instance lock uses its own unpooled session).
+    /// Size of the jobs' pool; the instance lock uses its own session.
     pub max_connections: u32,
     /// How long to wait for a pooled connection.
     pub acquire_timeout: Dur,
-    /// `statement_timeout` of every pooled session: the server cancels a
-    /// statement that runs longer, so a hung query fails its job run instead
-    /// of wedging it (issue 17, item 5). `msgx migrate` lifts it for its own
-    /// session (a migration may rewrite a large table).
+    /// `statement_timeout` of every pooled session: the server cancels a longer
+    /// statement and the job run is FAILED naming this key; `msgx migrate` runs
+    /// without it.
+    ///
+    /// A hung query fails its run instead of wedging it; a migration may rewrite
+    /// a large table, so its own session lifts the bound.
     pub statement_timeout: Dur,
-    /// `lock_timeout` of every pooled session: a statement that waits longer
-    /// for a row or table lock fails (55P03) instead of waiting forever
-    /// behind a stuck session. The lifecycle gate sets its own wait.
+    /// `lock_timeout` of every pooled session: a statement waiting longer for a
+    /// lock fails (55P03) and the run is FAILED naming this key.
+    ///
+    /// Nothing waits forever behind a stuck session. The lifecycle gate sets its
+    /// own wait.
     pub lock_timeout: Dur,
-    /// `idle_in_transaction_session_timeout` of every pooled session: the
-    /// server ends a session that sits idle inside an open transaction this
-    /// long, releasing its locks. Longer than `msgx.mailbox.timeout`, since
-    /// the backfill scan holds its gate transaction across one mailbox call.
-    /// The instance-lock session is exempt (it is idle, not in a transaction).
+    /// `idle_in_transaction_session_timeout` of every pooled session: the server
+    /// ends a session idle inside an open transaction this long, releasing its
+    /// locks. Longer than `msgx.mailbox.timeout`; not set on the instance-lock
+    /// session.
+    ///
+    /// The backfill scan holds its gate transaction across one mailbox call. The
+    /// instance-lock session is idle outside any transaction for the daemon's
+    /// whole life.
     pub idle_in_transaction_timeout: Dur,
+}
+
+impl Postgres {
+    pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
+    pub const DEFAULT_ACQUIRE_TIMEOUT: Dur = Dur::secs(5);
+    pub const DEFAULT_STATEMENT_TIMEOUT: Dur = Dur::secs(60);
+    pub const DEFAULT_LOCK_TIMEOUT: Dur = Dur::secs(10);
+    pub const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT: Dur = Dur::secs(60);
 }
 
 impl Default for Postgres {
     fn default() -> Self {
         Self {
             url: String::new(),
-            max_connections: 8,
-            acquire_timeout: Dur::secs(5),
-            statement_timeout: Dur::secs(60),
-            lock_timeout: Dur::secs(10),
-            idle_in_transaction_timeout: Dur::secs(60),
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            acquire_timeout: Self::DEFAULT_ACQUIRE_TIMEOUT,
+            statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
+            lock_timeout: Self::DEFAULT_LOCK_TIMEOUT,
+            idle_in_transaction_timeout: Self::DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT,
         }
     }
 }
 
 /// `[msgx.mailbox]`: the shared MySQL mailbox (CMINMSGS / COUTMSGS).
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Mailbox {
-    /// Connection URL; env `MSGX_MAILBOX_URL` overrides it. No default, like
-    /// `msgx.postgres.url`.
+    /// The shared mailbox, as a `mysql://` URL; env `MSGX_MAILBOX_URL` replaces
+    /// it. No default, like `msgx.postgres.url`; TLS is set in
+    /// `[msgx.mailbox.tls]`, never in the URL.
     pub url: String,
-    /// Inbound table; matched case-insensitively against the server's
-    /// tables (`cminmsgs` in the predecessor's DDL; issue 16, item 1).
+    /// Inbound table as the predecessor's DDL spells it, matched
+    /// case-insensitively against the server's tables (`CMINMSGS` works too); a
+    /// missing table or column stops the daemon at start.
     pub inbox_table: String,
     /// Outbound table, matched the same way.
     pub outbox_table: String,
-    /// The processing-mark column written by backfill (sis-format §6.1).
+    /// The processing mark backfill writes (sis-format §6.1).
     pub processed_column: String,
-    /// `msgx.mailbox.raw-retention` (R_keep): the owner's raw retention; used
-    /// only to validate R ≤ R_keep and dedup-memory ≥ R_keep (design §9.3).
+    /// R_keep: the mailbox owner's raw retention, used only to validate:
+    /// `msgx.pipeline.backfill-deadline` ≤ R_keep ≤ `msgx.archive.dedup-memory`
+    /// and `hst-retention` (design §9.3).
     pub raw_retention: Dur,
-    /// `msgx.mailbox.shadow`: true = never write to the mailbox.
+    /// true: never write to the mailbox (no processing marks, no COUTMSGS rows).
     pub shadow: bool,
-    /// Client-side bound on each mailbox call (connecting included).
+    /// Client-side bound on every mailbox call, connecting included.
     pub timeout: Dur,
-    /// Server-side bound on each mailbox statement, set on every session
-    /// (MariaDB `max_statement_time`, MySQL `max_execution_time` for reads,
-    /// both `lock_wait_timeout` and `innodb_lock_wait_timeout` for writes):
-    /// the server stops the statement itself, so nothing keeps running on
-    /// the shared mailbox after msgx gave up (issue 17, item 5). Shorter than
-    /// `timeout`, so the server's error arrives first.
+    /// Server-side bound on every mailbox statement (MariaDB
+    /// `max_statement_time`; MySQL `max_execution_time` for reads;
+    /// `lock_wait_timeout` and `innodb_lock_wait_timeout`, whole seconds, for
+    /// lock waits); shorter than `timeout`.
+    ///
+    /// The server stops the statement itself, so nothing keeps running on the
+    /// shared mailbox after msgx gave up, and its error arrives before the
+    /// client's.
     pub statement_timeout: Dur,
     /// `[msgx.mailbox.tls]`.
     pub tls: MailboxTls,
+}
+
+impl Mailbox {
+    pub const DEFAULT_INBOX_TABLE: &str = "cminmsgs";
+    pub const DEFAULT_OUTBOX_TABLE: &str = "coutmsgs";
+    pub const DEFAULT_PROCESSED_COLUMN: &str = "CMINMSGS_DATE_PROCESSED";
+    pub const DEFAULT_RAW_RETENTION: Dur = Dur::days(7);
+    pub const DEFAULT_SHADOW: bool = false;
+    pub const DEFAULT_TIMEOUT: Dur = Dur::secs(10);
+    pub const DEFAULT_STATEMENT_TIMEOUT: Dur = Dur::secs(5);
 }
 
 impl Default for Mailbox {
     fn default() -> Self {
         Self {
             url: String::new(),
-            inbox_table: "cminmsgs".into(),
-            outbox_table: "coutmsgs".into(),
-            processed_column: "CMINMSGS_DATE_PROCESSED".into(),
-            raw_retention: Dur::days(7),
-            shadow: false,
-            timeout: Dur::secs(10),
-            statement_timeout: Dur::secs(5),
+            inbox_table: Self::DEFAULT_INBOX_TABLE.into(),
+            outbox_table: Self::DEFAULT_OUTBOX_TABLE.into(),
+            processed_column: Self::DEFAULT_PROCESSED_COLUMN.into(),
+            raw_retention: Self::DEFAULT_RAW_RETENTION,
+            shadow: Self::DEFAULT_SHADOW,
+            timeout: Self::DEFAULT_TIMEOUT,
+            statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
             tls: MailboxTls::default(),
         }
     }
@@ -209,7 +254,9 @@ impl Default for Mailbox {
 /// `msgx.mailbox.tls.mode`, named like MySQL's `--ssl-mode`. There is no
 /// `preferred`: mysql_async cannot fall back to plaintext, and a silent
 /// fallback is what TLS to the mailbox must rule out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum MailboxTlsMode {
     /// Plaintext. The default, so a config without this table keeps working
@@ -234,63 +281,84 @@ pub enum MailboxTlsMode {
 /// `[msgx.mailbox.tls]`: TLS to the mailbox server
 /// (docs/production/databases.md). Turned into mysql_async's options by
 /// `store::mailbox::tls`; rules checked at load (`validate`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct MailboxTls {
-    /// disabled | required | verify-ca | verify-identity.
+    /// TLS to the mailbox server, named like MySQL's `--ssl-mode`; there is no
+    /// `preferred`, so never a plaintext fallback. Production: `verify-identity`
+    /// (docs/production/databases.md).
     pub mode: MailboxTlsMode,
-    /// PEM CA bundle that signs the server's certificate; when set, only it
-    /// is trusted. Unset = the built-in (Mozilla) roots.
+    /// PEM CA bundle for `verify-ca` and `verify-identity`; when set, only it is
+    /// trusted. Unset: the built-in (Mozilla) roots.
     pub ca_file: Option<PathBuf>,
-    /// PEM client certificate (chain), for servers that require one
-    /// (`REQUIRE X509`); with `key-file`.
+    /// PEM client certificate (chain), for a server user created `REQUIRE X509`;
+    /// set with `key-file`.
     pub cert_file: Option<PathBuf>,
     /// PEM private key of `cert-file`.
     pub key_file: Option<PathBuf>,
-    /// The name to verify in the server's certificate instead of the URL's
-    /// host (connecting through a tunnel or by IP address).
+    /// The name checked in the server's certificate instead of the URL's host
+    /// (through a tunnel, or connecting by IP address).
     pub server_name: Option<String>,
 }
 
 /// `[msgx.kafka]`.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Kafka {
-    /// Bootstrap servers; env `MSGX_KAFKA_BROKERS` overrides it.
+    /// Bootstrap servers; env `MSGX_KAFKA_BROKERS` replaces it.
     pub brokers: String,
-    /// Change notifications (design §8.1).
+    /// Topic of the change notifications (design §8.1). Each topic is a legal
+    /// Kafka name (letters, digits, `.`, `_`, `-`), and the three are different.
     pub topic_msg: String,
-    /// Latest full state per flight, compacted (design §8.2).
+    /// Topic of the latest full state per flight, keyed by FLID and compacted
+    /// (design §8.2). Never the season topic: in one compacted topic, the keys
+    /// of one would compact the other's records away.
     pub topic_schd: String,
-    /// One record per seasonal-schedule series, compacted (docs/season.md).
+    /// Topic of the seasonal schedules, one record per series keyed by series
+    /// key, compacted (docs/season.md).
     pub topic_season: String,
     /// librdkafka `message.timeout.ms`: how long a send may take in total.
     pub message_timeout: Dur,
-    /// Bound on each blocking call (flush, metadata).
+    /// Bound on each blocking Kafka call (the delivery-report wait beyond
+    /// `message-timeout`, metadata).
     pub call_timeout: Dur,
-    /// librdkafka `reconnect.backoff.max.ms`; low values make recovery after
-    /// a broker outage fast (infra-notes: 1s recovers in ≈1 s, 10 s default in ≥10 s).
+    /// librdkafka `reconnect.backoff.max.ms`: low values make recovery after a
+    /// broker outage fast (1s recovers in about a second; librdkafka's 10 s
+    /// default in ten or more).
     pub reconnect_backoff_max: Dur,
-    /// Extra librdkafka properties (e.g. security settings).
+    /// librdkafka properties for every Kafka client msgx builds (producer,
+    /// `msgx tail`, metadata): security and tuning, by librdkafka's own names
+    /// (docs/production/kafka.md). They may not override bootstrap.servers,
+    /// enable.idempotence, acks, the message and delivery timeouts or
+    /// reconnect.backoff.max.ms; `msgx config check` builds each client with
+    /// them.
     pub properties: BTreeMap<String, String>,
 }
 
 impl Default for Kafka {
     fn default() -> Self {
         Self {
-            brokers: "127.0.0.1:9092".into(),
-            topic_msg: "msg".into(),
-            topic_schd: "schd".into(),
-            topic_season: "season".into(),
-            message_timeout: Dur::mins(5),
-            call_timeout: Dur::secs(30),
-            reconnect_backoff_max: Dur::secs(1),
+            brokers: Self::DEFAULT_BROKERS.into(),
+            topic_msg: Self::DEFAULT_TOPIC_MSG.into(),
+            topic_schd: Self::DEFAULT_TOPIC_SCHD.into(),
+            topic_season: Self::DEFAULT_TOPIC_SEASON.into(),
+            message_timeout: Self::DEFAULT_MESSAGE_TIMEOUT,
+            call_timeout: Self::DEFAULT_CALL_TIMEOUT,
+            reconnect_backoff_max: Self::DEFAULT_RECONNECT_BACKOFF_MAX,
             properties: BTreeMap::new(),
         }
     }
 }
 
 impl Kafka {
+    pub const DEFAULT_BROKERS: &str = "127.0.0.1:9092";
+    pub const DEFAULT_TOPIC_MSG: &str = "msg";
+    pub const DEFAULT_TOPIC_SCHD: &str = "schd";
+    pub const DEFAULT_TOPIC_SEASON: &str = "season";
+    pub const DEFAULT_MESSAGE_TIMEOUT: Dur = Dur::mins(5);
+    pub const DEFAULT_CALL_TIMEOUT: Dur = Dur::secs(30);
+    pub const DEFAULT_RECONNECT_BACKOFF_MAX: Dur = Dur::secs(1);
+
     /// Environment variables that set a secret librdkafka property, so the
     /// secret can live in the unit's env file instead of the TOML
     /// (docs/production/kafka.md).
@@ -344,16 +412,19 @@ impl std::str::FromStr for CutoverWatermark {
 }
 
 /// `[msgx.pipeline]` (design §4, §5, §6).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Pipeline {
     /// Mailbox rows read per ingest round.
     pub claim_batch: u32,
     /// A hole older than this is permanent (§4.1).
     pub max_commit_delay: Dur,
-    /// Release a hole at once when no transaction that could fill it is
-    /// open on the mailbox server (issue 20 item 5; needs the mailbox
-    /// user's PROCESS privilege, else the time rule alone applies).
+    /// Release a hole at once when the mailbox server shows no open transaction
+    /// that started before the hole was first seen (docs/pipeline.md "Transaction
+    /// evidence"); otherwise, or with false, every hole waits `max-commit-delay`.
+    /// Needs the mailbox user's global PROCESS privilege, SLAVE MONITOR (MariaDB)
+    /// or REPLICATION CLIENT (MySQL), and a mailbox URL that reaches the
+    /// ID-allocating primary (`msgx doctor`, check `mailbox.hole-evidence`).
     pub hole_evidence: bool,
     /// The cadence of the jobs a schedule profile runs at `"poll"` (issue
     /// 20, item 1; §5.1 "按轮询间隔休眠"): busy after a run that handled
@@ -367,63 +438,89 @@ pub struct Pipeline {
     /// file still setting it is refused with a pointer to
     /// `msgx.pipeline.retry` instead of "unknown field".
     #[serde(rename = "max-attempts", default, skip_serializing)]
+    #[schemars(skip)]
     pub removed_max_attempts: Option<serde::de::IgnoredAny>,
     /// Removed with `max-attempts` (see there).
     #[serde(rename = "retry-backoff", default, skip_serializing)]
+    #[schemars(skip)]
     pub removed_retry_backoff: Option<serde::de::IgnoredAny>,
-    /// `/readyz` turns unready (check `head`) once the head has been failing
-    /// for this long (issue 17 item 4); `msgx_pipeline_head_blocked_seconds`
-    /// shows the time.
+    /// `/readyz` turns unready (check `head`) once the head has been failing this
+    /// long; `msgx_pipeline_head_blocked_seconds` shows the time.
     pub head_blocked_alert: Dur,
-    /// The pump reads raw texts ahead of the head up to this many bytes
-    /// (and 200 rows); the head itself is always read (issue 17 item 5).
+    /// Raw texts the pump reads ahead of the head, in bytes (8 MiB; and 200 rows
+    /// at most); the head itself is always read. Lengths are asked first
+    /// (`LENGTH()`), so no more is ever held.
     pub read_ahead_bytes: u64,
-    /// A raw text longer than this many bytes is DEAD(MALFORMED,
-    /// `too-large:<bytes>`), measured in the mailbox before it is read.
-    /// Default 16,777,215: the predecessor's MEDIUMTEXT limit.
+    /// A raw text longer than this many bytes, measured in the mailbox before it
+    /// is read, is DEAD(MALFORMED, `too-large:<bytes>`); the default is the
+    /// predecessor's MEDIUMTEXT limit.
     pub max_message_bytes: u64,
-    /// A released hole is re-checked for late rows at most once per this
-    /// (issue 17 item 7): the check queries the shared mailbox.
+    /// Each released hole is re-checked for late rows at most once per this (the
+    /// check queries the shared mailbox).
     pub late_row_recheck: Dur,
     /// Rows per backfill scan.
     pub backfill_batch: u32,
     /// Backfill retry tiers; the last tier repeats.
     pub backfill_backoff: Vec<Dur>,
-    /// R: forced re-mark window and transient-abandon deadline (§6.3). R ≤ R_keep.
+    /// R: the forced re-mark window and transient-abandon deadline (§6.3); ≤
+    /// `msgx.mailbox.raw-retention`.
     pub backfill_deadline: Dur,
-    /// Alert threshold only; never abandons (§6.3).
+    /// Backfill attempts that raise the alert; an alert threshold only, never an
+    /// abandonment (§6.3).
     pub backfill_max_attempts: u32,
-    /// `min` / `zero` / `max` / an ID; unset = no seeding (§4.3).
+    /// Where a fresh instance starts (§4.3): `min`, `zero`, `max` or a mailbox
+    /// ID; unset = no seeding.
     pub cutover_watermark: Option<String>,
     /// SENT events are kept this long.
     pub event_retention: Dur,
-    /// Group commit: up to this many consecutive FLOP/FDEL head messages in
-    /// one transaction, each with its own outcome; any error falls back to
-    /// one message per transaction. 1 = off.
+    /// Consecutive FLOP/FDEL (and ignored, duplicate or malformed) head messages
+    /// committed in one transaction, each with its own outcome (docs/pipeline.md
+    /// "Group commit"); 1 = off.
+    ///
+    /// Any error falls back to one message per transaction.
     pub group_commit: u32,
+}
+
+impl Pipeline {
+    pub const DEFAULT_CLAIM_BATCH: u32 = 500;
+    pub const DEFAULT_MAX_COMMIT_DELAY: Dur = Dur::secs(30);
+    pub const DEFAULT_HOLE_EVIDENCE: bool = true;
+    pub const DEFAULT_HEAD_BLOCKED_ALERT: Dur = Dur::mins(5);
+    /// 8 MiB.
+    pub const DEFAULT_READ_AHEAD_BYTES: u64 = 8 << 20;
+    /// The predecessor's MEDIUMTEXT limit.
+    pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 16_777_215;
+    pub const DEFAULT_LATE_ROW_RECHECK: Dur = Dur::mins(1);
+    pub const DEFAULT_BACKFILL_BATCH: u32 = 200;
+    pub const DEFAULT_BACKFILL_BACKOFF: &[Dur] =
+        &[Dur::secs(30), Dur::mins(2), Dur::mins(10), Dur::hours(1)];
+    pub const DEFAULT_BACKFILL_DEADLINE: Dur = Dur::hours(24);
+    pub const DEFAULT_BACKFILL_MAX_ATTEMPTS: u32 = 20;
+    pub const DEFAULT_EVENT_RETENTION: Dur = Dur::days(7);
+    pub const DEFAULT_GROUP_COMMIT: u32 = 50;
 }
 
 impl Default for Pipeline {
     fn default() -> Self {
         Self {
-            claim_batch: 500,
-            max_commit_delay: Dur::secs(30),
-            hole_evidence: true,
+            claim_batch: Self::DEFAULT_CLAIM_BATCH,
+            max_commit_delay: Self::DEFAULT_MAX_COMMIT_DELAY,
+            hole_evidence: Self::DEFAULT_HOLE_EVIDENCE,
             poll_interval: PollInterval::default(),
             retry: RetrySchedules::default(),
             removed_max_attempts: None,
             removed_retry_backoff: None,
-            head_blocked_alert: Dur::mins(5),
-            read_ahead_bytes: 8 << 20,
-            max_message_bytes: 16_777_215,
-            late_row_recheck: Dur::mins(1),
-            backfill_batch: 200,
-            backfill_backoff: vec![Dur::secs(30), Dur::mins(2), Dur::mins(10), Dur::hours(1)],
-            backfill_deadline: Dur::hours(24),
-            backfill_max_attempts: 20,
+            head_blocked_alert: Self::DEFAULT_HEAD_BLOCKED_ALERT,
+            read_ahead_bytes: Self::DEFAULT_READ_AHEAD_BYTES,
+            max_message_bytes: Self::DEFAULT_MAX_MESSAGE_BYTES,
+            late_row_recheck: Self::DEFAULT_LATE_ROW_RECHECK,
+            backfill_batch: Self::DEFAULT_BACKFILL_BATCH,
+            backfill_backoff: Self::DEFAULT_BACKFILL_BACKOFF.to_vec(),
+            backfill_deadline: Self::DEFAULT_BACKFILL_DEADLINE,
+            backfill_max_attempts: Self::DEFAULT_BACKFILL_MAX_ATTEMPTS,
             cutover_watermark: None,
-            event_retention: Dur::days(7),
-            group_commit: 50,
+            event_retention: Self::DEFAULT_EVENT_RETENTION,
+            group_commit: Self::DEFAULT_GROUP_COMMIT,
         }
     }
 }
@@ -442,7 +539,7 @@ impl Pipeline {
 /// every later message: a message-specific failure (UNSUPPORTED,
 /// CODEC_ERROR, DATA) gives up fast and is replayed once fixed; an outage (INFRA)
 /// is waited out, never turned DEAD(EXHAUSTED). docs/configuration.md.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct RetrySchedules {
     /// INFRA (mailbox or PostgreSQL failing): no max-attempts (refused by
@@ -459,23 +556,37 @@ pub struct RetrySchedules {
     pub data: RetrySchedule,
 }
 
+impl RetrySchedules {
+    /// INFRA has no max-attempts: unlimited.
+    pub const DEFAULT_INFRA_BACKOFF: &[Dur] = &[Dur::secs(5), Dur::secs(15), Dur::mins(1)];
+    pub const DEFAULT_CODEC_ERROR_MAX_ATTEMPTS: u32 = 3;
+    pub const DEFAULT_CODEC_ERROR_BACKOFF: &[Dur] = &[Dur::secs(10), Dur::secs(30)];
+    pub const DEFAULT_UNSUPPORTED_MAX_ATTEMPTS: u32 = 3;
+    pub const DEFAULT_UNSUPPORTED_BACKOFF: &[Dur] = &[Dur::secs(10), Dur::secs(30)];
+    pub const DEFAULT_DATA_MAX_ATTEMPTS: u32 = 3;
+    pub const DEFAULT_DATA_BACKOFF: &[Dur] = &[Dur::secs(30), Dur::mins(2)];
+}
+
 impl Default for RetrySchedules {
     fn default() -> Self {
-        let fast = RetrySchedule {
-            max_attempts: Some(3),
-            backoff: vec![Dur::secs(10), Dur::secs(30)],
+        let limited = |attempts: u32, backoff: &[Dur]| RetrySchedule {
+            max_attempts: Some(attempts),
+            backoff: backoff.to_vec(),
         };
         Self {
             infra: RetrySchedule {
                 max_attempts: None,
-                backoff: vec![Dur::secs(5), Dur::secs(15), Dur::mins(1)],
+                backoff: Self::DEFAULT_INFRA_BACKOFF.to_vec(),
             },
-            codec_error: fast.clone(),
-            unsupported: fast,
-            data: RetrySchedule {
-                max_attempts: Some(3),
-                backoff: vec![Dur::secs(30), Dur::mins(2)],
-            },
+            codec_error: limited(
+                Self::DEFAULT_CODEC_ERROR_MAX_ATTEMPTS,
+                Self::DEFAULT_CODEC_ERROR_BACKOFF,
+            ),
+            unsupported: limited(
+                Self::DEFAULT_UNSUPPORTED_MAX_ATTEMPTS,
+                Self::DEFAULT_UNSUPPORTED_BACKOFF,
+            ),
+            data: limited(Self::DEFAULT_DATA_MAX_ATTEMPTS, Self::DEFAULT_DATA_BACKOFF),
         }
     }
 }
@@ -494,64 +605,80 @@ impl RetrySchedules {
 
 /// One class's schedule. A table that is given is taken as written (no
 /// per-key defaults), and the self-check judges it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RetrySchedule {
-    /// Attempts before DEAD(EXHAUSTED); `backoff` then has exactly
-    /// max-attempts − 1 tiers (§9.1). Absent = unlimited, which only INFRA
-    /// may be (and must be).
+    /// Attempts before DEAD(EXHAUSTED), which is replayable; `backoff` then has
+    /// exactly max-attempts − 1 tiers (§9.1). Required for `codec-error`,
+    /// `unsupported` and `data`; never set for `infra`, which is unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_attempts: Option<u32>,
-    /// The wait before retry n is tier n; unlimited: the last tier repeats.
+    /// The wait before retry n is tier n; `infra` repeats its last tier forever.
+    /// A table that is present is taken as written, with no per-key defaults (see
+    /// "Retry schedules").
     #[serde(default)]
     pub backoff: Vec<Dur>,
 }
 
 /// `[msgx.dispatch]` (design §8.1).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Dispatch {
-    /// Events per dispatch run.
+    /// Events per dispatch round (a frozen batch); a run repeats rounds up to its
+    /// max-items (docs/delivery.md).
     pub batch: u32,
-    /// Message-specific failures before DEAD.
+    /// Message-specific delivery failures before DEAD.
     pub max_attempts: u32,
-    /// Transient failures retry without counting until this long.
+    /// Transient and in-doubt failures count toward `max-attempts` only after
+    /// this (docs/delivery.md).
     pub transient_deadline: Dur,
-    /// In-doubt failures (the record may be in the topic) retry with the
-    /// idempotent producer until this long after the row's first failure,
-    /// then the row is DEAD with class IN_DOUBT, so one always-timing-out
-    /// record cannot hold its FLID forever (issue 17, item 3).
+    /// An in-doubt failure (the record may be in the topic) is re-sent until this
+    /// long after the row's first failure, then the row is DEAD with class
+    /// IN_DOUBT (the DLQ; `msgx events resend`); until then its FLID waits.
+    ///
+    /// So one always-timing-out record cannot hold its FLID forever.
     pub in_doubt_deadline: Dur,
-    /// Delivery backoff, one tier per counted retry: exactly max-attempts − 1
-    /// tiers (§9.1). An uncounted failure waits the first tier; an in-doubt
-    /// row counted past max-attempts waits the last.
+    /// Delivery backoff, one tier per counted retry: exactly `max-attempts` − 1
+    /// tiers (§9.1). An uncounted (transient, in-doubt) failure waits the first
+    /// tier; an in-doubt row counted past `max-attempts` the last.
     pub retry_backoff: Vec<Dur>,
+}
+
+impl Dispatch {
+    pub const DEFAULT_BATCH: u32 = 500;
+    pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
+    pub const DEFAULT_TRANSIENT_DEADLINE: Dur = Dur::hours(1);
+    pub const DEFAULT_IN_DOUBT_DEADLINE: Dur = Dur::hours(1);
+    /// `DEFAULT_MAX_ATTEMPTS` − 1 tiers.
+    pub const DEFAULT_RETRY_BACKOFF: &[Dur] = &[
+        Dur::secs(10),
+        Dur::secs(30),
+        Dur::mins(1),
+        Dur::mins(2),
+        Dur::mins(5),
+        Dur::mins(5),
+        Dur::mins(10),
+        Dur::mins(10),
+        Dur::mins(10),
+    ];
 }
 
 impl Default for Dispatch {
     fn default() -> Self {
         Self {
-            batch: 500,
-            max_attempts: 10,
-            transient_deadline: Dur::hours(1),
-            in_doubt_deadline: Dur::hours(1),
-            retry_backoff: vec![
-                Dur::secs(10),
-                Dur::secs(30),
-                Dur::mins(1),
-                Dur::mins(2),
-                Dur::mins(5),
-                Dur::mins(5),
-                Dur::mins(10),
-                Dur::mins(10),
-                Dur::mins(10),
-            ],
+            batch: Self::DEFAULT_BATCH,
+            max_attempts: Self::DEFAULT_MAX_ATTEMPTS,
+            transient_deadline: Self::DEFAULT_TRANSIENT_DEADLINE,
+            in_doubt_deadline: Self::DEFAULT_IN_DOUBT_DEADLINE,
+            retry_backoff: Self::DEFAULT_RETRY_BACKOFF.to_vec(),
         }
     }
 }
 
 /// What SCHD DNLD/RESP does with a field the package lacks (Q13).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum AbsentFieldPolicy {
     /// Keep the stored value (design §12.1).
@@ -562,70 +689,98 @@ pub enum AbsentFieldPolicy {
 }
 
 /// `[msgx.schd]` (design §8.2).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Schd {
     /// Deprecated, does nothing (issue 17, item 6): `schd-flush` runs at its
     /// cron line in the schedule profile (§8.2's aggregation period). Still
     /// accepted for one release; `msgx config check` warns.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub flush_interval: Option<Dur>,
-    /// FLIDs per flush.
+    /// FLIDs per `schd-flush` round.
     pub flush_limit: u32,
-    /// preserve | clear.
+    /// What a SCHD DNLD/RESP does with a field its package lacks: `preserve`
+    /// keeps the stored value, `clear` clears it (Q13).
     pub absent_field_policy: AbsentFieldPolicy,
-    /// FLTRs decided and written together when a SCHD DNLD/RESP carries more
-    /// (issue 17 item 5): the package is still one transaction, but only one
-    /// slice's flights, states and events are in memory at a time. A master
-    /// and its shares are never split (docs/pipeline.md "Large schedules").
+    /// FLTRs of a larger SCHD DNLD/RESP decided and written together, so only one
+    /// slice's flight states and events are in memory (still one transaction; a
+    /// master and its shares stay in one slice; docs/pipeline.md "Large
+    /// schedules").
     pub apply_slice: u32,
+}
+
+impl Schd {
+    pub const DEFAULT_FLUSH_LIMIT: u32 = 500;
+    pub const DEFAULT_ABSENT_FIELD_POLICY: AbsentFieldPolicy = AbsentFieldPolicy::Preserve;
+    pub const DEFAULT_APPLY_SLICE: u32 = 1000;
 }
 
 impl Default for Schd {
     fn default() -> Self {
         Self {
             flush_interval: None,
-            flush_limit: 500,
-            absent_field_policy: AbsentFieldPolicy::Preserve,
-            apply_slice: 1000,
+            flush_limit: Self::DEFAULT_FLUSH_LIMIT,
+            absent_field_policy: Self::DEFAULT_ABSENT_FIELD_POLICY,
+            apply_slice: Self::DEFAULT_APPLY_SLICE,
         }
     }
 }
 
 /// `[msgx.season]`: the seasonal schedule SCHS (issue 18 item 2; docs/season.md).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Season {
-    /// Seasons kept stored, the most recent by SDAT then EDAT (the
-    /// predecessor kept two); an older one is deleted and its series
-    /// tombstoned on the season topic.
+    /// Seasonal schedules (SCHS) kept stored, the most recent by SDAT, then EDAT
+    /// (the predecessor kept two): storing a newer one deletes the oldest and
+    /// tombstones its series on the season topic, and a SCHS older than all kept
+    /// ones is not stored (docs/season.md).
     pub keep: u32,
-    /// Records per `season-flush` round.
+    /// Series records per `season-flush` round.
     pub flush_limit: u32,
+}
+
+impl Season {
+    pub const DEFAULT_KEEP: u32 = 2;
+    pub const DEFAULT_FLUSH_LIMIT: u32 = 500;
 }
 
 impl Default for Season {
     fn default() -> Self {
         Self {
-            keep: 2,
-            flush_limit: 500,
+            keep: Self::DEFAULT_KEEP,
+            flush_limit: Self::DEFAULT_FLUSH_LIMIT,
         }
     }
 }
 
 /// `[msgx.identity]` (design §2, C-20).
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Identity {
-    /// Add DTTM's date to the identity. Never change it after go-live.
+    /// Add DTTM's date to the message identity (§2, C-20). Never change it after
+    /// go-live.
     pub include_day_boundary: bool,
 }
 
+impl Identity {
+    pub const DEFAULT_INCLUDE_DAY_BOUNDARY: bool = false;
+}
+
+impl Default for Identity {
+    fn default() -> Self {
+        Self {
+            include_day_boundary: Self::DEFAULT_INCLUDE_DAY_BOUNDARY,
+        }
+    }
+}
+
 /// `[msgx.airport]` (design §11.2).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Airport {
-    /// IANA zone name for the operation day.
+    /// IANA time zone of the airport (as chrono-tz knows it), for the operation
+    /// day.
     pub timezone: String,
     /// Local time `HH:MM` at which an operation day starts.
     pub day_cutover: String,
@@ -634,13 +789,16 @@ pub struct Airport {
 impl Default for Airport {
     fn default() -> Self {
         Self {
-            timezone: "Asia/Shanghai".into(),
-            day_cutover: "00:00".into(),
+            timezone: Self::DEFAULT_TIMEZONE.into(),
+            day_cutover: Self::DEFAULT_DAY_CUTOVER.into(),
         }
     }
 }
 
 impl Airport {
+    pub const DEFAULT_TIMEZONE: &str = "Asia/Shanghai";
+    pub const DEFAULT_DAY_CUTOVER: &str = "00:00";
+
     /// The zone (validated at load; UTC if somehow unparsable).
     pub fn tz(&self) -> chrono_tz::Tz {
         self.timezone.parse().unwrap_or(chrono_tz::UTC)
@@ -652,119 +810,159 @@ impl Airport {
 }
 
 /// `[msgx.archive]` (design §9.3).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Archive {
-    /// After a terminal state that has settled its backfill.
+    /// A processing record is archived this long after its terminal state has
+    /// settled its backfill (counted from UPDATED_AT).
     pub after: Dur,
-    /// ARCHIVED shadow rows kept; ≥ R_keep (INV-9).
+    /// ARCHIVED shadow rows are kept this long, so a late duplicate is still
+    /// found; ≥ `msgx.mailbox.raw-retention` (INV-9).
     pub dedup_memory: Dur,
-    /// PROC_STATE_HST rows kept (G-HST-RETENTION).
+    /// PROC_STATE_HST rows are kept this long; ≥ `dedup-memory` and ≥
+    /// `msgx.mailbox.raw-retention` (see "The time constants"). An archived
+    /// abandoned row is kept at least R_keep past its abandonment in any case.
     pub hst_retention: Dur,
+}
+
+impl Archive {
+    pub const DEFAULT_AFTER: Dur = Dur::days(3);
+    pub const DEFAULT_DEDUP_MEMORY: Dur = Dur::days(30);
+    pub const DEFAULT_HST_RETENTION: Dur = Dur::days(180);
 }
 
 impl Default for Archive {
     fn default() -> Self {
         Self {
-            after: Dur::days(3),
-            dedup_memory: Dur::days(30),
-            hst_retention: Dur::days(180),
+            after: Self::DEFAULT_AFTER,
+            dedup_memory: Self::DEFAULT_DEDUP_MEMORY,
+            hst_retention: Self::DEFAULT_HST_RETENTION,
         }
     }
 }
 
 /// `[msgx.snaplog]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Snaplog {
+    /// SCHD_SNAP_LOG rows are kept this long.
     pub retention: Dur,
+}
+
+impl Snaplog {
+    pub const DEFAULT_RETENTION: Dur = Dur::days(30);
 }
 
 impl Default for Snaplog {
     fn default() -> Self {
         Self {
-            retention: Dur::days(30),
+            retention: Self::DEFAULT_RETENTION,
         }
     }
 }
 
 /// `[msgx.flight-history]` (design §12.5).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct FlightHistory {
-    /// No update for this long, with the operation day past.
+    /// A flight not DELETED leaves the current state only after no update for
+    /// this long (and `min-age`).
     pub quiet_period: Dur,
-    /// After the operation day ends.
+    /// A flight leaves the current state for the flight history
+    /// (`flight-history-clean`) once its operation day ended more than this ago.
     pub min_age: Dur,
-    /// Flight history rows kept.
+    /// FLIGHT_HISTORY rows are kept this long.
     pub hst_retention: Dur,
+}
+
+impl FlightHistory {
+    pub const DEFAULT_QUIET_PERIOD: Dur = Dur::hours(48);
+    pub const DEFAULT_MIN_AGE: Dur = Dur::days(3);
+    pub const DEFAULT_HST_RETENTION: Dur = Dur::days(400);
 }
 
 impl Default for FlightHistory {
     fn default() -> Self {
         Self {
-            quiet_period: Dur::hours(48),
-            min_age: Dur::days(3),
-            hst_retention: Dur::days(400),
+            quiet_period: Self::DEFAULT_QUIET_PERIOD,
+            min_age: Self::DEFAULT_MIN_AGE,
+            hst_retention: Self::DEFAULT_HST_RETENTION,
         }
     }
 }
 
 /// `[msgx.request]` (design §7.2).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Request {
-    /// A SENT request with no matching RESP after this becomes EXPIRED
-    /// (`request-expiry`); so does a PENDING one never written to COUTMSGS.
+    /// A SENT request with no matching RESP after this is EXPIRED by
+    /// `request-expiry`; a PENDING one never written to COUTMSGS is expired by
+    /// compensation after this (docs/requests.md).
     pub expiry: Dur,
     /// Closed requests are kept this long.
     pub retention: Dur,
-    /// Tolerance for the degraded RESP match (Q5): a RESP whose DTTM is
-    /// earlier than the send time by more than this is unmatched.
+    /// Tolerance of the degraded RESP match: a RESP whose DTTM is earlier than
+    /// the request's send time by more than this is
+    /// `resp-unmatched:older-than-request` (Q5; docs/requests.md).
     pub clock_skew: Dur,
-    /// SNDR of outbound requests (1–4 letters or digits; default `VIEW`).
+    /// SNDR of outbound RQFD/RQRD; 1–4 letters or digits (sis-format §5).
     pub sndr: String,
-    /// COUTMSGS ROUTINGID of RQFD rows (default `VIEWRQFD`, sis-format §5).
+    /// COUTMSGS ROUTINGID of schedule requests (RQFD); 1–23 letters or digits.
     pub routing_rqfd: String,
-    /// COUTMSGS ROUTINGID of RQRD rows (default `VIEWRQRD`, sis-format §5).
+    /// COUTMSGS ROUTINGID of reference-data requests (RQRD); 1–23 letters or
+    /// digits.
     pub routing_rqrd: String,
+}
+
+impl Request {
+    pub const DEFAULT_EXPIRY: Dur = Dur::mins(10);
+    pub const DEFAULT_RETENTION: Dur = Dur::days(30);
+    pub const DEFAULT_CLOCK_SKEW: Dur = Dur::mins(2);
+    pub const DEFAULT_SNDR: &str = "VIEW";
+    pub const DEFAULT_ROUTING_RQFD: &str = "VIEWRQFD";
+    pub const DEFAULT_ROUTING_RQRD: &str = "VIEWRQRD";
 }
 
 impl Default for Request {
     fn default() -> Self {
         Self {
-            expiry: Dur::mins(10),
-            retention: Dur::days(30),
-            clock_skew: Dur::mins(2),
-            sndr: "VIEW".into(),
-            routing_rqfd: "VIEWRQFD".into(),
-            routing_rqrd: "VIEWRQRD".into(),
+            expiry: Self::DEFAULT_EXPIRY,
+            retention: Self::DEFAULT_RETENTION,
+            clock_skew: Self::DEFAULT_CLOCK_SKEW,
+            sndr: Self::DEFAULT_SNDR.into(),
+            routing_rqfd: Self::DEFAULT_ROUTING_RQFD.into(),
+            routing_rqrd: Self::DEFAULT_ROUTING_RQRD.into(),
         }
     }
 }
 
 /// `[msgx.job-run]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct JobRun {
-    /// JOB_RUN rows kept.
+    /// JOB_RUN rows are kept this long.
     pub retention: Dur,
+}
+
+impl JobRun {
+    pub const DEFAULT_RETENTION: Dur = Dur::days(30);
 }
 
 impl Default for JobRun {
     fn default() -> Self {
         Self {
-            retention: Dur::days(30),
+            retention: Self::DEFAULT_RETENTION,
         }
     }
 }
 
 /// `[msgx.daemon]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Daemon {
     /// Schedule profile: a name under `schedules/` (`daemon`,
-    /// `maintenance-window`) or a path to a profile file.
+    /// `maintenance-window`) or a profile file; every job must exist and every
+    /// cron expression parse.
     pub schedule: String,
     /// How often the lock holder re-checks its lock session.
     pub lock_check_interval: Dur,
@@ -772,46 +970,64 @@ pub struct Daemon {
     pub standby_poll_interval: Dur,
     /// On SIGINT/SIGTERM, how long the running batch may take to finish.
     pub shutdown_timeout: Dur,
-    /// `/readyz` names a job overdue when it has not completed a run by its
-    /// next cron time after the last completion + its time budget + this
-    /// (issue 17, item 1; `jobs::supervision`).
+    /// `/readyz` check `jobs` names a scheduled job that has not completed a run
+    /// (SUCCEEDED or SKIPPED_LOCKED) by its next cron time after the last
+    /// completion + its `time-budget` + this; a run that keeps failing or
+    /// panicking, or hangs, shows there.
+    ///
+    /// See `jobs::supervision`.
     pub job_overdue_margin: Dur,
+}
+
+impl Daemon {
+    pub const DEFAULT_SCHEDULE: &str = "daemon";
+    pub const DEFAULT_LOCK_CHECK_INTERVAL: Dur = Dur::secs(2);
+    pub const DEFAULT_STANDBY_POLL_INTERVAL: Dur = Dur::secs(2);
+    pub const DEFAULT_SHUTDOWN_TIMEOUT: Dur = Dur::secs(30);
+    pub const DEFAULT_JOB_OVERDUE_MARGIN: Dur = Dur::secs(60);
 }
 
 impl Default for Daemon {
     fn default() -> Self {
         Self {
-            schedule: "daemon".into(),
-            lock_check_interval: Dur::secs(2),
-            standby_poll_interval: Dur::secs(2),
-            shutdown_timeout: Dur::secs(30),
-            job_overdue_margin: Dur::secs(60),
+            schedule: Self::DEFAULT_SCHEDULE.into(),
+            lock_check_interval: Self::DEFAULT_LOCK_CHECK_INTERVAL,
+            standby_poll_interval: Self::DEFAULT_STANDBY_POLL_INTERVAL,
+            shutdown_timeout: Self::DEFAULT_SHUTDOWN_TIMEOUT,
+            job_overdue_margin: Self::DEFAULT_JOB_OVERDUE_MARGIN,
         }
     }
 }
 
 /// `[msgx.log]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Log {
     /// tracing filter, e.g. `info` or `msgx=debug,info`; env `RUST_LOG` wins.
     pub level: String,
-    /// Directory for daily rolling files; empty = stdout only.
+    /// Directory of the daemon's daily rolling files (created 0640); "" = stdout
+    /// only.
     pub dir: String,
-    /// `text` or `json` for the stdout format.
+    /// Format of the stdout lines: `text` or `json`.
     pub format: String,
-    /// Rotated daily files older than this are deleted (issue 16, item 7);
-    /// whole days, at least 1.
+    /// Daily files older than this are deleted; whole days, at least 1d.
     pub retention: Dur,
+}
+
+impl Log {
+    pub const DEFAULT_LEVEL: &str = "info";
+    pub const DEFAULT_DIR: &str = "var/log";
+    pub const DEFAULT_FORMAT: &str = "text";
+    pub const DEFAULT_RETENTION: Dur = Dur::days(14);
 }
 
 impl Default for Log {
     fn default() -> Self {
         Self {
-            level: "info".into(),
-            dir: "var/log".into(),
-            format: "text".into(),
-            retention: Dur::days(14),
+            level: Self::DEFAULT_LEVEL.into(),
+            dir: Self::DEFAULT_DIR.into(),
+            format: Self::DEFAULT_FORMAT.into(),
+            retention: Self::DEFAULT_RETENTION,
         }
     }
 }
@@ -819,114 +1035,138 @@ impl Default for Log {
 /// `[msgx.telemetry]`: trace export (issue 21 item 5; docs/pipeline.md
 /// "Trace context"). Every message has its W3C trace context whatever is set
 /// here; this only decides whether spans leave the process.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Telemetry {
-    /// OTLP/HTTP collector URL spans are exported to, e.g.
-    /// `http://127.0.0.1:4318/v1/traces`; unset = no export (the default).
-    /// Needs a binary built with the cargo feature `otlp`.
+    /// OTLP/HTTP collector URL (`http://…/v1/traces`) the message and delivery
+    /// spans are exported to; unset = no export. Needs a binary built with
+    /// `--features otlp`, else `config check` fails (docs/pipeline.md "Trace
+    /// context").
     pub otlp_endpoint: Option<String>,
 }
 
 /// `[msgx.http]`: optional listeners, off by default (docs/production/http.md).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Http {
-    /// Compat entry `POST /cminmsgs/send` (§4.4); unset = off. A non-loopback
-    /// address needs a token or a client CA (it writes the shared mailbox).
+    /// Address `IP:PORT` of the compat entry `POST /cminmsgs/send` (§4.4); unset
+    /// = off. Needs a token or a client CA on every address, or the development
+    /// mode on loopback (docs/production/http.md).
     pub compat_listen: Option<String>,
-    /// Compat entry body limit in bytes.
+    /// Compat entry body limit in bytes (413 beyond it).
     pub compat_max_body: usize,
-    /// File holding the compat entry's bearer token (one line, at least 16
-    /// visible ASCII characters); env `MSGX_COMPAT_TOKEN` wins over it. Set =
-    /// every request needs `Authorization: Bearer …`, also on loopback. This
-    /// one token may send the SNDRs of `compat-allowed-senders`; mode 0600.
+    /// File with one compat bearer token (≥ 16 visible ASCII characters) that may
+    /// send `compat-allowed-senders`; env `MSGX_COMPAT_TOKEN` wins; mode 0600.
+    /// Set = required on every request (401), loopback too.
     pub compat_token_file: Option<PathBuf>,
-    /// TOML file of `[[token]]` entries (`name`, `sha256` of the bearer
-    /// token, `senders`): one token per client, each bound to the SNDR values
-    /// it may send (issue 32 item 4); mode 0600.
+    /// TOML file of `[[token]]` entries (name, sha256 of the token, senders): one
+    /// bearer token per client, each bound to the SNDRs it may send; mode 0600 (a
+    /// group- or world-readable file stops the start).
     pub compat_tokens_file: Option<PathBuf>,
-    /// No authentication at all, on a loopback address only, said in a WARN
-    /// line at start. For a developer's machine; never in a packaged config
-    /// (issue 32 item 4).
+    /// true: the compat entry without authentication, on a loopback address only,
+    /// logged at start. For a developer's machine; never in production.
     pub compat_development_mode: bool,
-    /// COMPAT_REQUEST records (every compat request) kept this long by the
-    /// `retention` job.
+    /// COMPAT_REQUEST records (one per compat request) are kept this long by the
+    /// `retention` job; those whose mailbox row has not bound its identity stay.
     pub compat_record_retention: Dur,
-    /// PEM certificate chain: set with `compat-tls-key`, the entry speaks HTTPS.
+    /// PEM certificate chain: with `compat-tls-key`, the compat entry speaks
+    /// HTTPS (set both or neither).
     pub compat_tls_cert: Option<PathBuf>,
     /// PEM private key of `compat-tls-cert`.
     pub compat_tls_key: Option<PathBuf>,
-    /// PEM CA certificates: set, every client must present a certificate
-    /// issued by one of them (mutual TLS). Needs `compat-tls-cert` and `-key`.
+    /// PEM CA certificates: mutual TLS, every client needs a certificate issued
+    /// by one of them. Needs `compat-tls-cert` and `compat-tls-key`.
     pub compat_tls_client_ca: Option<PathBuf>,
-    /// META/SNDR values the compat entry accepts (exact match); others get 403.
+    /// META/SNDR values the single token, client certificates and the development
+    /// mode may send, exact match (others 403); not empty, each 1–4 letters or
+    /// digits.
     pub compat_allowed_senders: Vec<String>,
-    /// Prometheus `/metrics`, `/healthz`, `/readyz` served by the daemon;
+    /// Address of `/metrics`, `/healthz` and `/readyz`, served by the daemon;
     /// unset = off. Loopback addresses only (the endpoints are not
-    /// authenticated; docs/operations.md). Port 0 = any free port (logged).
+    /// authenticated); port 0 = a free port (logged). docs/metrics.md.
     pub metrics_listen: Option<String>,
-    /// `/healthz` answers 503 once the scheduler heartbeat is older than this.
+    /// `/healthz` answers 503 once the scheduler heartbeat is older than this;
+    /// longer than `msgx.daemon.standby-poll-interval`.
     pub health_max_age: Dur,
-    /// Bound on each `/readyz` check and on the database reads of a `/metrics` scrape.
+    /// Bound on each `/readyz` check and on the database reads of a `/metrics`
+    /// scrape.
     pub probe_timeout: Dur,
-    /// `/readyz` answers 503 when the mailbox has rows beyond W and W has not
-    /// moved for this long (longer than `msgx.pipeline.max-commit-delay`, so
-    /// waiting out a hole is not a stall).
+    /// `/readyz` answers 503 when mailbox rows wait beyond W and W has not moved
+    /// for this long; longer than `msgx.pipeline.max-commit-delay` (waiting out a
+    /// hole is not a stall).
     pub watermark_stall: Dur,
-    /// Both listeners: a connection closes when a request head (or the TLS
-    /// handshake) has not fully arrived within this (slow-header clients).
+    /// Each listener: a request head (or TLS handshake) not received within this
+    /// closes the connection.
     pub header_read_timeout: Dur,
-    /// Every listener: a request body must have fully arrived within this
-    /// after its head (408 and the connection closed otherwise), however
-    /// steadily it trickles (issue 32 M1).
+    /// Each listener: a request body not fully received within this after its
+    /// head fails (compat: 408) and closes the connection, however steadily it
+    /// trickles.
     pub body_timeout: Dur,
-    /// Per listener: requests handled at once; beyond it, 503 at once.
+    /// Each listener: requests in progress at once; beyond it 503 at once.
     pub max_concurrent_requests: usize,
-    /// Per listener: requests accepted per second; beyond it, 429.
+    /// Each listener: requests accepted per second; beyond it 429 at once.
     pub requests_per_second: u64,
-    /// Per listener: open connections; beyond it, new ones wait in the
-    /// kernel backlog (keeps file descriptors for the database pools).
+    /// Each listener: open connections; beyond it new ones wait in the kernel's
+    /// accept backlog (file descriptors stay for the database pools).
     pub max_connections: usize,
-    /// Per listener and client address: open connections; beyond it, a new
-    /// connection is closed at once (issue 32 item 5), so one client cannot
-    /// hold the slots of the others. Trusted proxies are exempt (their
-    /// connections carry many clients).
+    /// Each listener, per client address: open connections; beyond it a new
+    /// connection is closed at once, so one client cannot hold the others' slots.
+    /// Trusted proxies are exempt (their connections carry many clients).
     pub max_connections_per_client: usize,
-    /// Per listener and client: requests accepted per second; beyond it,
-    /// 429 before the listener's own `requests-per-second` is charged.
+    /// Each listener, per client: requests accepted per second; beyond it 429,
+    /// before the listener's `requests-per-second` is charged.
     pub requests_per_second_per_client: u64,
-    /// Reverse proxies whose `X-Forwarded-For` is believed: a request from
-    /// one of them is counted under the right-most hop that is not itself a
-    /// trusted proxy (`crate::http::client::resolve`). Empty = the header is
-    /// ignored and the direct peer is the client.
+    /// Reverse proxies whose `X-Forwarded-For` is believed: a request from one is
+    /// counted under the right-most hop that is not itself a trusted proxy; [] =
+    /// the header is ignored and the direct peer is the client. A TLS-terminating
+    /// proxy of the console is declared here.
+    ///
+    /// See `crate::http::client::resolve`.
     pub trusted_proxies: Vec<std::net::IpAddr>,
+}
+
+impl Http {
+    /// 1 MiB.
+    pub const DEFAULT_COMPAT_MAX_BODY: usize = 1 << 20;
+    pub const DEFAULT_COMPAT_DEVELOPMENT_MODE: bool = false;
+    pub const DEFAULT_COMPAT_RECORD_RETENTION: Dur = Dur::days(90);
+    pub const DEFAULT_COMPAT_ALLOWED_SENDERS: &[&str] = &["AODB"];
+    pub const DEFAULT_HEALTH_MAX_AGE: Dur = Dur::secs(15);
+    pub const DEFAULT_PROBE_TIMEOUT: Dur = Dur::secs(5);
+    pub const DEFAULT_WATERMARK_STALL: Dur = Dur::mins(2);
+    pub const DEFAULT_HEADER_READ_TIMEOUT: Dur = Dur::secs(10);
+    pub const DEFAULT_BODY_TIMEOUT: Dur = Dur::secs(30);
+    pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
+    pub const DEFAULT_REQUESTS_PER_SECOND: u64 = 100;
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+    pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: usize = 16;
+    pub const DEFAULT_REQUESTS_PER_SECOND_PER_CLIENT: u64 = 50;
 }
 
 impl Default for Http {
     fn default() -> Self {
         Self {
             compat_listen: None,
-            compat_max_body: 1 << 20,
+            compat_max_body: Self::DEFAULT_COMPAT_MAX_BODY,
             compat_token_file: None,
             compat_tokens_file: None,
-            compat_development_mode: false,
-            compat_record_retention: Dur::days(90),
+            compat_development_mode: Self::DEFAULT_COMPAT_DEVELOPMENT_MODE,
+            compat_record_retention: Self::DEFAULT_COMPAT_RECORD_RETENTION,
             compat_tls_cert: None,
             compat_tls_key: None,
             compat_tls_client_ca: None,
-            compat_allowed_senders: vec!["AODB".into()],
+            compat_allowed_senders: strings(Self::DEFAULT_COMPAT_ALLOWED_SENDERS),
             metrics_listen: None,
-            health_max_age: Dur::secs(15),
-            probe_timeout: Dur::secs(5),
-            watermark_stall: Dur::mins(2),
-            header_read_timeout: Dur::secs(10),
-            body_timeout: Dur::secs(30),
-            max_concurrent_requests: 64,
-            requests_per_second: 100,
-            max_connections: 512,
-            max_connections_per_client: 16,
-            requests_per_second_per_client: 50,
+            health_max_age: Self::DEFAULT_HEALTH_MAX_AGE,
+            probe_timeout: Self::DEFAULT_PROBE_TIMEOUT,
+            watermark_stall: Self::DEFAULT_WATERMARK_STALL,
+            header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
+            body_timeout: Self::DEFAULT_BODY_TIMEOUT,
+            max_concurrent_requests: Self::DEFAULT_MAX_CONCURRENT_REQUESTS,
+            requests_per_second: Self::DEFAULT_REQUESTS_PER_SECOND,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_client: Self::DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+            requests_per_second_per_client: Self::DEFAULT_REQUESTS_PER_SECOND_PER_CLIENT,
             trusted_proxies: Vec::new(),
         }
     }
@@ -934,56 +1174,72 @@ impl Default for Http {
 
 /// `[msgx.console]`: the operator console (issue 21; docs/console.md),
 /// served by the daemon or by `msgx console`, on the limits of `msgx.http`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Console {
-    /// `IP:PORT`; unset = off. A non-loopback address needs `users-file`
-    /// (the start is refused otherwise). Port 0 = any free port (logged).
+    /// Address `IP:PORT` of the operator console (docs/console.md); unset = off.
+    /// A non-loopback address needs `users-file` and HTTPS (`tls-cert`/`tls-key`,
+    /// or a TLS-terminating proxy in `msgx.http.trusted-proxies`), a wildcard
+    /// address `allowed-hosts`; port 0 = a free port (logged).
     pub listen: Option<String>,
-    /// TOML file of `[[user]]` (name, role, argon2 password-hash) and
-    /// `[[token]]` (name, role, sha256 of the bearer token); mode 0600 or
-    /// stricter (a group- or world-readable file is refused). Unset = no
-    /// login, allowed only with `anonymous-viewer = true` on loopback.
+    /// TOML file of `[[user]]` (name, role `viewer`/`operator`, argon2
+    /// `password-hash`) and `[[token]]` (name, role, `sha256` of a bearer token);
+    /// mode 0600 or stricter (refused otherwise). Unset only with
+    /// `anonymous-viewer = true`.
     pub users_file: Option<PathBuf>,
-    /// With no `users-file`, loopback visitors see every page read-only and
-    /// no action. Off by default: a console without login must be asked for
-    /// by name (issue 32 item 6), never be the result of a missing setting.
+    /// true: no users file; loopback visitors read every page and act on nothing.
+    /// Refused with a users file or off loopback.
+    ///
+    /// Off by default: a console without login must be asked for by name, never
+    /// be the result of a missing setting.
     pub anonymous_viewer: bool,
-    /// Host names the console answers to (the `Host` header, port ignored;
-    /// DNS rebinding protection). Empty = the listen address and
-    /// `localhost`; a wildcard listen address needs them named.
+    /// Host names the console answers to (the `Host` header, port ignored; others
+    /// 421, against DNS rebinding); [] = `localhost`. The listen address is
+    /// always allowed.
     pub allowed_hosts: Vec<String>,
-    /// A login session ends this long after it began (server-side row),
-    /// however active it is.
+    /// A login session ends this long after it began, however active.
     pub session_lifetime: Dur,
     /// A login session ends after this long without a request.
     pub session_idle_timeout: Dur,
-    /// Sessions one user may hold at once; a new login ends the oldest
-    /// beyond it.
+    /// Sessions one user may hold at once; a new login beyond it ends the oldest;
+    /// ≥ 1.
     pub sessions_per_user: u32,
-    /// Failed logins allowed per user name within `login-window`; beyond
-    /// it, that user's logins answer 429 until the window passes (other
-    /// users from the same address are not affected).
+    /// Failed logins allowed per user name within `login-window`; beyond it that
+    /// user's logins answer 429 until the window passes (other users of the same
+    /// address are not affected).
     pub login_attempts: u32,
-    /// Failed logins and wrong bearer tokens allowed per client address
-    /// (`msgx.http.trusted-proxies` resolves it behind a proxy) within
-    /// `login-window`; beyond it, every login and token from that client
-    /// answers 429. Much larger than `login-attempts`, so one locked-out
-    /// user does not lock out the others behind the same address.
+    /// Failed logins and wrong bearer tokens allowed per client address within
+    /// `login-window`; beyond it every login and token from that client answers
+    /// 429. At least `login-attempts`, so one user's typos do not lock out the
+    /// others behind the same address.
     pub login_attempts_per_client: u32,
-    /// The window of `login-attempts`.
+    /// The window of `login-attempts` and `login-attempts-per-client`.
     pub login_window: Dur,
-    /// PEM certificate chain: set with `tls-key`, the console speaks HTTPS.
+    /// PEM certificate chain: with `tls-key`, the console speaks HTTPS itself
+    /// (set both or neither); or put it behind a TLS proxy (docs/console.md).
     pub tls_cert: Option<PathBuf>,
     /// PEM private key of `tls-cert`.
     pub tls_key: Option<PathBuf>,
-    /// Sessions of the console's own PostgreSQL pool (issue 32 item 1): the
-    /// console never borrows the jobs' pool, so a costly page can never take
-    /// the pipeline's connections.
+    /// Sessions of the console's own PostgreSQL pool (`application_name` `msgx
+    /// console`): pages never use the jobs' pool, so a costly page cannot take
+    /// the pipeline's connections; ≥ 1.
     pub pool_size: u32,
-    /// `statement_timeout` of the console's sessions: a costly page query is
-    /// cancelled by the server instead of running on.
+    /// `statement_timeout` of the console's sessions: a page query (or an
+    /// operator action) running longer is cancelled by the server, and the page
+    /// says so.
     pub statement_timeout: Dur,
+}
+
+impl Console {
+    pub const DEFAULT_ANONYMOUS_VIEWER: bool = false;
+    pub const DEFAULT_SESSION_LIFETIME: Dur = Dur::hours(8);
+    pub const DEFAULT_SESSION_IDLE_TIMEOUT: Dur = Dur::mins(30);
+    pub const DEFAULT_SESSIONS_PER_USER: u32 = 5;
+    pub const DEFAULT_LOGIN_ATTEMPTS: u32 = 5;
+    pub const DEFAULT_LOGIN_ATTEMPTS_PER_CLIENT: u32 = 50;
+    pub const DEFAULT_LOGIN_WINDOW: Dur = Dur::mins(15);
+    pub const DEFAULT_POOL_SIZE: u32 = 4;
+    pub const DEFAULT_STATEMENT_TIMEOUT: Dur = Dur::secs(5);
 }
 
 impl Default for Console {
@@ -991,20 +1247,25 @@ impl Default for Console {
         Self {
             listen: None,
             users_file: None,
-            anonymous_viewer: false,
+            anonymous_viewer: Self::DEFAULT_ANONYMOUS_VIEWER,
             allowed_hosts: Vec::new(),
-            session_lifetime: Dur::hours(8),
-            session_idle_timeout: Dur::mins(30),
-            sessions_per_user: 5,
-            login_attempts: 5,
-            login_attempts_per_client: 50,
-            login_window: Dur::mins(15),
+            session_lifetime: Self::DEFAULT_SESSION_LIFETIME,
+            session_idle_timeout: Self::DEFAULT_SESSION_IDLE_TIMEOUT,
+            sessions_per_user: Self::DEFAULT_SESSIONS_PER_USER,
+            login_attempts: Self::DEFAULT_LOGIN_ATTEMPTS,
+            login_attempts_per_client: Self::DEFAULT_LOGIN_ATTEMPTS_PER_CLIENT,
+            login_window: Self::DEFAULT_LOGIN_WINDOW,
             tls_cert: None,
             tls_key: None,
-            pool_size: 4,
-            statement_timeout: Dur::secs(5),
+            pool_size: Self::DEFAULT_POOL_SIZE,
+            statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
         }
     }
+}
+
+/// Owned copies of a constant list of strings (a default of a list key).
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
 }
 
 /// Where the config came from, for `config show`.

@@ -17,22 +17,29 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::time::Duration;
 
 /// The busy and idle intervals of a polled job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub struct PollInterval {
-    /// The wait after a run that handled items: the feed is flowing, so the
-    /// next row is likely already there (default 50 ms).
+    /// The wait after a run of a `"poll"` job (`ingest-sweep`, `dispatch-msg`)
+    /// that read rows; at least 10ms and at most `idle`. `poll-interval = "1s"`
+    /// sets busy and idle to one fixed interval (see "Poll cadence").
     pub busy: Dur,
-    /// The ceiling the wait doubles up to while runs find nothing: the
-    /// latency of the first row after a quiet spell (default 250 ms).
+    /// The ceiling the wait doubles up to while runs find nothing: the latency of
+    /// the first row after a quiet spell; at most 60s. After a failed run the
+    /// wait doubles from `idle` up to 2 s.
     pub idle: Dur,
+}
+
+impl PollInterval {
+    pub const DEFAULT_BUSY: Dur = Dur(Duration::from_millis(50));
+    pub const DEFAULT_IDLE: Dur = Dur(Duration::from_millis(250));
 }
 
 impl Default for PollInterval {
     fn default() -> Self {
         Self {
-            busy: Dur(Duration::from_millis(50)),
-            idle: Dur(Duration::from_millis(250)),
+            busy: Self::DEFAULT_BUSY,
+            idle: Self::DEFAULT_IDLE,
         }
     }
 }

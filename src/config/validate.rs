@@ -2,7 +2,7 @@
 //! Each issue names the TOML key and the rule it breaks.
 
 use super::COMPAT_TOKEN_ENV;
-use super::{Config, CutoverWatermark, Dur};
+use super::{Config, CutoverWatermark, Dur, Msgx};
 use std::fmt;
 
 /// One broken rule.
@@ -21,314 +21,30 @@ impl fmt::Display for ConfigIssue {
 }
 
 impl Config {
-    /// Checks every rule; returns all broken ones.
+    /// Checks every section, in the order of the file's tables, and returns
+    /// every broken rule, each naming its key. A rule that relates two
+    /// sections belongs to the section of the key it names.
     pub fn validate(&self) -> Result<(), Vec<ConfigIssue>> {
         let m = &self.msgx;
-        let mut issues = Vec::new();
-        let mut fail = |key: &str, rule: String| {
-            issues.push(ConfigIssue {
-                key: key.to_string(),
-                rule,
-            });
-        };
-
-        for (key, rule) in retry_issues(&m.pipeline) {
-            fail(&key, rule);
-        }
-        for (key, rule) in m.pipeline.poll_interval.problems() {
-            fail(key, rule);
-        }
-        // §9.1 for delivery too: one tier per counted retry of an outbox row.
-        let tiers = m.dispatch.retry_backoff.len();
-        let attempts = m.dispatch.max_attempts as usize;
-        if attempts > 0 && tiers != attempts - 1 {
-            fail(
-                "msgx.dispatch.retry-backoff",
-                format!(
-                    "needs exactly max-attempts − 1 = {} tiers (one per retry), has {tiers}",
-                    attempts - 1
-                ),
-            );
-        }
-        if m.pipeline.backfill_backoff.is_empty() {
-            fail(
-                "msgx.pipeline.backfill-backoff",
-                "needs at least one tier".into(),
-            );
-        }
-        // §9.3 (1): R ≤ R_keep (C-7).
-        if m.pipeline.backfill_deadline > m.mailbox.raw_retention {
-            fail(
-                "msgx.pipeline.backfill-deadline",
-                format!(
-                    "R ({}) must be ≤ msgx.mailbox.raw-retention R_keep ({})",
-                    m.pipeline.backfill_deadline, m.mailbox.raw_retention
-                ),
-            );
-        }
-        // §9.3 (2): dedup memory ≥ R_keep (INV-9).
-        if m.archive.dedup_memory < m.mailbox.raw_retention {
-            fail(
-                "msgx.archive.dedup-memory",
-                format!(
-                    "must be ≥ msgx.mailbox.raw-retention R_keep ({}), is {}",
-                    m.mailbox.raw_retention, m.archive.dedup_memory
-                ),
-            );
-        }
-        // §9.3 (3) and G-HST-RETENTION: a shadow row is removed by its
-        // archive copy's age, so the copy must outlive the dedup memory; and
-        // archived abandoned rows are C-8 evidence for at least R_keep.
-        if m.archive.hst_retention < m.archive.dedup_memory {
-            fail(
-                "msgx.archive.hst-retention",
-                format!(
-                    "must be ≥ msgx.archive.dedup-memory ({}): a shadow row expires by the age of \
-                     its PROC_STATE_HST copy, so a copy purged first would keep it forever; is {}",
-                    m.archive.dedup_memory, m.archive.hst_retention
-                ),
-            );
-        }
-        if m.archive.hst_retention < m.mailbox.raw_retention {
-            fail(
-                "msgx.archive.hst-retention",
-                format!(
-                    "must be ≥ msgx.mailbox.raw-retention R_keep ({}): the abandoned-backfill \
-                     evidence stays queryable for R_keep (§9.3, C-16); is {}",
-                    m.mailbox.raw_retention, m.archive.hst_retention
-                ),
-            );
-        }
-        // Issue 17 item 5: the server stops a mailbox statement before the
-        // client gives up, so the error says why.
-        if m.mailbox.statement_timeout >= m.mailbox.timeout {
-            fail(
-                "msgx.mailbox.statement-timeout",
-                format!(
-                    "must be shorter than msgx.mailbox.timeout ({}), so the server stops the \
-                     statement before msgx abandons the call; is {}",
-                    m.mailbox.timeout, m.mailbox.statement_timeout
-                ),
-            );
-        }
-        // The backfill scan holds its gate transaction across one mailbox call.
-        if m.postgres.idle_in_transaction_timeout <= m.mailbox.timeout {
-            fail(
-                "msgx.postgres.idle-in-transaction-timeout",
-                format!(
-                    "must be longer than msgx.mailbox.timeout ({}): the backfill scan keeps a \
-                     transaction open across one mailbox call; is {}",
-                    m.mailbox.timeout, m.postgres.idle_in_transaction_timeout
-                ),
-            );
-        }
-        // Issue 6: the delivery guarantees come from msgx's own keys.
-        for k in m.kafka.properties.keys() {
-            if super::RESERVED_KAFKA_PROPERTIES.contains(&k.as_str()) {
-                fail(
-                    "msgx.kafka.properties",
-                    format!(
-                        "may not set {k:?}: msgx sets it from its own key (delivery guarantees)"
-                    ),
-                );
-            }
-        }
-        for (key, d) in self.durations() {
-            if d.is_zero() {
-                fail(&key, "every duration must be > 0".into());
-            }
-        }
-        for (key, n) in [
-            ("msgx.pipeline.claim-batch", m.pipeline.claim_batch),
-            ("msgx.pipeline.backfill-batch", m.pipeline.backfill_batch),
-            ("msgx.pipeline.group-commit", m.pipeline.group_commit),
-            (
-                "msgx.pipeline.backfill-max-attempts",
-                m.pipeline.backfill_max_attempts,
-            ),
-            ("msgx.dispatch.batch", m.dispatch.batch),
-            ("msgx.dispatch.max-attempts", m.dispatch.max_attempts),
-            ("msgx.schd.flush-limit", m.schd.flush_limit),
-            ("msgx.schd.apply-slice", m.schd.apply_slice),
-            ("msgx.season.keep", m.season.keep),
-            ("msgx.season.flush-limit", m.season.flush_limit),
-            ("msgx.postgres.max-connections", m.postgres.max_connections),
-        ] {
-            if n == 0 {
-                fail(key, "must be > 0".into());
-            }
-        }
-        for (key, n) in [
-            (
-                "msgx.pipeline.read-ahead-bytes",
-                m.pipeline.read_ahead_bytes,
-            ),
-            (
-                "msgx.pipeline.max-message-bytes",
-                m.pipeline.max_message_bytes,
-            ),
-        ] {
-            if n == 0 {
-                fail(key, "must be > 0".into());
-            }
-        }
-        for (key, rule) in topic_issues(&m.kafka) {
-            fail(key, rule);
-        }
-        if m.airport.timezone.parse::<chrono_tz::Tz>().is_err() {
-            fail(
-                "msgx.airport.timezone",
-                format!(
-                    "{:?} is not a time zone known to chrono-tz (e.g. Asia/Shanghai)",
-                    m.airport.timezone
-                ),
-            );
-        }
-        if chrono::NaiveTime::parse_from_str(&m.airport.day_cutover, "%H:%M").is_err() {
-            fail(
-                "msgx.airport.day-cutover",
-                format!("{:?} is not a local time HH:MM", m.airport.day_cutover),
-            );
-        }
-        if let Some(w) = &m.pipeline.cutover_watermark
-            && let Err(e) = w.parse::<CutoverWatermark>()
-        {
-            fail("msgx.pipeline.cutover-watermark", e);
-        }
-        for (i, rule) in m.ignore.iter().enumerate() {
-            if !valid_ignore_rule(rule) {
-                fail(
-                    &format!("msgx.ignore[{i}]"),
-                    format!("{rule:?} is not TYPE, TYPE-STYP or TYPE-* (letters and digits)"),
-                );
-            }
-        }
-        for (key, ident) in [
-            ("msgx.mailbox.inbox-table", &m.mailbox.inbox_table),
-            ("msgx.mailbox.outbox-table", &m.mailbox.outbox_table),
-            ("msgx.mailbox.processed-column", &m.mailbox.processed_column),
-        ] {
-            if ident.is_empty() || !ident.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                fail(
-                    key,
-                    format!("{ident:?} must be a plain SQL identifier (letters, digits, _)"),
-                );
-            }
-        }
-        // sis-format §1.2, §5: SNDR is 4 characters or fewer (the mailbox's
-        // SUBSYSTEM_NAME is VARCHAR(4)); ROUTINGID is COUTMSGS VARCHAR(23).
-        let code = |s: &str, max: usize| {
-            !s.is_empty() && s.len() <= max && s.chars().all(|c| c.is_ascii_alphanumeric())
-        };
-        if !code(&m.request.sndr, 4) {
-            fail(
-                "msgx.request.sndr",
-                format!(
-                    "{:?} must be 1–4 letters or digits (SIS SNDR)",
-                    m.request.sndr
-                ),
-            );
-        }
-        for (key, v) in [
-            ("msgx.request.routing-rqfd", &m.request.routing_rqfd),
-            ("msgx.request.routing-rqrd", &m.request.routing_rqrd),
-        ] {
-            if !code(v, 23) {
-                fail(
-                    key,
-                    format!("{v:?} must be 1–23 letters or digits (COUTMSGS ROUTINGID)"),
-                );
-            }
-        }
-        // Issue 32 item 9 (L3): the driver would log an unknown parameter with
-        // its value (a secret, e.g. `sslpassword`) and go on without it.
-        let unknown = super::unknown_postgres_url_parameters(&m.postgres.url);
-        if !unknown.is_empty() {
-            fail(
-                "msgx.postgres.url",
-                format!(
-                    "unknown URL parameter(s) {}: msgx reads only {} (docs/production/databases.md)",
-                    unknown.join(", "),
-                    super::POSTGRES_URL_PARAMETERS.join(", ")
-                ),
-            );
-        }
-        // Unset is valid here: a command that needs the URL refuses then (issue 16, item 5).
-        if !m.mailbox.url.is_empty()
-            && let Err(e) = mysql_async::Opts::from_url(&m.mailbox.url)
-        {
-            fail("msgx.mailbox.url", format!("not a valid mysql:// URL: {e}"));
-        }
-        if m.log.retention < Dur::days(1) {
-            fail(
-                "msgx.log.retention",
-                format!("must be at least 1d (daily files), is {}", m.log.retention),
-            );
-        }
-        for (key, rule) in super::mailbox_tls_issues(&m.mailbox) {
-            fail(key, rule);
-        }
-        if !matches!(m.log.format.as_str(), "text" | "json") {
-            fail(
-                "msgx.log.format",
-                format!("{:?} must be text or json", m.log.format),
-            );
-        }
-        if let Some(rule) = otlp_issue(&m.telemetry) {
-            fail("msgx.telemetry.otlp-endpoint", rule);
-        }
-        // Issue 10: listeners parse; the ops endpoints are unauthenticated, so loopback only.
-        if let Some(addr) = &m.http.metrics_listen {
-            match addr.parse::<std::net::SocketAddr>() {
-                Err(_) => fail(
-                    "msgx.http.metrics-listen",
-                    format!("{addr:?} is not an IP:PORT address"),
-                ),
-                Ok(a) if !a.ip().is_loopback() => fail(
-                    "msgx.http.metrics-listen",
-                    format!(
-                        "{addr:?} is not a loopback address: the endpoints are not authenticated; \
-                         bind 127.0.0.1 or ::1 and put a reverse proxy in front (docs/operations.md)"
-                    ),
-                ),
-                Ok(_) => {}
-            }
-        }
-        // Issue 16: the compat entry writes the shared mailbox.
-        let env_token = std::env::var_os(COMPAT_TOKEN_ENV).is_some_and(|v| !v.is_empty());
-        for issue in compat_issues(&m.http, env_token) {
-            issues.push(issue);
-        }
-        issues.extend(console_issues(&m.console, &m.http));
-        let mut fail = |key: &str, rule: String| {
-            issues.push(ConfigIssue {
-                key: key.to_string(),
-                rule,
-            });
-        };
-        if m.http.health_max_age <= m.daemon.standby_poll_interval {
-            fail(
-                "msgx.http.health-max-age",
-                format!(
-                    "must be longer than msgx.daemon.standby-poll-interval ({}): a standby beats once per poll",
-                    m.daemon.standby_poll_interval
-                ),
-            );
-        }
-        if m.http.watermark_stall <= m.pipeline.max_commit_delay {
-            fail(
-                "msgx.http.watermark-stall",
-                format!(
-                    "must be longer than msgx.pipeline.max-commit-delay ({}): waiting out a hole is not a stall",
-                    m.pipeline.max_commit_delay
-                ),
-            );
-        }
-        if issues.is_empty() {
-            Ok(())
-        } else {
-            Err(issues)
-        }
+        let mut out = Issues::default();
+        postgres(m, &mut out);
+        mailbox(m, &mut out);
+        kafka(m, &mut out);
+        pipeline(m, &mut out);
+        dispatch(m, &mut out);
+        schd(m, &mut out);
+        season(m, &mut out);
+        ignore(m, &mut out);
+        airport(m, &mut out);
+        archive(m, &mut out);
+        retention(m, &mut out);
+        request(m, &mut out);
+        daemon(m, &mut out);
+        log(m, &mut out);
+        telemetry(m, &mut out);
+        http(m, &mut out);
+        console(m, &mut out);
+        if out.0.is_empty() { Ok(()) } else { Err(out.0) }
     }
 
     /// Keys that are still accepted but do nothing, with what to do instead
@@ -346,131 +62,474 @@ impl Config {
         }
         out
     }
+}
 
-    /// Every duration with its key, for the "> 0" rule.
-    fn durations(&self) -> Vec<(String, Dur)> {
-        let m = &self.msgx;
-        let mut all = vec![
-            (
-                "msgx.postgres.acquire-timeout".to_string(),
-                m.postgres.acquire_timeout,
-            ),
-            ("msgx.mailbox.raw-retention".into(), m.mailbox.raw_retention),
-            (
-                "msgx.console.session-lifetime".into(),
-                m.console.session_lifetime,
-            ),
-            ("msgx.console.login-window".into(), m.console.login_window),
-            (
-                "msgx.postgres.statement-timeout".into(),
-                m.postgres.statement_timeout,
-            ),
-            ("msgx.postgres.lock-timeout".into(), m.postgres.lock_timeout),
-            (
-                "msgx.postgres.idle-in-transaction-timeout".into(),
-                m.postgres.idle_in_transaction_timeout,
-            ),
-            ("msgx.mailbox.timeout".into(), m.mailbox.timeout),
-            (
-                "msgx.mailbox.statement-timeout".into(),
-                m.mailbox.statement_timeout,
-            ),
-            ("msgx.kafka.message-timeout".into(), m.kafka.message_timeout),
-            ("msgx.kafka.call-timeout".into(), m.kafka.call_timeout),
-            (
-                "msgx.kafka.reconnect-backoff-max".into(),
-                m.kafka.reconnect_backoff_max,
-            ),
-            (
-                "msgx.pipeline.max-commit-delay".into(),
-                m.pipeline.max_commit_delay,
-            ),
-            (
-                "msgx.pipeline.backfill-deadline".into(),
-                m.pipeline.backfill_deadline,
-            ),
-            (
-                "msgx.pipeline.event-retention".into(),
-                m.pipeline.event_retention,
-            ),
-            (
-                "msgx.pipeline.head-blocked-alert".into(),
-                m.pipeline.head_blocked_alert,
-            ),
-            (
-                "msgx.pipeline.late-row-recheck".into(),
-                m.pipeline.late_row_recheck,
-            ),
-            (
-                "msgx.dispatch.transient-deadline".into(),
-                m.dispatch.transient_deadline,
-            ),
-            (
-                "msgx.dispatch.in-doubt-deadline".into(),
-                m.dispatch.in_doubt_deadline,
-            ),
-            ("msgx.archive.after".into(), m.archive.after),
-            ("msgx.archive.dedup-memory".into(), m.archive.dedup_memory),
-            ("msgx.archive.hst-retention".into(), m.archive.hst_retention),
-            ("msgx.snaplog.retention".into(), m.snaplog.retention),
-            (
-                "msgx.flight-history.quiet-period".into(),
-                m.flight_history.quiet_period,
-            ),
-            (
-                "msgx.flight-history.min-age".into(),
-                m.flight_history.min_age,
-            ),
-            (
-                "msgx.flight-history.hst-retention".into(),
-                m.flight_history.hst_retention,
-            ),
-            ("msgx.request.expiry".into(), m.request.expiry),
-            ("msgx.request.retention".into(), m.request.retention),
-            ("msgx.request.clock-skew".into(), m.request.clock_skew),
-            ("msgx.job-run.retention".into(), m.job_run.retention),
-            (
-                "msgx.daemon.lock-check-interval".into(),
-                m.daemon.lock_check_interval,
-            ),
-            (
-                "msgx.daemon.standby-poll-interval".into(),
-                m.daemon.standby_poll_interval,
-            ),
-            (
-                "msgx.daemon.shutdown-timeout".into(),
-                m.daemon.shutdown_timeout,
-            ),
-            ("msgx.http.health-max-age".into(), m.http.health_max_age),
-            ("msgx.http.probe-timeout".into(), m.http.probe_timeout),
-            ("msgx.http.watermark-stall".into(), m.http.watermark_stall),
-            (
-                "msgx.http.header-read-timeout".into(),
-                m.http.header_read_timeout,
-            ),
-            ("msgx.http.body-timeout".into(), m.http.body_timeout),
-        ];
-        for (class, schedule) in m.pipeline.retry.by_key() {
-            for (i, d) in schedule.backoff.iter().enumerate() {
-                all.push((format!("msgx.pipeline.retry.{class}.backoff[{i}]"), *d));
+/// The broken rules found so far, in the order they were found.
+#[derive(Default)]
+struct Issues(Vec<ConfigIssue>);
+
+impl Issues {
+    fn fail(&mut self, key: impl Into<String>, rule: impl Into<String>) {
+        self.0.push(ConfigIssue {
+            key: key.into(),
+            rule: rule.into(),
+        });
+    }
+
+    fn extend<K: Into<String>>(&mut self, issues: impl IntoIterator<Item = (K, String)>) {
+        for (key, rule) in issues {
+            self.fail(key, rule);
+        }
+    }
+
+    /// Every duration must be > 0.
+    fn positive_durations<K: Into<String>>(
+        &mut self,
+        durations: impl IntoIterator<Item = (K, Dur)>,
+    ) {
+        for (key, d) in durations {
+            if d.is_zero() {
+                self.fail(key, "every duration must be > 0");
             }
         }
-        for (i, d) in m.dispatch.retry_backoff.iter().enumerate() {
-            all.push((format!("msgx.dispatch.retry-backoff[{i}]"), *d));
+    }
+
+    /// Every duration of a backoff list (`key[i]`) must be > 0.
+    fn positive_tiers(&mut self, key: &str, tiers: &[Dur]) {
+        self.positive_durations(
+            tiers
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (format!("{key}[{i}]"), *d)),
+        );
+    }
+
+    /// Counts, sizes and limits must be > 0.
+    fn positive_counts(&mut self, counts: impl IntoIterator<Item = (&'static str, u64)>) {
+        for (key, n) in counts {
+            if n == 0 {
+                self.fail(key, "must be > 0");
+            }
         }
-        for (i, d) in m.pipeline.backfill_backoff.iter().enumerate() {
-            all.push((format!("msgx.pipeline.backfill-backoff[{i}]"), *d));
-        }
-        all
     }
 }
 
-/// The retry schedules (issue 17 item 4; §9.1): a limited schedule has
-/// exactly max-attempts − 1 tiers, so no tier can be configured that never
-/// fires; INFRA is unlimited (an outage must never turn a head
-/// DEAD(EXHAUSTED)) and repeats its last tier, so it needs one; CODEC_ERROR,
-/// UNSUPPORTED and DATA are limited (they hold the FIFO head while they retry).
-/// The removed single-schedule keys are refused with a pointer.
+/// `[msgx.postgres]`: positive bounds; the idle-in-transaction limit outlasts
+/// a mailbox call (the backfill scan holds its gate transaction across one);
+/// only URL parameters msgx knows.
+fn postgres(m: &Msgx, out: &mut Issues) {
+    let p = &m.postgres;
+    out.positive_durations([
+        ("msgx.postgres.acquire-timeout", p.acquire_timeout),
+        ("msgx.postgres.statement-timeout", p.statement_timeout),
+        ("msgx.postgres.lock-timeout", p.lock_timeout),
+        (
+            "msgx.postgres.idle-in-transaction-timeout",
+            p.idle_in_transaction_timeout,
+        ),
+    ]);
+    out.positive_counts([("msgx.postgres.max-connections", p.max_connections.into())]);
+    if p.idle_in_transaction_timeout <= m.mailbox.timeout {
+        out.fail(
+            "msgx.postgres.idle-in-transaction-timeout",
+            format!(
+                "must be longer than msgx.mailbox.timeout ({}): the backfill scan keeps a \
+                 transaction open across one mailbox call; is {}",
+                m.mailbox.timeout, p.idle_in_transaction_timeout
+            ),
+        );
+    }
+    // Issue 32 item 9 (L3): the driver would log an unknown parameter with
+    // its value (a secret, e.g. `sslpassword`) and go on without it.
+    let unknown = super::unknown_postgres_url_parameters(&p.url);
+    if !unknown.is_empty() {
+        out.fail(
+            "msgx.postgres.url",
+            format!(
+                "unknown URL parameter(s) {}: msgx reads only {} (docs/production/databases.md)",
+                unknown.join(", "),
+                super::POSTGRES_URL_PARAMETERS.join(", ")
+            ),
+        );
+    }
+}
+
+/// `[msgx.mailbox]`: positive bounds; the server's statement bound is
+/// shorter than the client's, so the server's error arrives first; plain
+/// SQL identifiers; a parsable URL when set; the TLS rules.
+fn mailbox(m: &Msgx, out: &mut Issues) {
+    let b = &m.mailbox;
+    out.positive_durations([
+        ("msgx.mailbox.raw-retention", b.raw_retention),
+        ("msgx.mailbox.timeout", b.timeout),
+        ("msgx.mailbox.statement-timeout", b.statement_timeout),
+    ]);
+    if b.statement_timeout >= b.timeout {
+        out.fail(
+            "msgx.mailbox.statement-timeout",
+            format!(
+                "must be shorter than msgx.mailbox.timeout ({}), so the server stops the \
+                 statement before msgx abandons the call; is {}",
+                b.timeout, b.statement_timeout
+            ),
+        );
+    }
+    for (key, ident) in [
+        ("msgx.mailbox.inbox-table", &b.inbox_table),
+        ("msgx.mailbox.outbox-table", &b.outbox_table),
+        ("msgx.mailbox.processed-column", &b.processed_column),
+    ] {
+        if ident.is_empty() || !ident.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.fail(
+                key,
+                format!("{ident:?} must be a plain SQL identifier (letters, digits, _)"),
+            );
+        }
+    }
+    // Unset is valid here: a command that needs the URL refuses then (issue 16, item 5).
+    if !b.url.is_empty()
+        && let Err(e) = mysql_async::Opts::from_url(&b.url)
+    {
+        out.fail("msgx.mailbox.url", format!("not a valid mysql:// URL: {e}"));
+    }
+    out.extend(super::mailbox_tls_issues(b));
+}
+
+/// `[msgx.kafka]`: the delivery guarantees come from msgx's own keys, never
+/// from `properties`; positive bounds; three legal, distinct topics.
+fn kafka(m: &Msgx, out: &mut Issues) {
+    let k = &m.kafka;
+    for name in k.properties.keys() {
+        if super::RESERVED_KAFKA_PROPERTIES.contains(&name.as_str()) {
+            out.fail(
+                "msgx.kafka.properties",
+                format!(
+                    "may not set {name:?}: msgx sets it from its own key (delivery guarantees)"
+                ),
+            );
+        }
+    }
+    out.positive_durations([
+        ("msgx.kafka.message-timeout", k.message_timeout),
+        ("msgx.kafka.call-timeout", k.call_timeout),
+        ("msgx.kafka.reconnect-backoff-max", k.reconnect_backoff_max),
+    ]);
+    out.extend(topic_issues(k));
+}
+
+/// `[msgx.pipeline]`: the retry schedules and the poll cadence; backfill
+/// has a tier and R ≤ R_keep (§9.3 (1), C-7); positive bounds and counts; a
+/// cutover choice that parses.
+fn pipeline(m: &Msgx, out: &mut Issues) {
+    let p = &m.pipeline;
+    out.extend(retry_issues(p));
+    for (class, schedule) in p.retry.by_key() {
+        out.positive_tiers(
+            &format!("msgx.pipeline.retry.{class}.backoff"),
+            &schedule.backoff,
+        );
+    }
+    out.extend(p.poll_interval.problems());
+    if p.backfill_backoff.is_empty() {
+        out.fail("msgx.pipeline.backfill-backoff", "needs at least one tier");
+    }
+    out.positive_tiers("msgx.pipeline.backfill-backoff", &p.backfill_backoff);
+    if p.backfill_deadline > m.mailbox.raw_retention {
+        out.fail(
+            "msgx.pipeline.backfill-deadline",
+            format!(
+                "R ({}) must be ≤ msgx.mailbox.raw-retention R_keep ({})",
+                p.backfill_deadline, m.mailbox.raw_retention
+            ),
+        );
+    }
+    out.positive_durations([
+        ("msgx.pipeline.max-commit-delay", p.max_commit_delay),
+        ("msgx.pipeline.backfill-deadline", p.backfill_deadline),
+        ("msgx.pipeline.event-retention", p.event_retention),
+        ("msgx.pipeline.head-blocked-alert", p.head_blocked_alert),
+        ("msgx.pipeline.late-row-recheck", p.late_row_recheck),
+    ]);
+    out.positive_counts([
+        ("msgx.pipeline.claim-batch", p.claim_batch.into()),
+        ("msgx.pipeline.backfill-batch", p.backfill_batch.into()),
+        ("msgx.pipeline.group-commit", p.group_commit.into()),
+        (
+            "msgx.pipeline.backfill-max-attempts",
+            p.backfill_max_attempts.into(),
+        ),
+        ("msgx.pipeline.read-ahead-bytes", p.read_ahead_bytes),
+        ("msgx.pipeline.max-message-bytes", p.max_message_bytes),
+    ]);
+    if let Some(w) = &p.cutover_watermark
+        && let Err(e) = w.parse::<CutoverWatermark>()
+    {
+        out.fail("msgx.pipeline.cutover-watermark", e);
+    }
+}
+
+/// `[msgx.dispatch]`: §9.1 for delivery too, one tier per counted retry of
+/// an outbox row; positive bounds, tiers and counts.
+fn dispatch(m: &Msgx, out: &mut Issues) {
+    let d = &m.dispatch;
+    let tiers = d.retry_backoff.len();
+    let attempts = d.max_attempts as usize;
+    if attempts > 0 && tiers != attempts - 1 {
+        out.fail(
+            "msgx.dispatch.retry-backoff",
+            format!(
+                "needs exactly max-attempts − 1 = {} tiers (one per retry), has {tiers}",
+                attempts - 1
+            ),
+        );
+    }
+    out.positive_durations([
+        ("msgx.dispatch.transient-deadline", d.transient_deadline),
+        ("msgx.dispatch.in-doubt-deadline", d.in_doubt_deadline),
+    ]);
+    out.positive_tiers("msgx.dispatch.retry-backoff", &d.retry_backoff);
+    out.positive_counts([
+        ("msgx.dispatch.batch", d.batch.into()),
+        ("msgx.dispatch.max-attempts", d.max_attempts.into()),
+    ]);
+}
+
+/// `[msgx.schd]`: positive counts.
+fn schd(m: &Msgx, out: &mut Issues) {
+    out.positive_counts([
+        ("msgx.schd.flush-limit", m.schd.flush_limit.into()),
+        ("msgx.schd.apply-slice", m.schd.apply_slice.into()),
+    ]);
+}
+
+/// `[msgx.season]`: positive counts.
+fn season(m: &Msgx, out: &mut Issues) {
+    out.positive_counts([
+        ("msgx.season.keep", m.season.keep.into()),
+        ("msgx.season.flush-limit", m.season.flush_limit.into()),
+    ]);
+}
+
+/// `msgx.ignore`: each rule is TYPE, TYPE-STYP or TYPE-*.
+fn ignore(m: &Msgx, out: &mut Issues) {
+    for (i, rule) in m.ignore.iter().enumerate() {
+        if !valid_ignore_rule(rule) {
+            out.fail(
+                format!("msgx.ignore[{i}]"),
+                format!("{rule:?} is not TYPE, TYPE-STYP or TYPE-* (letters and digits)"),
+            );
+        }
+    }
+}
+
+/// `[msgx.airport]`: a chrono-tz zone and a local time HH:MM.
+fn airport(m: &Msgx, out: &mut Issues) {
+    let a = &m.airport;
+    if a.timezone.parse::<chrono_tz::Tz>().is_err() {
+        out.fail(
+            "msgx.airport.timezone",
+            format!(
+                "{:?} is not a time zone known to chrono-tz (e.g. Asia/Shanghai)",
+                a.timezone
+            ),
+        );
+    }
+    if chrono::NaiveTime::parse_from_str(&a.day_cutover, "%H:%M").is_err() {
+        out.fail(
+            "msgx.airport.day-cutover",
+            format!("{:?} is not a local time HH:MM", a.day_cutover),
+        );
+    }
+}
+
+/// `[msgx.archive]`: positive durations and the time order of §9.3: dedup
+/// memory ≥ R_keep (INV-9); the HST copy outlives the dedup memory (a shadow
+/// row expires by its copy's age) and R_keep (archived abandoned rows are
+/// C-8 evidence for at least R_keep; G-HST-RETENTION).
+fn archive(m: &Msgx, out: &mut Issues) {
+    let a = &m.archive;
+    let r_keep = m.mailbox.raw_retention;
+    out.positive_durations([
+        ("msgx.archive.after", a.after),
+        ("msgx.archive.dedup-memory", a.dedup_memory),
+        ("msgx.archive.hst-retention", a.hst_retention),
+    ]);
+    if a.dedup_memory < r_keep {
+        out.fail(
+            "msgx.archive.dedup-memory",
+            format!(
+                "must be ≥ msgx.mailbox.raw-retention R_keep ({r_keep}), is {}",
+                a.dedup_memory
+            ),
+        );
+    }
+    if a.hst_retention < a.dedup_memory {
+        out.fail(
+            "msgx.archive.hst-retention",
+            format!(
+                "must be ≥ msgx.archive.dedup-memory ({}): a shadow row expires by the age of \
+                 its PROC_STATE_HST copy, so a copy purged first would keep it forever; is {}",
+                a.dedup_memory, a.hst_retention
+            ),
+        );
+    }
+    if a.hst_retention < r_keep {
+        out.fail(
+            "msgx.archive.hst-retention",
+            format!(
+                "must be ≥ msgx.mailbox.raw-retention R_keep ({r_keep}): the abandoned-backfill \
+                 evidence stays queryable for R_keep (§9.3, C-16); is {}",
+                a.hst_retention
+            ),
+        );
+    }
+}
+
+/// `[msgx.snaplog]`, `[msgx.flight-history]`, `[msgx.job-run]`: positive
+/// retention periods.
+fn retention(m: &Msgx, out: &mut Issues) {
+    let f = &m.flight_history;
+    out.positive_durations([
+        ("msgx.snaplog.retention", m.snaplog.retention),
+        ("msgx.flight-history.quiet-period", f.quiet_period),
+        ("msgx.flight-history.min-age", f.min_age),
+        ("msgx.flight-history.hst-retention", f.hst_retention),
+        ("msgx.job-run.retention", m.job_run.retention),
+    ]);
+}
+
+/// `[msgx.request]`: positive durations; SNDR is 1–4 letters or digits (the
+/// mailbox's SUBSYSTEM_NAME is VARCHAR(4), sis-format §1.2) and ROUTINGID
+/// 1–23 (COUTMSGS VARCHAR(23), §5).
+fn request(m: &Msgx, out: &mut Issues) {
+    let r = &m.request;
+    out.positive_durations([
+        ("msgx.request.expiry", r.expiry),
+        ("msgx.request.retention", r.retention),
+        ("msgx.request.clock-skew", r.clock_skew),
+    ]);
+    let code = |s: &str, max: usize| {
+        !s.is_empty() && s.len() <= max && s.chars().all(|c| c.is_ascii_alphanumeric())
+    };
+    if !code(&r.sndr, 4) {
+        out.fail(
+            "msgx.request.sndr",
+            format!("{:?} must be 1–4 letters or digits (SIS SNDR)", r.sndr),
+        );
+    }
+    for (key, v) in [
+        ("msgx.request.routing-rqfd", &r.routing_rqfd),
+        ("msgx.request.routing-rqrd", &r.routing_rqrd),
+    ] {
+        if !code(v, 23) {
+            out.fail(
+                key,
+                format!("{v:?} must be 1–23 letters or digits (COUTMSGS ROUTINGID)"),
+            );
+        }
+    }
+}
+
+/// `[msgx.daemon]`: positive intervals. The schedule profile is checked by
+/// the job catalogue (`jobs::profile::config_issues`), above this module.
+fn daemon(m: &Msgx, out: &mut Issues) {
+    let d = &m.daemon;
+    out.positive_durations([
+        ("msgx.daemon.lock-check-interval", d.lock_check_interval),
+        ("msgx.daemon.standby-poll-interval", d.standby_poll_interval),
+        ("msgx.daemon.shutdown-timeout", d.shutdown_timeout),
+        ("msgx.daemon.job-overdue-margin", d.job_overdue_margin),
+    ]);
+}
+
+/// `[msgx.log]`: retention of at least one day (daily files); text or json.
+fn log(m: &Msgx, out: &mut Issues) {
+    let l = &m.log;
+    if l.retention < Dur::days(1) {
+        out.fail(
+            "msgx.log.retention",
+            format!("must be at least 1d (daily files), is {}", l.retention),
+        );
+    }
+    if !matches!(l.format.as_str(), "text" | "json") {
+        out.fail(
+            "msgx.log.format",
+            format!("{:?} must be text or json", l.format),
+        );
+    }
+}
+
+/// `[msgx.telemetry]`: see [`otlp_issue`].
+fn telemetry(m: &Msgx, out: &mut Issues) {
+    if let Some(rule) = otlp_issue(&m.telemetry) {
+        out.fail("msgx.telemetry.otlp-endpoint", rule);
+    }
+}
+
+/// `[msgx.http]`: positive bounds; the ops endpoints are unauthenticated,
+/// so loopback only (issue 10); the compat entry's rules ([`compat_issues`]);
+/// the health windows outlast what they wait for (a standby beats once per
+/// poll; waiting out a hole is not a stall).
+fn http(m: &Msgx, out: &mut Issues) {
+    let h = &m.http;
+    out.positive_durations([
+        ("msgx.http.health-max-age", h.health_max_age),
+        ("msgx.http.probe-timeout", h.probe_timeout),
+        ("msgx.http.watermark-stall", h.watermark_stall),
+        ("msgx.http.header-read-timeout", h.header_read_timeout),
+        ("msgx.http.body-timeout", h.body_timeout),
+        (
+            "msgx.http.compat-record-retention",
+            h.compat_record_retention,
+        ),
+    ]);
+    if let Some(addr) = &h.metrics_listen {
+        match addr.parse::<std::net::SocketAddr>() {
+            Err(_) => out.fail(
+                "msgx.http.metrics-listen",
+                format!("{addr:?} is not an IP:PORT address"),
+            ),
+            Ok(a) if !a.ip().is_loopback() => out.fail(
+                "msgx.http.metrics-listen",
+                format!(
+                    "{addr:?} is not a loopback address: the endpoints are not authenticated; \
+                     bind 127.0.0.1 or ::1 and put a reverse proxy in front (docs/operations.md)"
+                ),
+            ),
+            Ok(_) => {}
+        }
+    }
+    let env_token = std::env::var_os(COMPAT_TOKEN_ENV).is_some_and(|v| !v.is_empty());
+    out.0.extend(compat_issues(h, env_token));
+    if h.health_max_age <= m.daemon.standby_poll_interval {
+        out.fail(
+            "msgx.http.health-max-age",
+            format!(
+                "must be longer than msgx.daemon.standby-poll-interval ({}): a standby beats once per poll",
+                m.daemon.standby_poll_interval
+            ),
+        );
+    }
+    if h.watermark_stall <= m.pipeline.max_commit_delay {
+        out.fail(
+            "msgx.http.watermark-stall",
+            format!(
+                "must be longer than msgx.pipeline.max-commit-delay ({}): waiting out a hole is not a stall",
+                m.pipeline.max_commit_delay
+            ),
+        );
+    }
+}
+
+/// `[msgx.console]`: positive durations and the rules of [`console_issues`].
+fn console(m: &Msgx, out: &mut Issues) {
+    out.positive_durations([
+        ("msgx.console.session-lifetime", m.console.session_lifetime),
+        ("msgx.console.login-window", m.console.login_window),
+    ]);
+    out.0.extend(console_issues(&m.console, &m.http));
+}
+
 /// Issue 21: the console parses its address, and a non-loopback console
 /// needs users (a console anyone on the network could open would show the
 /// feed's internals to everyone and, with a user file added later, invite
@@ -598,6 +657,12 @@ fn console_issues(c: &super::Console, http: &super::Http) -> Vec<ConfigIssue> {
     out
 }
 
+/// The retry schedules (issue 17 item 4; §9.1): a limited schedule has
+/// exactly max-attempts − 1 tiers, so no tier can be configured that never
+/// fires; INFRA is unlimited (an outage must never turn a head
+/// DEAD(EXHAUSTED)) and repeats its last tier, so it needs one; CODEC_ERROR,
+/// UNSUPPORTED and DATA are limited (they hold the FIFO head while they retry).
+/// The removed single-schedule keys are refused with a pointer.
 fn retry_issues(p: &super::Pipeline) -> Vec<(String, String)> {
     let mut issues = Vec::new();
     for (key, set) in [
@@ -646,11 +711,6 @@ fn retry_issues(p: &super::Pipeline) -> Vec<(String, String)> {
     issues
 }
 
-/// The compat entry's rules (issue 16 item 4): its address parses; TLS files
-/// come in the pairs that make sense; a non-loopback address has a token
-/// (`env_token`: `MSGX_COMPAT_TOKEN` is set) or a client CA; the SNDR
-/// allow-list names plausible senders; the listener limits are > 0. Files
-/// are not read here: every command validates, and most need not read them.
 /// `msgx.telemetry.otlp-endpoint` (issue 21 item 5): an http(s) URL, and
 /// only in a binary that can export (the `otlp` cargo feature, off by default
 /// because its crates are heavy to build).
@@ -668,6 +728,12 @@ fn otlp_issue(t: &super::Telemetry) -> Option<String> {
     (!scheme_ok).then(|| format!("{endpoint:?} is not an http:// or https:// URL"))
 }
 
+/// The compat entry's rules (issue 16 item 4): its address parses; TLS files
+/// come in the pairs that make sense; every address has a token
+/// (`env_token`: `MSGX_COMPAT_TOKEN` is set) or a client CA, or a loopback
+/// address the development mode; the SNDR
+/// allow-list names plausible senders; the listener limits are > 0. Files
+/// are not read here: every command validates, and most need not read them.
 pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue> {
     let mut issues = Vec::new();
     let mut fail = |key: &str, rule: String| {
@@ -783,7 +849,6 @@ pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue
     issues
 }
 
-/// `TYPE`, `TYPE-STYP` or `TYPE-*` (design §2 ignore rules).
 /// The three topics (issue 18 item 2): legal Kafka names, and distinct,
 /// because the compacted `schd` and `season` topics are keyed differently
 /// (FLID, series key) and sharing one would let a key of one compact away a
@@ -821,6 +886,7 @@ fn topic_issues(k: &super::Kafka) -> Vec<(&'static str, String)> {
     out
 }
 
+/// `TYPE`, `TYPE-STYP` or `TYPE-*` (design §2 ignore rules).
 fn valid_ignore_rule(rule: &str) -> bool {
     let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric());
     match rule.split_once('-') {
@@ -1045,6 +1111,31 @@ mod tests {
     fn zero_durations_are_rejected() {
         let keys = issue_keys("[msgx.snaplog]\nretention = \"0s\"\n");
         assert_eq!(keys, vec!["msgx.snaplog.retention"]);
+    }
+
+    /// "Every duration must be > 0" and "counts must be > 0" hold for every
+    /// key of those types, a key added later included: each key of the
+    /// reference (`config::docs`) set to zero alone is refused, naming it.
+    #[test]
+    fn every_duration_and_count_refuses_zero() {
+        let mut unchecked = Vec::new();
+        for k in super::super::docs::keys() {
+            let zero = match k.ty.as_str() {
+                "duration" => "\"0s\"",
+                "[duration]" => "[\"0s\"]",
+                "integer" => "0",
+                _ => continue,
+            };
+            let keys = issue_keys(&format!("{} = {zero}\n", k.key));
+            if !keys.iter().any(|i| i.starts_with(&k.key)) {
+                unchecked.push(format!("{}: {keys:?}", k.key));
+            }
+        }
+        assert!(
+            unchecked.is_empty(),
+            "zero accepted:\n{}",
+            unchecked.join("\n")
+        );
     }
 
     #[test]

@@ -225,3 +225,45 @@ fn an_unknown_postgres_url_parameter_is_refused_and_its_value_never_shown() {
     let said = format!("{}{:?}", logs.text(), refused.err());
     assert!(!said.contains("KEYPASS"), "{said}");
 }
+
+/// `msgx config docs` needs no usable config (the table comes from the
+/// code): it prints the key table, `--check` accepts docs/configuration.md
+/// and refuses a copy whose table drifted, naming the command that
+/// regenerates it, and `--write` repairs the copy in place.
+#[test]
+fn config_docs_prints_checks_and_rewrites_the_key_table() {
+    let mut broken = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    broken
+        .write_all(b"[msgx.pipeline]\nclaim-batch = 0\n")
+        .unwrap();
+    let out = msgx(broken.path(), &["config", "docs"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(table, msgx::config::docs::markdown());
+    assert!(table.contains("| `msgx.pipeline.claim-batch` | integer | `500` |"));
+
+    let document = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md");
+    let document_arg = document.display().to_string();
+    let out = msgx(broken.path(), &["config", "docs", "--check", &document_arg]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+
+    let original = std::fs::read_to_string(&document).unwrap();
+    let drifted = original.replace(
+        "| `msgx.pipeline.claim-batch` | integer | `500` |",
+        "| `msgx.pipeline.claim-batch` | integer | `501` |",
+    );
+    assert_ne!(drifted, original);
+    let mut copy = tempfile::Builder::new().suffix(".md").tempfile().unwrap();
+    copy.write_all(drifted.as_bytes()).unwrap();
+    let copy_arg = copy.path().display().to_string();
+    let out = msgx(broken.path(), &["config", "docs", "--check", &copy_arg]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("msgx config docs --write"),
+        "{}",
+        text(&out)
+    );
+    let out = msgx(broken.path(), &["config", "docs", "--write", &copy_arg]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(copy.path()).unwrap(), original);
+}
