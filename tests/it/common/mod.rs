@@ -72,6 +72,17 @@ impl TestDb {
         .execute(&mut admin)
         .await
         .expect("create db");
+        // A test's commits need not survive a crash of the test server (no
+        // test crashes it; the private servers run with fsync off), so
+        // COMMIT does not wait for its WAL flush: the suite is bound by
+        // CPU, not by the disk's flush rate. Visibility and locking are
+        // unchanged.
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "ALTER DATABASE \"{name}\" SET synchronous_commit = off"
+        )))
+        .execute(&mut admin)
+        .await
+        .expect("alter db");
         let _ = admin.close().await;
         let url = with_db(&pg_admin_url(), &name);
         let pool = sqlx::postgres::PgPoolOptions::new()
