@@ -626,7 +626,7 @@ pub async fn run(cli: Cli) -> Exit {
         } => dev::snapshot(&loaded.config, &out).await,
         Command::Dev {
             action: DevAction::CompareRuns { .. },
-        } => exit::OK, // handled above: no config
+        } => Exit::Ok, // handled above: no config
         Command::Tail {
             topic,
             from_beginning,
