@@ -1,6 +1,6 @@
-//! The `msgx` command line (issue 2, item 5): the clap types and the
+//! The `msgx` command line: the clap types and the
 //! dispatch only. The handlers live in [`crate::commands`], one file per
-//! command family, with the exit codes ([`exit`]; issue 19, item 6).
+//! command family, with the exit codes ([`crate::exit`]).
 
 use crate::clock::{SharedClock, SystemClock};
 use crate::commands::target::{self, Needs, Target};
@@ -378,8 +378,8 @@ pub enum ConfigAction {
     },
 }
 
-/// The command's name, the connections it needs and whether it writes
-/// (issue 16, item 5): a writing command names its target before it acts.
+/// The command's name, the connections it needs and whether it writes: a
+/// writing command names its target before it acts.
 fn connections(command: &Command) -> (&'static str, Needs, bool) {
     use backfill::BackfillAction as B;
     use request::RequestAction as R;

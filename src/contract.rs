@@ -1,4 +1,4 @@
-//! The published contract for consumers (issue 18 item 5): JSON Schemas
+//! The published contract for consumers: JSON Schemas
 //! (draft 2020-12) of every Kafka record key and value msgx produces,
 //! generated from the Rust types that build them, and committed in
 //! `schemas/` so consumers can read them and a test can prove they are what
@@ -58,7 +58,7 @@ impl RecordSchema {
 }
 
 /// Every published schema, in file order. A new topic adds its key and
-/// value here, one line each (the `season` topic of issue 18 item 2 too).
+/// value here, one line each (as the `season` topic did).
 pub fn schemas() -> Vec<RecordSchema> {
     vec![
         flid_key("msg"),

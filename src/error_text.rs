@@ -1,4 +1,4 @@
-//! Error texts stay short (issue 17 item 5). A decode error quotes the value
+//! Error texts stay short. A decode error quotes the value
 //! it refuses, so a 1 MiB input once gave a 209,771-character `LAST_ERROR`.
 //! Every error msgx records or answers goes through [`cut`]: PROC_STATE
 //! `LAST_ERROR` and `OUTCOME_REASON`, MSG_EVENT `LAST_ERROR`, JOB_RUN

@@ -1,4 +1,4 @@
-//! Test-only fault injection (issue 17, item 1): named points where a debug
+//! Test-only fault injection: named points where a debug
 //! build panics on request, so the tests can prove a panic inside a job is
 //! contained. Compiled out of release builds: [`hit`] is then an empty
 //! inline function and `MSGX_FAULT` is never read.
@@ -45,9 +45,9 @@ pub fn hit(_area: &str, _name: &str) {}
 
 /// Pauses at `<area>:<name>` when a test armed it with [`arm_pause`] (once
 /// per arming): the test learns the point is reached, does what must
-/// happen in between (a replay between the pump's read and its write,
-/// issue 31 item 5), then lets the code go on. Points are per process
-/// (nextest runs each test in its own).
+/// happen in between (a replay between the pump's read and its write), then
+/// lets the code go on. Points are per process (nextest runs each test in its
+/// own).
 #[cfg(debug_assertions)]
 pub async fn pause(area: &str, name: &str) {
     let armed = pauses()

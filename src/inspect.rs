@@ -1,5 +1,5 @@
 //! The read model behind `msgx msg show`, `msgx flight show` and `msgx
-//! holes`, and the console's pages of the same things (issue 21): each
+//! holes`, and the console's pages of the same things: each
 //! reads its stores once and returns data; the CLI renders it as text or
 //! JSON, the console as HTML. One implementation, two views.
 
@@ -17,8 +17,8 @@ use serde_json::Value;
 use sqlx::PgPool;
 use std::ops::Range;
 
-/// The raw text a bounded view shows: its first 256 KiB (issue 32 item 3).
-/// The 16.5 MB SCHD of H3 was escaped whole into a 246 MB page.
+/// The raw text a bounded view shows: its first 256 KiB.
+/// A 16.5 MB SCHD was once escaped whole into a 246 MB page.
 pub const RAW_PREVIEW_BYTES: usize = 256 << 10;
 
 /// Records (FLTRs, reference records) a bounded view decodes and shows.
@@ -29,7 +29,7 @@ pub const RECORDS_PER_PAGE: usize = 200;
 /// this many texts (16 MiB each at most) and decodes; the rest wait.
 static VIEWS_AT_ONCE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 
-/// How much of a message a view shows (issue 32 item 3).
+/// How much of a message a view shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bounds {
     /// Bytes of raw text shown at most; `None`: all of it.
@@ -100,7 +100,7 @@ pub struct MessageView {
 /// records asked for only, and dropped after the preview is cut from it: a
 /// bounded view of a 16.5 MB SCHD holds the text and one page of records,
 /// not the ~50 MB model of all its flights beside a copy per rendering
-/// (docs/BENCHMARKS.md, issue 32).
+/// (docs/BENCHMARKS.md).
 pub async fn message(
     pool: &PgPool,
     mailbox: &Mailbox,

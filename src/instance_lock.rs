@@ -1,4 +1,4 @@
-//! Single active instance (design §4.5, PRE-5; issue 2, item 6).
+//! Single active instance (design §4.5, PRE-5).
 //!
 //! A dedicated, unpooled PostgreSQL session holds a session-level advisory
 //! lock. The *instance lock* is taken by the daemon and by `msgx run` of a
@@ -15,8 +15,8 @@
 //! the lock at that moment. Together these keep two active writers apart.
 
 use crate::store::pg::advisory;
-// The key and holder types and the statements live in the store (issue 19
-// item 3); `holder` answers who holds a key now, in this database.
+// The key and holder types and the statements live in the store; `holder`
+// answers who holds a key now, in this database.
 pub use crate::store::pg::advisory::{Holder, LockKey, holder_find as holder};
 use sqlx::{Connection, Executor, PgConnection};
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Nothing a client sends is logged raw (issue 32 item 2). A 2 MB console
+//! Nothing a client sends is logged raw. A 2 MB console
 //! user name once went into the log whole, 25 times; a newline in it wrote
 //! a forged "Console: login user=alice" line, and terminal escape codes
 //! reached the operator's terminal. Every client-supplied string a listener

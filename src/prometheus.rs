@@ -1,4 +1,4 @@
-//! The Prometheus side of msgx's metrics (issue 10; docs/metrics.md lists
+//! The Prometheus side of msgx's metrics (docs/metrics.md lists
 //! every metric, and a test keeps that list, [`CATALOG`] and `/metrics` equal).
 //!
 //! **Naming rule.** `msgx_<area>_<subject>[_<unit>][_total]`: snake_case,
@@ -171,7 +171,7 @@ pub const CATALOG: &[MetricSpec] = &[
         &["result"],
         "Flights a group commit took from the pump's flight cache (hit) or loaded (miss).",
     ),
-    // end-to-end latency (issue 20 item 3; crate::delivery::latency)
+    // end-to-end latency (crate::delivery::latency)
     m(
         "msgx_pipeline_end_to_end_seconds",
         Histogram,
@@ -190,7 +190,7 @@ pub const CATALOG: &[MetricSpec] = &[
         &["clock"],
         "Latency observations recorded as 0 because their start was after SENT_AT (skewed clocks).",
     ),
-    // codec (issue 18 item 4: unknown elements are reported, not dropped)
+    // codec (unknown elements are reported, not dropped)
     m(
         "msgx_codec_unknown_elements_total",
         Counter,
@@ -288,13 +288,13 @@ pub const CATALOG: &[MetricSpec] = &[
         "msgx_job_idle_runs_total",
         Counter,
         &["job"],
-        "Daemon runs of a pipeline job that succeeded and found nothing: counted here, not written to JOB_RUN (issue 20).",
+        "Daemon runs of a pipeline job that succeeded and found nothing: counted here, not written to JOB_RUN.",
     ),
     m(
         "msgx_job_panics_total",
         Counter,
         &["job"],
-        "Panics caught at a job run's boundary (the run is recorded FAILED; issue 17).",
+        "Panics caught at a job run's boundary (the run is recorded FAILED).",
     ),
     m(
         "msgx_job_items_total",
@@ -374,7 +374,7 @@ const BUCKETS: [f64; 15] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0, 120.0, 600.0,
 ];
 
-/// Buckets of the end-to-end latencies (issue 20 item 3): edges at the
+/// Buckets of the end-to-end latencies: edges at the
 /// targets (p99 ≤ 250 ms at 20 msg/s, ≤ 750 ms at 200 msg/s, 1 s for the
 /// alert), then seconds to minutes for a catch-up.
 const END_TO_END_BUCKETS: [f64; 15] = [
@@ -506,7 +506,7 @@ pub enum RefreshError {
 /// error the gauges read so far are set and `msgx_collector_success` is 0.
 ///
 /// `completed` is this daemon's last completion per job (idle runs are not
-/// written to JOB_RUN, issue 20): the last-success gauge is the later of it
+/// written to JOB_RUN): the last-success gauge is the later of it
 /// and JOB_RUN's.
 pub async fn refresh(
     pool: &PgPool,

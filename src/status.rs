@@ -32,10 +32,10 @@ pub struct Status {
     pub watermark_lag: Option<i64>,
     pub cursor: Cursor,
     pub holes_released: i64,
-    /// Released holes by the rule that released them (issue 20 item 5).
+    /// Released holes by the rule that released them.
     pub holes_by_reason: BTreeMap<String, i64>,
     pub late_rows: i64,
-    /// Whether holes are released on transaction evidence (issue 31 item 7).
+    /// Whether holes are released on transaction evidence.
     pub hole_evidence: HoleEvidence,
     /// PROC_STATE counts by state (ARCHIVED shown apart from the backlog).
     pub proc_state: BTreeMap<String, i64>,
@@ -105,7 +105,7 @@ pub async fn hole_evidence(config: &Config, mailbox: Option<&Mailbox>) -> HoleEv
 }
 
 /// What msgx's own PostgreSQL says about the pipeline: the part of the
-/// status that `/metrics` refreshes on every scrape (issue 10), so both read
+/// status that `/metrics` refreshes on every scrape, so both read
 /// the same queries. No mailbox call, no schema check.
 #[derive(Debug, Default)]
 pub struct PgFacts {

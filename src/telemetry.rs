@@ -1,12 +1,11 @@
-//! Logging (issue 2, item 7): tracing to stdout (daemon) or stderr (one-shot
+//! Logging: tracing to stdout (daemon) or stderr (one-shot
 //! commands, so `--json` output stays clean), plus daily rolling files under
 //! `msgx.log.dir` for the daemon. The files may hold message contents and
 //! host names, so they are created 0640 (the daemon's umask becomes 0027),
-//! and rotated files beyond `msgx.log.retention` days are deleted (issue 16,
-//! item 7).
+//! and rotated files beyond `msgx.log.retention` days are deleted.
 
 //!
-//! Trace context (issue 21 item 5): every message carries a W3C
+//! Trace context: every message carries a W3C
 //! `traceparent` ([`trace_context`]); [`message_span`] and [`event_span`] put
 //! its trace-id on every log line about the message. With the cargo feature
 //! `otlp` and `msgx.telemetry.otlp-endpoint` set, the same spans are exported

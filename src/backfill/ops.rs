@@ -1,9 +1,9 @@
-//! Operator commands on abandoned backfills (design §6.2, §6.3 "保留人工恢复",
-//! §9.3): list them, `reopen` them so the scan retries, or `reconcile` them
-//! (the operator confirmed the row with the mailbox owner; the archive job
-//! needs that before it may archive an abandoned row). All or nothing: if
-//! any requested message is refused, nothing changes. Each change is one
-//! transaction with its BACKFILL_ACTION row.
+//! Operator commands on abandoned backfills (design §6.2, §6.3: recovery by
+//! hand stays possible, §9.3): list them, `reopen` them so the scan retries,
+//! or `reconcile` them (the operator confirmed the row with the mailbox owner;
+//! the archive job needs that before it may archive an abandoned row). All or
+//! nothing: if any requested message is refused, nothing changes. Each change
+//! is one transaction with its BACKFILL_ACTION row.
 
 use super::Refusal;
 use crate::store::pg::backfill::{self as store, AbandonedRow};

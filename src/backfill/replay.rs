@@ -1,5 +1,5 @@
-//! `ReplayService` (design §9.1; §5.3 "人工重放：单语句批量"): moves FAILED /
-//! DEAD messages back to PENDING so the pump processes them again.
+//! `ReplayService` (design §9.1; §5.3: a replay is one batch statement): moves
+//! FAILED / DEAD messages back to PENDING so the pump processes them again.
 //!
 //! - Only the whitelist replays: CODEC_ERROR, INFRA, UNSUPPORTED, EXHAUSTED,
 //!   DATA.

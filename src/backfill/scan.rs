@@ -6,7 +6,7 @@
 //! within the run's bounds. Each round is then handled inside one
 //! [`MessageLifecycleGate`](super::gate) transaction: re-check its rows under
 //! `FOR UPDATE`, write their marks in one statement
-//! (`UPDATE … SET mark = ? WHERE ID IN (…) AND mark IS NULL`, issue 20), and
+//! (`UPDATE … SET mark = ? WHERE ID IN (…) AND mark IS NULL`), and
 //! record one of the four §6.2 outcomes per row:
 //!
 //! | mailbox answer | PROC_STATE |
@@ -18,16 +18,16 @@
 //! | mailbox unreachable (refused, reset, timeout, pool) | the probed row: attempts + 1, due again at the next scan; abandoned `TRANSIENT_DEADLINE` only by the rule below; the run stops and FAILS |
 //!
 //! An unreachable mailbox is an outage of the mailbox, not a failure of each
-//! row (issue 20 item 5): the run stops at the first such failure, so the
+//! row: the run stops at the first such failure, so the
 //! mailbox sees one probe per scan during an outage, the rows not tried are
-//! neither charged nor abandoned (past R or not; issue 31 item 4), and the
+//! neither charged nor abandoned (past R or not), and the
 //! probed row is not pushed into a backoff tier. Once the mailbox answers
 //! again, the next scan writes every outstanding mark (the old rule backed
 //! off every due row, and the soak waited ~100 s for the marks after a 60 s
 //! MariaDB outage).
 //!
 //! **`TRANSIENT_DEADLINE`** (§6.2, §6.3: a transient failure that persisted
-//! until R; issue 31 item 4; [`abandons_at_deadline`]): a row is abandoned
+//! until R; [`abandons_at_deadline`]): a row is abandoned
 //! only when **its own** failure streak began before its deadline
 //! `ENQUEUED_AT + R` and its attempt still fails at or after the deadline,
 //! for either transient kind. The streak's start is BACKFILL_FAILING_SINCE
@@ -191,8 +191,8 @@ pub fn mark_value(now: DateTime<Utc>, tz: chrono_tz::Tz) -> NaiveDateTime {
 }
 
 /// Whether a transient failure of a row's own attempt at `now` abandons it
-/// `TRANSIENT_DEADLINE` (§6.2, §6.3: the failure persisted until R; issue 31
-/// item 4): only when its failure streak began before its deadline
+/// `TRANSIENT_DEADLINE` (§6.2, §6.3: the failure persisted until R): only
+/// when its failure streak began before its deadline
 /// `ENQUEUED_AT + R` and it still fails at or after the deadline.
 /// `failing_since` is BACKFILL_FAILING_SINCE before this failure; `None`
 /// means this failure starts the streak, at `now`. A streak that began at or
@@ -213,7 +213,7 @@ pub fn abandons_at_deadline(
 }
 
 /// Whether `e` says the mailbox cannot be reached at all, rather than that it
-/// refused this row (issue 20 item 5): a broken or refused connection, the
+/// refused this row: a broken or refused connection, the
 /// pool, I/O (mysql_async's own "connection is broken" test,
 /// [`mysql_async::Error::is_fatal`]), `msgx.mailbox.timeout`, or a server that
 /// refuses sessions (1040 too many connections, 1053 shutting down, 1927
@@ -276,14 +276,14 @@ fn alert_abandoned(msg_id: i64, reason: AbandonReason, error: &str) {
 
 impl BackfillScan {
     /// A round's rows in one gate transaction and one mailbox statement
-    /// (issue 20: per row, each mark was a gate transaction and a mailbox
-    /// commit of its own, ≈ 4.5 ms, and the scan fell behind a 1,000 msg/s
-    /// burst). The gate is still held for one bounded mailbox call. The
-    /// §6.2 outcomes stay per row: a reachable mailbox that refuses the
-    /// statement for several rows may be refusing one of them, so the answer
-    /// is `None` and the caller tries each row alone (a refusal of one row is
-    /// that row's failure); an unreachable one is an outage, charged to the
-    /// round's first row (the probe) and ending the run, the others not tried.
+    /// (per row, each mark was a gate transaction and a mailbox commit of its
+    /// own, ≈ 4.5 ms, and the scan fell behind a 1,000 msg/s burst). The gate
+    /// is still held for one bounded mailbox call. The §6.2 outcomes stay per
+    /// row: a reachable mailbox that refuses the statement for several rows
+    /// may be refusing one of them, so the answer is `None` and the caller
+    /// tries each row alone (a refusal of one row is that row's failure); an
+    /// unreachable one is an outage, charged to the round's first row (the
+    /// probe) and ending the run, the others not tried.
     async fn mark_round(
         &self,
         ctx: &JobContext,
@@ -412,7 +412,7 @@ impl BackfillScan {
                     RowOutcome::Abandoned(reason)
                 } else {
                     // Unreachable: due again at the next scan, the outage's
-                    // one probe (issue 20 item 5); a row failure backs off.
+                    // one probe; a row failure backs off.
                     // Past R the row is due at every scan anyway (§6.1).
                     let next = if down {
                         now
@@ -443,11 +443,10 @@ impl BackfillScan {
     /// The end of a run that found the mailbox unreachable: the rows not
     /// tried are neither charged nor abandoned, whether or not they are past
     /// R (§6.2, §6.3: a row is abandoned `TRANSIENT_DEADLINE` only when its
-    /// own failures began before its R and last until it; issue 31 item 4 —
-    /// the old rule abandoned every row past R after one failed probe, rows
-    /// that never had an attempt). They are due at the next scan. The run
-    /// FAILS with the mailbox error, as ingest-sweep does when it cannot
-    /// read the mailbox.
+    /// own failures began before its R and last until it, never after one
+    /// failed probe of a row that had no attempt of its own). They are due at
+    /// the next scan. The run FAILS with the mailbox error, as ingest-sweep
+    /// does when it cannot read the mailbox.
     fn stop_on_outage(
         report: RunReport<BackfillCounts>,
         e: MailboxError,
@@ -458,7 +457,7 @@ impl BackfillScan {
             abandoned_at_r = report.details.abandoned_transient_deadline.get(),
             "Backfill stopped: the mailbox is unreachable; the remaining marks are tried at the next scan"
         );
-        // The marks written before the outage still count (issue 31 item 9).
+        // The marks written before the outage still count.
         Err(report.failed_with(JobError::Mailbox(e)))
     }
 }

@@ -34,7 +34,7 @@ pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 /// The longest SNDR, TYPE and STYP accepted, in characters. They are parts
 /// of the business identity (design §2), which PROC_STATE keeps in a unique
 /// index (a btree row holds at most 2,704 bytes): unbounded, one over-long
-/// value failed the binding on every attempt (issue 31). sis-format §1.2:
+/// value failed the binding on every attempt. sis-format §1.2:
 /// SNDR is VARCHAR(4) in the mailbox, TYPE and STYP are four letters in the
 /// catalogue and every sample; 16 leaves room for a longer code.
 pub const MAX_CODE_CHARS: usize = 16;
@@ -55,7 +55,7 @@ pub fn decode(bytes: &[u8]) -> Result<DecodedMessage, DecodeError> {
 /// Messages longer than this are parsed in two levels (`xml::parse_two_level`):
 /// each FLTR's elements are in memory only while that FLTR is decoded, so a
 /// 20,000-flight SCHD does not hold an element tree of its whole 16.5 MB
-/// beside the decoded model (issue 17 item 5). Smaller messages are parsed
+/// beside the decoded model. Smaller messages are parsed
 /// once (a second pass over each FLTR would cost about a third of the decode
 /// time; docs/BENCHMARKS.md, codec). A 1,000-flight SCHD is about 1.2 MB.
 pub const TWO_LEVEL_ABOVE: usize = 2 << 20;
@@ -80,7 +80,7 @@ pub fn decode_with(bytes: &[u8], two_level_above: usize) -> Result<DecodedMessag
     decode_in(bytes, two_level_above, None)
 }
 
-/// A message decoded in part (issue 32 item 3): its records (the FLTRs of
+/// A message decoded in part: its records (the FLTRs of
 /// a SCHD or SCHS, the records of a reference message) are only those of
 /// `first..first + message's record count`; everything else is decoded as
 /// [`decode`] does. `total` is the number of records the message has.
@@ -547,7 +547,7 @@ mod tests {
         assert_eq!(r.unknown[0].path, "MSG/META/PRIO");
     }
 
-    /// Issue 18 item 4: unknowns kept inside group items (a GTDT child, a
+    /// Unknowns kept inside group items (a GTDT child, a
     /// VIPT attribute, a DELY extra) are found, not only the top-level lists.
     #[test]
     fn unknown_elements_finds_every_depth() {
@@ -587,7 +587,7 @@ mod tests {
 
     /// A window holds exactly the records of the whole decode at its
     /// indexes, counts them all, and skips the FLTRs outside it: a broken
-    /// FLTR outside the window is not decoded (issue 32 item 3).
+    /// FLTR outside the window is not decoded.
     #[test]
     fn a_window_is_a_slice_of_the_whole_decode() {
         let fltrs: String = (0..7)

@@ -48,8 +48,7 @@ impl DecodeError {
 }
 
 /// Why a single value was rejected, before the caller adds its path. Here,
-/// below both `fields` and `time`, so that only `fields` imports `time`
-/// (issue 19, item 6).
+/// below both `fields` and `time`, so that only `fields` imports `time`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ValueError {
     /// The format forbids the value.

@@ -1,6 +1,6 @@
 //! Element and attribute → three-valued [`Field`] conversions shared by all
 //! families (sis-format §1.5, §3.2), plus the bookkeeping that keeps unknown
-//! elements (issue 3, item 2) and rejects repeated single elements.
+//! elements and rejects repeated single elements.
 //!
 //! Rules applied everywhere:
 //! - an element not sent is `Absent`; `<X/>`, `<X></X>` and whitespace-only
@@ -56,7 +56,7 @@ pub(crate) fn parse_decimal(s: &str) -> Result<String, ValueError> {
     if ok {
         // Canonical text = PostgreSQL NUMERIC's output (scale kept), so a
         // stored value reads back byte-identical: `.5` → `0.5`, `007` → `7`,
-        // `-0` → `0` (byte-identical projections, issue 4 item 8).
+        // `-0` → `0` (byte-identical projections).
         let int = int.trim_start_matches('0');
         let int = if int.is_empty() { "0" } else { int };
         let zero = int == "0" && frac.bytes().all(|b| b == b'0');

@@ -117,7 +117,7 @@ pub(crate) fn fltr(el: El<'_, '_>) -> Result<Fltr, DecodeError> {
 /// `RECS` then the FLTRs (sis-format §1.3). Other children of `<MSG>`
 /// (besides META) are kept as unknown, after what the envelope set aside.
 /// With a `window`, only the FLTRs whose index is in it are decoded (the
-/// others are counted into it): a view of a large package (issue 32 item 3).
+/// others are counted into it): a view of a large package.
 pub(crate) fn schd(
     msg: El<'_, '_>,
     styp: &str,

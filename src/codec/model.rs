@@ -82,7 +82,7 @@ impl<T> Collection<T> {
 }
 
 /// An element the codec did not expect inside a known structure. It is kept
-/// (never dropped silently) so the domain can report it (issue 3, item 2).
+/// (never dropped silently) so the domain can report it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UnknownElement {
     /// Element path from the root, e.g. `MSG/SCHD/FLTR[2]/XYZZ`.
@@ -95,7 +95,7 @@ pub struct UnknownElement {
 
 /// Anything that holds [`UnknownElement`]s, directly or in its items: lets
 /// [`DecodedMessage::unknown_elements`] find every one, however deep
-/// (issue 18 item 4: the pipeline reports them, `msgx msg show` lists them).
+/// (the pipeline reports them, `msgx msg show` lists them).
 trait HoldsUnknown {
     fn unknown_into<'a>(&'a self, out: &mut Vec<&'a UnknownElement>);
 }
@@ -430,7 +430,7 @@ impl Fltr {
 }
 
 /// FDIV: `<FDIV DDES="…" DDIR="TO|FROM">reason</FDIV>`. DDIR is kept as sent;
-/// the domain rejects invalid codes (issue 4).
+/// the domain rejects invalid codes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct Diversion {
     pub ddes: Field<String>,

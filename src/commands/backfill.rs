@@ -1,5 +1,5 @@
-//! `msgx backfill abandoned|reopen|reconcile` and `msgx replay` (issue 7;
-//! design §6.2, §9.1). Exit codes: 0 done (or nothing to do), 1 runtime
+//! `msgx backfill abandoned|reopen|reconcile` and `msgx replay` (design
+//! §6.2, §9.1). Exit codes: 0 done (or nothing to do), 1 runtime
 //! failure, 2 refused (nothing changed: a message is not eligible, `--confirm`
 //! missing, `--force` without `--reason`), 4 the lifecycle gate stayed busy.
 

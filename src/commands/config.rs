@@ -1,6 +1,6 @@
-//! `msgx config check|show|docs` (issue 2, item 5; issue 16, item 3):
-//! validate the effective configuration, print it with its secrets masked,
-//! or print the key reference generated from the code.
+//! `msgx config check|show|docs`: validate the effective configuration,
+//! print it with its secrets masked, or print the key reference generated
+//! from the code.
 
 use super::target::{self, Needs};
 use crate::config::Loaded;
@@ -16,7 +16,7 @@ pub fn check(loaded: &Loaded) -> Exit {
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "built-in defaults".into());
     // Build (without connecting) every client the config describes, so an
-    // unusable TLS file or option is refused here too (issue 16, item 3).
+    // unusable TLS file or option is refused here too.
     let m = &loaded.config.msgx;
     let mut unusable = Vec::new();
     if !m.postgres.url.is_empty()
@@ -30,9 +30,9 @@ pub fn check(loaded: &Loaded) -> Exit {
     if let Err(issues) = crate::kafka::check_clients(&m.kafka) {
         unusable.extend(issues.iter().map(ToString::to_string));
     }
-    // The console's files as the daemon would read them (issue 32 item 8,
-    // M8): a users file that would keep the console from starting fails
-    // here, not first in a running daemon.
+    // The console's files as the daemon would read them: a users file that
+    // would keep the console from starting fails here, not first in a running
+    // daemon.
     if let Err(e) = crate::console::preflight(&loaded.config) {
         unusable.push(e.to_string());
     }

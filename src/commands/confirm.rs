@@ -1,4 +1,4 @@
-//! Confirmation of bulk operator actions (issue 16, item 5): `replay
+//! Confirmation of bulk operator actions: `replay
 //! --error-class`, `backfill reopen --all` and `events resend` of more than
 //! one ID change many rows at once, so they need a `--reason` (recorded) and
 //! either `--yes` or the operator typing the number of rows at a terminal.

@@ -1,4 +1,4 @@
-//! `msgx console` (issue 21): the operator console on its own, against the
+//! `msgx console`: the operator console on its own, against the
 //! configured database (a standby host, or a host that runs the jobs from
 //! cron), and `msgx console hash-password` for the users file.
 
@@ -39,7 +39,7 @@ pub enum ConsoleAction {
 }
 
 /// `msgx console revoke USER`: ends the user's sessions, on the configured
-/// PostgreSQL (issue 32 item 7).
+/// PostgreSQL.
 pub async fn revoke(
     config: &Config,
     clock: SharedClock,
@@ -101,7 +101,7 @@ pub async fn serve(config: Config, clock: SharedClock) -> Exit {
         stop_rx.clone(),
     );
     let launcher: Arc<dyn JobLauncher> = Arc::new(runner);
-    // Pages query on the console's own pool (issue 32 item 1); `pool` serves
+    // Pages query on the console's own pool; `pool` serves
     // the jobs an operator runs from it.
     let pages = match crate::store::pg::connect_console(&config.msgx.postgres, &config.msgx.console)
     {

@@ -1,5 +1,5 @@
 //! `msgx decode <FILE|->... [--json]`: decode mailbox messages for an
-//! operator (issue 3, item 7).
+//! operator.
 //!
 //! Prints, per input, either a readable summary or one line of JSON
 //! (`{"input":…,"message":…}`, `{"input":…,"error":{"class":…,"path":…,"reason":…}}`, or
@@ -102,7 +102,7 @@ pub(crate) fn summary(name: &str, result: &Result<DecodedMessage, DecodeError>) 
 
 /// The summary of a message whose records start at index `first` (from 0);
 /// `total`: the records of the whole message when `m` holds only some
-/// (`msgx msg show`'s bounded view, issue 32 item 3).
+/// (`msgx msg show`'s bounded view).
 pub(crate) fn summary_from(
     name: &str,
     m: &DecodedMessage,
@@ -270,7 +270,7 @@ fn scalar_text(v: &ScalarValue) -> String {
     }
 }
 
-/// Every unknown element at any depth (issue 18 item 4), with its path and
+/// Every unknown element at any depth, with its path and
 /// raw XML; nothing when there is none.
 fn unknown_lines(unknown: &[&UnknownElement]) -> String {
     if unknown.is_empty() {

@@ -1,4 +1,4 @@
-//! `msgx dev-kafka`: a local Kafka endpoint with no install (issue 6, item 5).
+//! `msgx dev-kafka`: a local Kafka endpoint with no install.
 //! Runs librdkafka's mock cluster on 127.0.0.1, creates the msg and schd
 //! topics, prints `bootstrap=<servers>` as its one stdout line, and stays up
 //! until SIGINT/SIGTERM.

@@ -1,5 +1,5 @@
 //! `msgx doctor [--json]`: the preflight an operator (and the systemd unit,
-//! as `ExecStartPre`) runs before the daemon (issue 16, item 3). It connects
+//! as `ExecStartPre`) runs before the daemon. It connects
 //! to PostgreSQL, the mailbox and Kafka with the effective configuration and
 //! prints one line per check, `ok`, `warn` or `FAIL` with the reason; any
 //! FAIL exits 1. A check that depends on a failed one is not run (its line
@@ -268,7 +268,7 @@ async fn mailbox(config: &Config, c: &mut Checks) {
     mb.close().await;
 }
 
-/// `mailbox.hole-evidence` (issue 20 item 5, issue 31 item 7): whether
+/// `mailbox.hole-evidence`: whether
 /// holes are released on transaction evidence — the read and the server's
 /// role, as `msgx status` reads them; never a FAIL: without it the time
 /// rule still holds.

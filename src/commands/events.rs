@@ -1,5 +1,5 @@
 //! `msgx events dead|resend|discard`: the operator's view of the outbox DLQ
-//! (design §8.3; issue 6, item 4). Exit 0 when every requested ID was a DEAD
+//! (design §8.3). Exit 0 when every requested ID was a DEAD
 //! row and was resolved, 1 otherwise (the others are named).
 
 use super::confirm;

@@ -1,5 +1,5 @@
 //! `msgx mailbox generate`: a realistic synthetic backlog for benchmarks and
-//! resilience harnesses (issue 5 item 9, issue 11). Never for production.
+//! resilience harnesses. Never for production.
 //!
 //! The mix: SCHD DNLD packages that create `flights` flights over three
 //! operation days (100 FLTR each), then single-flight FLOPs cycling over the
@@ -9,7 +9,7 @@
 //! Deterministic for a given seed, with unique SEQNs.
 //!
 //! [`feed`] inserts the same mix one message at a time at a steady rate (the
-//! latency benchmark's and the outage soak's inflow, issue 11), printing each
+//! latency benchmark's and the outage soak's inflow), printing each
 //! insert's time and mailbox ID, and waits out a mailbox outage as the AODB
 //! would (retrying the same message).
 

@@ -1,6 +1,6 @@
-//! `msgx flight show`, `msgx msg show`, `msgx holes` (issue 10): why a
+//! `msgx flight show`, `msgx msg show`, `msgx holes`: why a
 //! flight shows what it shows, what became of one message, and where the
-//! watermark skipped (design §4.1 "代价": holes must be watched).
+//! watermark skipped (design §4.1: the cost of holes must be watched).
 //!
 //! Read-only; exit 0 when found, 1 when the thing does not exist or a store
 //! cannot be read.
@@ -100,12 +100,12 @@ pub async fn flight_show(
 
 /// `msgx msg show <MSG_ID> [--json] [--full]`: the PROC_STATE record, the
 /// flights it wrote, and the raw XML from the mailbox (or "purged"),
-/// decoded, with every unknown element the codec kept (issue 18 item 4;
-/// `unknown_elements` in the JSON: `[{path, name, raw}]`, `null` when it was
-/// not decoded). Bounded like the console's page unless `full` (issue 32
-/// item 3): the first [`crate::inspect::RAW_PREVIEW_BYTES`] of the raw XML
-/// and the first [`crate::inspect::RECORDS_PER_PAGE`] records decoded; the
-/// JSON says what was cut (`cut`, `raw_cut`, `raw_bytes`, `records`).
+/// decoded, with every unknown element the codec kept (`unknown_elements`
+/// in the JSON: `[{path, name, raw}]`, `null` when it was
+/// not decoded). Bounded like the console's page unless `full`: the first
+/// [`crate::inspect::RAW_PREVIEW_BYTES`] of the raw XML and the first
+/// [`crate::inspect::RECORDS_PER_PAGE`] records decoded; the JSON says what
+/// was cut (`cut`, `raw_cut`, `raw_bytes`, `records`).
 pub async fn msg_show(
     pool: &PgPool,
     mailbox: &Mailbox,
@@ -238,7 +238,7 @@ fn record_text(r: &proc_state::MessageRecord) -> String {
         time(r.enqueued_at),
         time(r.finished_at)
     );
-    // The W3C trace context (issue 21 item 5): the `traceparent` header of
+    // The W3C trace context: the `traceparent` header of
     // its Kafka records and the `trace_id` of its log lines.
     s += &match &r.traceparent {
         Some(t) => format!("  traceparent {t}\n"),
@@ -263,7 +263,7 @@ fn record_text(r: &proc_state::MessageRecord) -> String {
     s += &format!(
         "  backfill: {backfill} · attempts {}{}{}\n",
         r.backfill_attempts,
-        // Decides TRANSIENT_DEADLINE (docs/backfill.md; issue 31 item 4).
+        // Decides TRANSIENT_DEADLINE (docs/backfill.md).
         r.backfill_failing_since
             .map(|t| format!(" · failing since {}", time(Some(t))))
             .unwrap_or_default(),

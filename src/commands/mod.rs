@@ -1,6 +1,6 @@
 //! Operator and developer commands behind the CLI: one file per command
 //! family. `src/cli.rs` parses the arguments and dispatches here; nothing in
-//! here imports the CLI (issue 19, item 6).
+//! here imports the CLI.
 
 pub mod backfill;
 pub mod config;

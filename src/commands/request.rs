@@ -1,4 +1,4 @@
-//! `msgx request schedule|ref|list` (issue 9; design §7.2; docs/requests.md):
+//! `msgx request schedule|ref|list` (design §7.2; docs/requests.md):
 //! re-request the day's schedule (RQFD) or a reference table (RQRD) from the
 //! AODB through COUTMSGS, and show the tracked requests.
 //!

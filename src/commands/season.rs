@@ -1,4 +1,4 @@
-//! `msgx season list|show [--json]` (issue 18 item 2; docs/season.md): the
+//! `msgx season list|show [--json]` (docs/season.md): the
 //! stored seasonal schedules, read-only. Exit 0 when found, 1 when the
 //! season does not exist or PostgreSQL cannot be read.
 

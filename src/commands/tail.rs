@@ -1,5 +1,5 @@
 //! `msgx tail <topic>`: a small consumer that shows what the delivery jobs
-//! published (issue 6, item 5): partition, offset, key, headers, and the
+//! published: partition, offset, key, headers, and the
 //! value or `null` for a tombstone.
 //!
 //! It assigns every partition directly (no group join: infra notes, a group

@@ -1,8 +1,8 @@
-//! Which databases a command acts on (issue 16, item 5: "no silent wrong
-//! target"). The connection URLs have no built-in default: a command that
-//! needs one refuses (exit 2) and says what to set, and every command that
-//! writes first names the PostgreSQL host/database and the mailbox
-//! host/schema, credentials left out, on stderr and in its `--json`.
+//! Which databases a command acts on: no silent wrong target. The connection
+//! URLs have no built-in default: a command that needs one refuses (exit 2)
+//! and says what to set, and every command that writes first names the
+//! PostgreSQL host/database and the mailbox host/schema, credentials left out,
+//! on stderr and in its `--json`.
 
 use crate::config::Config;
 use serde::Serialize;

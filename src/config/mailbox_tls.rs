@@ -1,6 +1,6 @@
 //! Load-time rules for the mailbox TLS keys (`[msgx.mailbox.tls]` and the
 //! mailbox URL): pure checks of the configuration, so `config check` needs no
-//! store code (issue 19: config imports nothing above it). The files are read
+//! store code (config imports nothing above it). The files are read
 //! when the mailbox connects (`store::mailbox::tls`).
 
 use super::{Mailbox as MailboxConfig, MailboxTlsMode};

@@ -1,6 +1,6 @@
 //! Configuration: one TOML file, every parameter under its documented key
 //! (`msgx.pipeline.claim-batch`, …), environment overrides for connection
-//! secrets, and a startup self-check (issue 2; design §9.1, §9.3).
+//! secrets, and a startup self-check (design §9.1, §9.3).
 //!
 //! Resolution order: `--config FILE`, else `MSGX_CONFIG`, else
 //! `config/msgx.toml` when it exists, else built-in defaults. Then
@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Why a configuration could not be used. Exit code 2 (issue 2, item 2).
+/// Why a configuration could not be used. Exit code 2.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
@@ -426,14 +426,14 @@ pub struct Pipeline {
     /// or REPLICATION CLIENT (MySQL), and a mailbox URL that reaches the
     /// ID-allocating primary (`msgx doctor`, check `mailbox.hole-evidence`).
     pub hole_evidence: bool,
-    /// The cadence of the jobs a schedule profile runs at `"poll"` (issue
-    /// 20, item 1; §5.1 "按轮询间隔休眠"): busy after a run that handled
+    /// The cadence of the jobs a schedule profile runs at `"poll"` (§5.1:
+    /// sleep by the polling interval): busy after a run that handled
     /// items, doubling up to idle while runs find nothing.
     pub poll_interval: PollInterval,
     /// `[msgx.pipeline.retry.<class>]`: one retry schedule per FAILED class
-    /// (issue 17 item 4, §9.1).
+    /// (§9.1).
     pub retry: RetrySchedules,
-    /// Removed by issue 17: one limit for every class held an unsupported
+    /// Removed: one limit for every class held an unsupported
     /// head ~21 min and let an outage exhaust heads. Kept only so that a
     /// file still setting it is refused with a pointer to
     /// `msgx.pipeline.retry` instead of "unknown field".
@@ -534,8 +534,8 @@ impl Pipeline {
     }
 }
 
-/// `[msgx.pipeline.retry]`: how long each FAILED class holds the head
-/// (issue 17 item 4). The queue is strictly FIFO, so a failing head holds
+/// `[msgx.pipeline.retry]`: how long each FAILED class holds the head.
+/// The queue is strictly FIFO, so a failing head holds
 /// every later message: a message-specific failure (UNSUPPORTED,
 /// CODEC_ERROR, DATA) gives up fast and is replayed once fixed; an outage (INFRA)
 /// is waited out, never turned DEAD(EXHAUSTED). docs/configuration.md.
@@ -550,7 +550,7 @@ pub struct RetrySchedules {
     /// UNSUPPORTED: likewise.
     pub unsupported: RetrySchedule,
     /// DATA: a database error the message's own data provokes (a data
-    /// exception, a constraint, a program limit; issue 31). A few attempts
+    /// exception, a constraint, a program limit). A few attempts
     /// over minutes (a conflicting row may be corrected meanwhile), ending
     /// DEAD(EXHAUSTED) before the head-blocked alert.
     pub data: RetrySchedule,
@@ -692,7 +692,7 @@ pub enum AbsentFieldPolicy {
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Schd {
-    /// Deprecated, does nothing (issue 17, item 6): `schd-flush` runs at its
+    /// Deprecated, does nothing: `schd-flush` runs at its
     /// cron line in the schedule profile (§8.2's aggregation period). Still
     /// accepted for one release; `msgx config check` warns.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -727,7 +727,7 @@ impl Default for Schd {
     }
 }
 
-/// `[msgx.season]`: the seasonal schedule SCHS (issue 18 item 2; docs/season.md).
+/// `[msgx.season]`: the seasonal schedule SCHS (docs/season.md).
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Season {
@@ -1032,7 +1032,7 @@ impl Default for Log {
     }
 }
 
-/// `[msgx.telemetry]`: trace export (issue 21 item 5; docs/pipeline.md
+/// `[msgx.telemetry]`: trace export (docs/pipeline.md
 /// "Trace context"). Every message has its W3C trace context whatever is set
 /// here; this only decides whether spans leave the process.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
@@ -1172,7 +1172,7 @@ impl Default for Http {
     }
 }
 
-/// `[msgx.console]`: the operator console (issue 21; docs/console.md),
+/// `[msgx.console]`: the operator console (docs/console.md),
 /// served by the daemon or by `msgx console`, on the limits of `msgx.http`.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
@@ -1343,8 +1343,8 @@ impl Config {
         self.msgx.kafka.apply_env(&get);
     }
 
-    /// The effective config as TOML with every secret masked (`config show`;
-    /// issue 16, item 6): see [`mask_value`].
+    /// The effective config as TOML with every secret masked (`config
+    /// show`): see [`mask_value`].
     pub fn to_masked_toml(&self) -> String {
         match toml::Value::try_from(self) {
             Ok(mut v) => {
@@ -1357,7 +1357,7 @@ impl Config {
 }
 
 /// A TOML error as `line L, column C (key K): message`, without the source
-/// line the toml crate quotes (issue 16, item 6): that line may be
+/// line the toml crate quotes: that line may be
 /// `url = "postgres://u:password@…` or `"sasl.password" = …`. The key name
 /// stays, so the error still says what to fix; the message's quoted values
 /// are hidden when the key holds a secret or a URL.
@@ -1399,7 +1399,7 @@ fn parse_error_without_values(e: &toml::de::Error, text: &str) -> String {
 
 /// A TOML error in a file of secrets (the console's users file, the compat
 /// tokens): where it is and what kind of error, with every quoted literal
-/// hidden and no line of the file (issue 32 item 7, L4: toml's own message
+/// hidden and no line of the file (toml's own message
 /// quotes the offending line, a password hash among them).
 pub fn toml_error_without_text(e: &toml::de::Error, text: &str) -> String {
     let message = hide_literals(e.message().trim());
@@ -1414,8 +1414,7 @@ pub fn toml_error_without_text(e: &toml::de::Error, text: &str) -> String {
 
 /// A secrets file's permission bits when its group or others have any
 /// (`None`: private to its owner). The console's users file and the compat
-/// token files are refused rather than used when others may read them
-/// (issue 32 item 7, L4).
+/// token files are refused rather than used when others may read them.
 pub fn shared_file_mode(path: &std::path::Path) -> std::io::Result<Option<u32>> {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(path)?.permissions().mode() & 0o7777;
@@ -1595,7 +1594,7 @@ mod tests {
     fn documented_local_config_equals_the_defaults() {
         // config/msgx.toml is the local development config: it sets the
         // connection URLs of scripts/services.sh, which have no built-in
-        // default (issue 16, item 5); every other key shows its default.
+        // default; every other key shows its default.
         let mut local =
             Config::from_toml(include_str!("../../config/msgx.toml"), "config/msgx.toml")
                 .expect("config/msgx.toml parses");
@@ -1647,7 +1646,7 @@ mod tests {
         );
     }
 
-    /// Every secret form of issue 16 item 6, in `config show` and in `Debug`.
+    /// Every secret form, in `config show` and in `Debug`.
     #[test]
     fn config_show_and_debug_mask_every_secret_form() {
         let mut c = Config::default();

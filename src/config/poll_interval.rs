@@ -1,4 +1,4 @@
-//! `msgx.pipeline.poll-interval` (issue 20, item 1): the adaptive cadence of
+//! `msgx.pipeline.poll-interval`: the adaptive cadence of
 //! the jobs a schedule profile runs at `"poll"` (the mailbox poll,
 //! `ingest-sweep`).
 //!

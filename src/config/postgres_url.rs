@@ -1,4 +1,4 @@
-//! The query parameters of `msgx.postgres.url` (issue 32 item 9, L3).
+//! The query parameters of `msgx.postgres.url`.
 //!
 //! sqlx ignores a parameter it does not know and logs it at WARN **with its
 //! value**: a libpq-only `sslpassword=…` put its secret into the log, and the

@@ -1,4 +1,5 @@
-//! The startup self-check (issue 2, item 2; design §9.1 and §9.3 "时间常数排序").
+//! The startup self-check (design §9.1, and §9.3: the time constants in
+//! their order).
 //! Each issue names the TOML key and the rule it breaks.
 
 use super::COMPAT_TOKEN_ENV;
@@ -48,7 +49,7 @@ impl Config {
     }
 
     /// Keys that are still accepted but do nothing, with what to do instead
-    /// (`msgx config check` prints them as warnings; issue 17, item 6).
+    /// (`msgx config check` prints them as warnings).
     pub fn deprecations(&self) -> Vec<ConfigIssue> {
         let m = &self.msgx;
         let mut out = Vec::new();
@@ -139,7 +140,7 @@ fn postgres(m: &Msgx, out: &mut Issues) {
             ),
         );
     }
-    // Issue 32 item 9 (L3): the driver would log an unknown parameter with
+    // The driver would log an unknown parameter with
     // its value (a secret, e.g. `sslpassword`) and go on without it.
     let unknown = super::unknown_postgres_url_parameters(&p.url);
     if !unknown.is_empty() {
@@ -186,7 +187,7 @@ fn mailbox(m: &Msgx, out: &mut Issues) {
             );
         }
     }
-    // Unset is valid here: a command that needs the URL refuses then (issue 16, item 5).
+    // Unset is valid here: a command that needs the URL refuses then.
     if !b.url.is_empty()
         && let Err(e) = mysql_async::Opts::from_url(&b.url)
     {
@@ -467,7 +468,7 @@ fn telemetry(m: &Msgx, out: &mut Issues) {
 }
 
 /// `[msgx.http]`: positive bounds; the ops endpoints are unauthenticated,
-/// so loopback only (issue 10); the compat entry's rules ([`compat_issues`]);
+/// so loopback only; the compat entry's rules ([`compat_issues`]);
 /// the health windows outlast what they wait for (a standby beats once per
 /// poll; waiting out a hole is not a stall).
 fn http(m: &Msgx, out: &mut Issues) {
@@ -530,12 +531,12 @@ fn console(m: &Msgx, out: &mut Issues) {
     out.0.extend(console_issues(&m.console, &m.http));
 }
 
-/// Issue 21: the console parses its address, and a non-loopback console
+/// The console parses its address, and a non-loopback console
 /// needs users (a console anyone on the network could open would show the
 /// feed's internals to everyone and, with a user file added later, invite
 /// guessing; refusing is the safe default, as Hangfire's local-only is).
 ///
-/// Issue 32 item 6: a console without login only when `anonymous-viewer`
+/// A console without login only when `anonymous-viewer`
 /// asks for it; a non-loopback console only over HTTPS (its own TLS, or a
 /// TLS-terminating proxy declared in `msgx.http.trusted-proxies`), since
 /// passwords and session cookies cross the network; a wildcard listen
@@ -657,7 +658,7 @@ fn console_issues(c: &super::Console, http: &super::Http) -> Vec<ConfigIssue> {
     out
 }
 
-/// The retry schedules (issue 17 item 4; §9.1): a limited schedule has
+/// The retry schedules (§9.1): a limited schedule has
 /// exactly max-attempts − 1 tiers, so no tier can be configured that never
 /// fires; INFRA is unlimited (an outage must never turn a head
 /// DEAD(EXHAUSTED)) and repeats its last tier, so it needs one; CODEC_ERROR,
@@ -672,7 +673,7 @@ fn retry_issues(p: &super::Pipeline) -> Vec<(String, String)> {
         if set {
             issues.push((
                 format!("msgx.pipeline.{key}"),
-                "was removed (issue 17): set one schedule per class in [msgx.pipeline.retry.infra], \
+                "was removed: set one schedule per class in [msgx.pipeline.retry.infra], \
                  [msgx.pipeline.retry.codec-error], [msgx.pipeline.retry.unsupported] and \
                  [msgx.pipeline.retry.data] (docs/configuration.md)"
                     .into(),
@@ -711,7 +712,7 @@ fn retry_issues(p: &super::Pipeline) -> Vec<(String, String)> {
     issues
 }
 
-/// `msgx.telemetry.otlp-endpoint` (issue 21 item 5): an http(s) URL, and
+/// `msgx.telemetry.otlp-endpoint`: an http(s) URL, and
 /// only in a binary that can export (the `otlp` cargo feature, off by default
 /// because its crates are heavy to build).
 fn otlp_issue(t: &super::Telemetry) -> Option<String> {
@@ -728,7 +729,7 @@ fn otlp_issue(t: &super::Telemetry) -> Option<String> {
     (!scheme_ok).then(|| format!("{endpoint:?} is not an http:// or https:// URL"))
 }
 
-/// The compat entry's rules (issue 16 item 4): its address parses; TLS files
+/// The compat entry's rules: its address parses; TLS files
 /// come in the pairs that make sense; every address has a token
 /// (`env_token`: `MSGX_COMPAT_TOKEN` is set) or a client CA, or a loopback
 /// address the development mode; the SNDR
@@ -750,7 +751,7 @@ pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue
                 "msgx.http.compat-listen",
                 format!("{addr:?} is not an IP:PORT address"),
             ),
-            // Issue 32 item 4: authentication on every address; only a
+            // Authentication on every address; only a
             // development mode asked for by name waives it, on loopback.
             Ok(a) if h.compat_development_mode && !a.ip().is_loopback() => fail(
                 "msgx.http.compat-development-mode",
@@ -849,7 +850,7 @@ pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue
     issues
 }
 
-/// The three topics (issue 18 item 2): legal Kafka names, and distinct,
+/// The three topics: legal Kafka names, and distinct,
 /// because the compacted `schd` and `season` topics are keyed differently
 /// (FLID, series key) and sharing one would let a key of one compact away a
 /// record of the other.
@@ -1093,7 +1094,7 @@ mod tests {
         assert!(Config::default().deprecations().is_empty());
     }
 
-    /// Issue 20: `poll-interval` has its meaning again (a fixed interval
+    /// `poll-interval` has its meaning again (a fixed interval
     /// when written as one duration), so it is no longer deprecated.
     #[test]
     fn poll_interval_is_a_live_key() {
@@ -1189,7 +1190,7 @@ mod tests {
         );
     }
 
-    /// Issue 32 item 6: no console without login unless asked for by name,
+    /// No console without login unless asked for by name,
     /// no plain HTTP off loopback without a declared TLS proxy, no wildcard
     /// address without named hosts.
     #[test]
@@ -1271,7 +1272,7 @@ mod tests {
             ..open.clone()
         };
         assert!(keys(&tokens, false).is_empty());
-        // Issue 32 item 4: loopback needs authentication too, unless the
+        // Loopback needs authentication too, unless the
         // development mode is asked for, which only loopback may.
         let loopback = super::super::Http {
             compat_listen: Some("[::1]:8088".into()),

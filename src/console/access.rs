@@ -1,4 +1,4 @@
-//! Who may use the console (issue 21 item 4; docs/console.md "Users
+//! Who may use the console (docs/console.md "Users
 //! file"): users with argon2 password hashes and bearer tokens, each with a
 //! role, read from `msgx.console.users-file`; and the login rate limit.
 //!
@@ -126,7 +126,7 @@ impl Users {
     }
 
     /// A parse error names the line and column, never the line's text (it
-    /// may hold a hash; issue 32 L4).
+    /// may hold a hash).
     fn parse(text: &str, path: &Path) -> Result<Users, AccessError> {
         let file: File = toml::from_str(text).map_err(|e| AccessError::Parse {
             path: path.to_path_buf(),
@@ -218,7 +218,7 @@ impl Users {
 
     /// What a session of `name` is bound to: the SHA-256 of the user's role
     /// and password hash as the file has them now. A session stores it at
-    /// login and ends once it differs (issue 32 item 7, M7): a changed
+    /// login and ends once it differs: a changed
     /// password or role ends every session of the user at the next request,
     /// also across a restart. `None` once the user is removed.
     pub fn credential_of(&self, name: &str) -> Option<String> {
@@ -236,9 +236,9 @@ pub const MIN_PASSWORD_CHARS: usize = 12;
 /// compiled in; lower case).
 const COMMON_PASSWORDS: &str = include_str!("../../assets/common-passwords.txt");
 
-/// Why `password` may not be used for a console user (issue 32 item 7,
-/// L5): shorter than [`MIN_PASSWORD_CHARS`], or on the shipped list of
-/// common passwords (compared without case). `None`: acceptable.
+/// Why `password` may not be used for a console user: shorter than
+/// [`MIN_PASSWORD_CHARS`], or on the shipped list of common passwords
+/// (compared without case). `None`: acceptable.
 pub fn password_problem(password: &str) -> Option<String> {
     let chars = password.chars().count();
     if chars < MIN_PASSWORD_CHARS {
@@ -264,7 +264,7 @@ pub fn hash_password(password: &str) -> Result<String, AccessError> {
         .map_err(|e| AccessError::Hash(e.to_string()))
 }
 
-/// Failed logins (issue 21 item 4; issue 32 M2), in two separate maps so
+/// Failed logins, in two separate maps so
 /// that a user named like an address counts against that user only:
 ///
 /// - per user name: `login-attempts` in `login-window`; beyond it, that
@@ -347,7 +347,7 @@ pub const MAX_USER_CHARS: usize = 64;
 /// Whether a login's user name may be used at all: 1 to
 /// [`MAX_USER_CHARS`] characters, none a control character. Checked before
 /// the look-up and the rate limiter, so a 2 MB name is never stored or
-/// compared (issue 32 item 2).
+/// compared.
 pub fn valid_user_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 4 * MAX_USER_CHARS
@@ -357,7 +357,7 @@ pub fn valid_user_name(name: &str) -> bool {
 
 /// At most `max` log lines per key (a client address) per `window`; the
 /// lines beyond it are counted, not written, so a password guesser cannot
-/// flood the log (issue 32 item 2). Each window starts at its key's first
+/// flood the log. Each window starts at its key's first
 /// line. A window that has ended is reported by the next call from any key:
 /// [`LogLimiter::admit`] returns its count of suppressed lines. At most
 /// `capacity` keys are tracked; beyond them, new keys share one.

@@ -1,4 +1,4 @@
-//! The console's POSTs (issue 21 items 3 and 4): login, logout, and the
+//! The console's POSTs: login, logout, and the
 //! operator actions. Each action is two steps on one URL: `step=confirm`
 //! (the list page's button) shows what will happen — for a bulk action the
 //! count — and asks for the reason; `step=apply` does it by calling exactly
@@ -43,7 +43,7 @@ pub struct LoginForm {
     user: String,
     #[serde(default)]
     password: String,
-    /// The login form's CSRF token (issue 32 item 6, L8).
+    /// The login form's CSRF token.
     #[serde(default)]
     csrf: Option<String>,
 }
@@ -259,7 +259,7 @@ fn parse_ids(text: &str) -> Result<Vec<i64>, String> {
         .map(str::parse)
         .collect();
     match ids {
-        // Bounded like a filter's bulk action (issue 32 L7).
+        // Bounded like a filter's bulk action.
         Ok(ids) if ids.len() as i64 > MAX_BULK => Err(format!(
             "{} IDs: at most {MAX_BULK} in one action",
             ids.len()
@@ -644,7 +644,7 @@ fn filter_fields(f: &FilterForm) -> Vec<(String, String)> {
 
 /// Records an action the console started that its service does not audit
 /// itself (an upstream request, a job run) in OPERATOR_ACTION with the
-/// authenticated user (issue 21 item 2); the result line says so, or that
+/// authenticated user; the result line says so, or that
 /// the record failed (the action itself has happened either way).
 async fn audit(
     s: &ConsoleState,
@@ -872,7 +872,7 @@ mod tests {
         assert!(parse_ids("1,x").is_err());
     }
 
-    /// Issue 32 L7: an explicit list is bounded like a filter's bulk action.
+    /// An explicit list is bounded like a filter's bulk action.
     #[test]
     fn an_explicit_list_holds_at_most_max_bulk_ids() {
         let list = |n: i64| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");

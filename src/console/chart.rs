@@ -1,4 +1,4 @@
-//! Small server-rendered SVG bar charts for the Overview (issue 21 item 2):
+//! Small server-rendered SVG bar charts for the Overview:
 //! no script, no chart library, readable without JavaScript. Pure.
 
 use chrono::{DateTime, Duration, Utc};

@@ -1,4 +1,4 @@
-//! The Messages filter as the page's form sends it (issue 21 item 2):
+//! The Messages filter as the page's form sends it:
 //! parsed into a store query with a readable error per field, and the
 //! keyset cursor (`before`, a MSG_ID) of the next page. Pure.
 
@@ -46,7 +46,7 @@ pub struct FilterError {
     pub problem: String,
 }
 
-/// The longest reason-text filter, in characters (issue 32 item 1): the
+/// The longest reason-text filter, in characters: the
 /// text becomes an ILIKE over PROC_STATE's reasons, and a 32,000-character
 /// one ran 21.5 s on 200,000 rows.
 pub const MAX_TEXT_CHARS: usize = 200;

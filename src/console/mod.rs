@@ -1,4 +1,4 @@
-//! The operator console (issue 21; docs/console.md): server-rendered HTML
+//! The operator console (docs/console.md): server-rendered HTML
 //! pages over the same read models and services the CLI uses, on the
 //! hardened listener of [`crate::http::listener`]. Forms work without
 //! JavaScript; every element a test or an operator's script needs has a

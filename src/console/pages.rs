@@ -1,4 +1,4 @@
-//! The console's pages (issue 21 item 2), each read through the read model
+//! The console's pages, each read through the read model
 //! the CLI uses: [`crate::status::collect`] (`msgx status`),
 //! [`crate::inspect`] (`msgx msg show`, `flight show`, `holes`),
 //! [`crate::delivery::dead_letters`] (`msgx events dead`),
@@ -75,8 +75,8 @@ pub(super) fn https(transport: Option<Extension<Transport>>) -> bool {
 /// Seconds a login form's CSRF cookie lives: an hour to type a password.
 const LOGIN_FORM_SECONDS: i64 = 3600;
 
-/// The login form with `error` and its login CSRF token (issue 32 item 6,
-/// L8: double submit; the login POST must carry the form's token and the
+/// The login form with `error` and its login CSRF token (double submit:
+/// the login POST must carry the form's token and the
 /// cookie's, equal). The token of the request's login cookie is reused
 /// when it has one (a browser's second request for the form, e.g. after a
 /// favicon redirect, must not replace the cookie of a form already shown);
@@ -156,7 +156,7 @@ pub async fn overview(
     ));
     if let Some(e) = &st.mailbox_error {
         // The server's words (user names, hosts) are for operators and the
-        // log only (issue 32 item 9, L2).
+        // log only.
         let shown = match who.role() {
             super::access::Role::Operator => format!("unreachable: {e}"),
             super::access::Role::Viewer => {
@@ -365,7 +365,7 @@ pub async fn messages(
     let mut filter = filter;
     match filter.parse() {
         Err(e) => {
-            // The refused form is shown again, bounded (issue 32 item 1).
+            // The refused form is shown again, bounded.
             for field in [
                 &mut filter.text,
                 &mut filter.kind,
@@ -433,11 +433,11 @@ pub async fn messages(
     page(status, &p)
 }
 
-/// The page's answer when the console's bounds stopped a search (issue 32
-/// item 1): the server cancelled it at `msgx.console.statement-timeout`, or
-/// every console session was busy for `msgx.postgres.acquire-timeout`. The
-/// visitor learns the search stopped and how to narrow it; the log keeps a
-/// WARN (a costly filter is worth knowing about, not an error of msgx).
+/// The page's answer when the console's bounds stopped a search: the server
+/// cancelled it at `msgx.console.statement-timeout`, or every console session
+/// was busy for `msgx.postgres.acquire-timeout`. The visitor learns the search
+/// stopped and how to narrow it; the log keeps a WARN (a costly filter is
+/// worth knowing about, not an error of msgx).
 fn search_stopped(e: &sqlx::Error, s: &ConsoleState) -> Option<String> {
     let why = if crate::store::pg::timeout_setting(e).is_some() {
         format!(
@@ -482,7 +482,7 @@ fn size_text(n: usize) -> String {
     format!("{n} bytes ({:.1} MiB)", n as f64 / f64::from(1 << 20))
 }
 
-/// One message, bounded (issue 32 item 3): the first
+/// One message, bounded: the first
 /// [`inspect::RAW_PREVIEW_BYTES`] of its raw text, page `?page=N` of its
 /// decoded records ([`inspect::RECORDS_PER_PAGE`] each), and a link to
 /// [`message_raw`] for the whole text.
@@ -576,7 +576,7 @@ pub async fn message(
                 "no intent (not terminal)".into()
             };
             facts.push(Fact::new("fact-backfill", "Backfill", backfill));
-            // The W3C trace context (issue 21 item 5): the `traceparent`
+            // The W3C trace context: the `traceparent`
             // header of its Kafka records, the `trace_id` of its log lines.
             let trace = r
                 .traceparent
@@ -697,7 +697,7 @@ fn decoded_part(
     part
 }
 
-/// The whole raw text of one message as a download (issue 32 item 3),
+/// The whole raw text of one message as a download,
 /// streamed from the mailbox in pieces ([`crate::store::mailbox::RawReader`]):
 /// msgx holds one piece (about 1 MiB) at a time and no mailbox connection
 /// between pieces, whatever the size and however slowly the client reads.
@@ -1256,7 +1256,7 @@ impl TablePage {
 }
 
 /// Every request to the compat entry `POST /cminmsgs/send`, newest first
-/// (COMPAT_REQUEST; issue 32 item 4): who posted what, and the answer.
+/// (COMPAT_REQUEST): who posted what, and the answer.
 pub async fn compat(
     State(s): State<ConsoleState>,
     Extension(who): Extension<Principal>,

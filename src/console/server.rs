@@ -1,9 +1,8 @@
-//! The console's listener, router and authentication (issue 21 items 1
-//! and 4; issue 32 items 6–8). Every request passes [`browser_guard`] (the
-//! Host allow-list, the security headers) and then [`authenticate`]: a
-//! bearer token, else the session cookie, else (only when no users file is
-//! configured and `anonymous-viewer` asks for it, on loopback alone) an
-//! anonymous viewer.
+//! The console's listener, router and authentication. Every request passes
+//! [`browser_guard`] (the Host allow-list, the security headers) and then
+//! [`authenticate`]: a bearer token, else the session cookie, else (only when
+//! no users file is configured and `anonymous-viewer` asks for it, on loopback
+//! alone) an anonymous viewer.
 
 use super::access::{AccessError, LogLimiter, LoginLimiter, Users};
 use super::state::{ConsoleState, JobLauncher, Principal, Transport};
@@ -75,7 +74,7 @@ pub struct ConsoleServer {
 
 /// What the console needs from its config and files before it binds: the
 /// address, the users (read and checked: mode, entries) and the TLS keys.
-/// `msgx config check` runs the same (issue 32 item 8), so a file that
+/// `msgx config check` runs the same, so a file that
 /// would stop the console is reported before a daemon starts.
 struct Prepared {
     addr: SocketAddr,
@@ -233,7 +232,7 @@ pub fn router(state: ConsoleState) -> Router {
         .with_state(state)
 }
 
-/// The security headers of every console response (issue 32 item 6, L1):
+/// The security headers of every console response:
 /// scripts, styles and frames only from the console itself and no framing
 /// by any page (clickjacking), no content-type guessing, no Referer to other
 /// sites (message IDs and filters are in the URLs).
@@ -246,7 +245,7 @@ const SECURITY_HEADERS: [(header::HeaderName, &str); 3] = [
     (header::REFERRER_POLICY, "no-referrer"),
 ];
 
-/// The outermost layer (issue 32 item 6, M4): a request whose `Host` (or
+/// The outermost layer: a request whose `Host` (or
 /// HTTP/2 `:authority`) is not one of the console's allowed hosts gets 421
 /// before anything else runs (DNS rebinding: a page of another site whose
 /// name resolves to this address is not this console); every answer gets
@@ -338,7 +337,7 @@ async fn authenticate(State(s): State<ConsoleState>, mut req: Request, next: Nex
 }
 
 /// A bearer token is checked only while its client is within
-/// `login-attempts-per-client` (429 beyond it, issue 32 L6); a wrong one
+/// `login-attempts-per-client` (429 beyond it); a wrong one
 /// counts against the client like a failed login.
 async fn resolve(
     s: &ConsoleState,
@@ -390,7 +389,7 @@ async fn resolve(
         return Ok(None);
     };
     // Bound to the user's entry at login: a changed password hash or role,
-    // or a removed user, ends the session (issue 32 item 7, M7).
+    // or a removed user, ends the session.
     let current = users.credential_of(&row.user_name);
     match users.role_of(&row.user_name) {
         Some(role) if current.as_deref() == Some(row.credential_sha256.as_str()) => {

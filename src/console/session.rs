@@ -1,4 +1,4 @@
-//! Login sessions and CSRF (issue 21 item 4; docs/console.md "Security
+//! Login sessions and CSRF (docs/console.md "Security
 //! model"). The cookie holds 32 random bytes from the operating system
 //! (`getrandom`); the server keeps the session row (CONSOLE_SESSION, keyed
 //! by the value's SHA-256) so logout and expiry end it at once and a
@@ -31,7 +31,7 @@ pub fn id_hash(session_id: &str) -> String {
     sha256_hex(session_id.as_bytes())
 }
 
-/// The login form's CSRF cookie (issue 32 item 6, L8): a random value set
+/// The login form's CSRF cookie: a random value set
 /// with the form and posted back in it (double submit), so a page of
 /// another site cannot log a browser in as the attacker's user.
 pub const LOGIN_COOKIE_NAME: &str = "msgx_login";

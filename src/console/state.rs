@@ -17,7 +17,7 @@ pub struct ConsoleState {
     /// `None`: no users file (loopback only): anonymous read-only access.
     pub users: Option<Arc<Users>>,
     pub limiter: Arc<LoginLimiter>,
-    /// Failed-login WARN lines per client address (issue 32 item 2).
+    /// Failed-login WARN lines per client address.
     pub login_log: Arc<LogLimiter>,
     /// The console terminates TLS itself (cookies are `Secure`).
     pub tls: bool,

@@ -1,5 +1,5 @@
 //! The DLQ: DEAD outbox rows stay in MSG_EVENT until an operator resolves
-//! them (design §8.3; issue 6, item 4). `resend` puts a DEAD row back to
+//! them (design §8.3). `resend` puts a DEAD row back to
 //! PENDING with a fresh retry budget; `discard` deletes it. Each action is
 //! recorded in OPERATOR_ACTION in the same transaction as the change.
 //!

@@ -12,7 +12,7 @@
 //!   earlier PENDING row is still backing off, so later rounds and runs keep
 //!   the pause (`store::pg::msg_event::fetch_due_msg`). A head that turned
 //!   DEAD no longer blocks: the next round reads its FLID again from the
-//!   first row this round did not send ([`super::outbox`], issue 17 item 2),
+//!   first row this round did not send ([`super::outbox`]),
 //!   so its followers go out in order. Other FLIDs go on.
 //! - **SENT after the report.** A wave's confirmed rows are marked SENT with
 //!   SENT_AT in one UPDATE, in a fenced transaction, after every report of the

@@ -1,4 +1,4 @@
-//! End-to-end latency of the change notifications (issue 20, item 3): per
+//! End-to-end latency of the change notifications: per
 //! KAFKA:msg event that became SENT, how long after its message was enqueued
 //! (msgx's clock) and after the mailbox received it (the AODB's clock) the
 //! broker confirmed it. docs/metrics.md, "End-to-end latency".

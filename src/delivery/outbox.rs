@@ -6,7 +6,7 @@
 //! A round reads its rows once (the batch is frozen at read time) and acts
 //! only on those rows; rows committed meanwhile wait for the next round.
 //!
-//! **Per-FLID order across rounds (§8.1; issue 17, item 2).** No event of a
+//! **Per-FLID order across rounds (§8.1).** No event of a
 //! FLID may go out while an earlier event of it is still PENDING, whatever
 //! happened to that earlier one (SENT, backing off, DEAD, in doubt). Inside a
 //! round the dispatcher's per-FLID queues guarantee it. Across rounds the
@@ -266,7 +266,7 @@ impl WaveSender<'_> {
         rows: &[&PendingEvent],
         report: &mut DeliveryCounts,
     ) -> Result<WaveOutcome, JobError> {
-        // Each record carries its message's trace (issue 21 item 5), read
+        // Each record carries its message's trace, read
         // from the row, so a redelivery carries the same one; its span puts
         // the trace-id on this row's log lines and, when exporting, covers
         // the send up to the SENT mark.
@@ -321,7 +321,7 @@ impl WaveSender<'_> {
         self.ctx.fence(&mut tx).await?;
         let sent = rows.iter().zip(&confirmed).filter(|(_, ok)| **ok);
         // The KAFKA:msg rows this wave moved to SENT, for the end-to-end
-        // latency once the mark is committed (issue 20, item 3).
+        // latency once the mark is committed.
         let mut sent_msgs = Vec::new();
         match topic {
             Topic::Msg => {

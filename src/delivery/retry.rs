@@ -1,6 +1,6 @@
-//! What a failed send does to its outbox row (design §3 "投递", §8.1, §9.1):
-//! pure, no I/O, no clock (the caller passes `now`). docs/delivery.md has the
-//! table.
+//! What a failed send does to its outbox row (design §3 delivery states, §8.1,
+//! §9.1): pure, no I/O, no clock (the caller passes `now`). docs/delivery.md
+//! has the table.
 //!
 //! - [`FailureClass::MessageSpecific`] counts one attempt; at
 //!   `msgx.dispatch.max-attempts` the row becomes DEAD (kept as the DLQ).
@@ -11,7 +11,7 @@
 //! - An in-doubt row (it may already be in the topic) never becomes DEAD by
 //!   its count: it is re-sent with the idempotent producer until
 //!   `now − first_failure_at ≥ msgx.dispatch.in-doubt-deadline`, then it is
-//!   DEAD with class IN_DOUBT (issue 17, item 3), so one record that always
+//!   DEAD with class IN_DOUBT, so one record that always
 //!   times out ends in the DLQ instead of holding its FLID forever.
 //! - Backoff: `msgx.dispatch.retry-backoff`, tier = counted attempts − 1 (the
 //!   last tier repeats, for in-doubt rows counted past max-attempts); an

@@ -1,5 +1,5 @@
 //! `season-flush`: publishes the seasonal schedule's series to the compacted
-//! `season` topic (`msgx.kafka.topic-season`; issue 18 item 2, docs/season.md).
+//! `season` topic (`msgx.kafka.topic-season`; docs/season.md).
 //!
 //! The same mechanism and guarantees as `schd-flush` (design §8.2): one
 //! KAFKA:season outbox row per record key (`SNAM|ALCD|FLNO|MVIN|STDT`),

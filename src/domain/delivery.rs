@@ -1,15 +1,14 @@
-//! What a failed send is, as plain data (design §3 "投递", §8.1, §9.1): the
+//! What a failed send is, as plain data (design §3 delivery states, §8.1, §9.1): the
 //! class the producer decides (kafka/producer.rs `classify`) and the new
 //! values of the outbox row that delivery/retry.rs computes and the store
-//! writes. Here, below both, so the store needs nothing from delivery/
-//! (issue 19 item 1).
+//! writes. Here, below both, so the store needs nothing from delivery/.
 
 use super::stored_name::stored_names;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 stored_names! {
-    /// MSG_EVENT.STATUS (design §3 "投递"): PENDING → SENT, PENDING again after
+    /// MSG_EVENT.STATUS (design §3, delivery): PENDING → SENT, PENDING again after
     /// a backoff, or DEAD (retries used up; the row stays as the DLQ).
     /// Serialised as the stored text.
     #[derive(Serialize, Deserialize)]
@@ -35,8 +34,8 @@ pub enum FailureClass {
     /// The record may have been persisted (timed out after being sent,
     /// connection lost mid-request, purged in flight, unknown). Stays PENDING
     /// and is re-sent (at-least-once), counting after the transient deadline;
-    /// DEAD (class IN_DOUBT) only after `msgx.dispatch.in-doubt-deadline`
-    /// (issue 17, item 3): until then its FLID waits, so a later event never
+    /// DEAD (class IN_DOUBT) only after `msgx.dispatch.in-doubt-deadline`:
+    /// until then its FLID waits, so a later event never
     /// overtakes a copy that may already be in the topic.
     InDoubt,
 }

@@ -15,7 +15,7 @@
 //!    `MAID = ANY(m)` (the `MAID` index, §11.4), into the same set.
 //!    For named FLIDs not found, record the last version the history store
 //!    holds ([`FlightSet::set_retired_version`]): a re-created flight
-//!    continues its version line (issue 18).
+//!    continues its version line.
 //! 3. `engine.decide(&ctx, &msg, &set)`.
 //!
 //! `decide` never panics on an incomplete set: a flight that is not loaded is
@@ -322,8 +322,7 @@ fn finish(
         writes.push(Pending { next, changed });
     }
     // The links before and after, not a second copy of every flight, and an
-    // index of the writes by FLID: a 20,000-flight schedule stays linear
-    // (issue 17, item 5).
+    // index of the writes by FLID: a 20,000-flight schedule stays linear.
     let before = mafl::Links::of_set(current);
     let mut after = before.clone();
     writes.iter().for_each(|w| after.set(&w.next));
@@ -335,7 +334,7 @@ fn finish(
 
     // 2. A deleted master's ACTIVE shares are deleted with it, in the same
     // decision (§12.3: no state where the master is gone and its children
-    // remain; issue 18). Each is a delete of its own (FDEL semantics).
+    // remain). Each is a delete of its own (FDEL semantics).
     let deleted_masters: Vec<i64> = writes
         .iter()
         .filter(|w| w.next.state == FlightStatus::Deleted && w.next.master_id().is_none())
@@ -406,7 +405,7 @@ fn finish(
     }
 
     // 4. Versions and audit columns (a re-created FLID continues its
-    // retired version line, issue 18).
+    // retired version line).
     for w in &mut writes {
         let old = current.get(w.next.flid);
         w.next.state_version = current.last_version(w.next.flid).saturating_add(1);

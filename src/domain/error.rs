@@ -19,7 +19,7 @@ pub enum DomainError {
     #[error("FLTR #{index} (FLID {flid}) has no parsable SODT")]
     MissingSodt { index: usize, flid: i64 },
     /// sis-format §2.1: a FLTR lacks a mandatory schedule field (ALCD, FLNO,
-    /// MVIN, FLTY, FLIN, ACFT), or a SCHD tries to clear one (issue 18).
+    /// MVIN, FLTY, FLIN, ACFT), or a SCHD tries to clear one.
     #[error(
         "FLTR #{index} (FLID {flid}) has no {field}: it is mandatory in a SCHD and cannot be cleared"
     )]

@@ -79,7 +79,7 @@ pub struct ChangeNotification {
 ///
 /// Kept as its JSON bytes (the Kafka value), serialised when built: a copy
 /// of the whole flight per event tripled a large schedule's memory (a
-/// 20,000-flight SCHD, issue 17 item 5). The bytes are deterministic.
+/// 20,000-flight SCHD). The bytes are deterministic.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchdProjection {
     json: Vec<u8>,
@@ -347,8 +347,8 @@ pub fn events_for(
             payload,
         }),
     ];
-    // Every event a unit test builds is checked against schemas/ (issue 18
-    // item 5); the integration tests check the outbox and the topics.
+    // Every event a unit test builds is checked against schemas/; the
+    // integration tests check the outbox and the topics.
     #[cfg(test)]
     for e in &events {
         let event_type = match e.event_type() {

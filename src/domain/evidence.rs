@@ -1,4 +1,4 @@
-//! Where transaction evidence for holes is valid (issue 31 item 7), as a
+//! Where transaction evidence for holes is valid, as a
 //! pure decision over facts read from the mailbox server.
 //!
 //! Evidence (`watermark::no_live_writer`) reads the server's open

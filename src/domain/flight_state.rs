@@ -363,7 +363,7 @@ impl FlightState {
 pub struct FlightSet {
     flights: BTreeMap<i64, FlightState>,
     /// For FLIDs with no current state: the last STATE_VERSION published
-    /// before flight-history-clean removed them (issue 18). A re-created
+    /// before flight-history-clean removed them. A re-created
     /// flight continues from it, so consumers' only-forward guards accept it.
     retired: BTreeMap<i64, i64>,
 }
@@ -398,7 +398,7 @@ impl FlightSet {
         self.flights.is_empty()
     }
     /// Records that `flid`, not in the current state, last had `version`
-    /// (the history store's record; the processor loads it, issue 18).
+    /// (the history store's record; the processor loads it).
     pub fn set_retired_version(&mut self, flid: i64, version: i64) {
         self.retired.insert(flid, version);
     }

@@ -56,8 +56,8 @@ struct Link {
 /// The master/share links of a set of flights, without their content, with
 /// the shares indexed by master: the engine derives MAFL before and after a
 /// decision from these instead of a second full copy of every flight, and
-/// without scanning the set per flight (a 20,000-flight schedule, issue 17
-/// item 5). [`Links::mafl`] is the one implementation of the MAFL rule
+/// without scanning the set per flight (a 20,000-flight schedule).
+/// [`Links::mafl`] is the one implementation of the MAFL rule
 /// above (a property test checks it against a plain scan).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Links {
@@ -166,7 +166,7 @@ mod tests {
     proptest::proptest! {
         /// The links give the MAFL a plain scan of the set gives (the rule
         /// in the module docs), after any sequence of inserts and
-        /// replacements (issue 17, item 5).
+        /// replacements.
         #[test]
         fn links_and_the_index_agree_with_the_scan(
             ops in proptest::collection::vec((0i64..12, proptest::option::of(0i64..12), proptest::bool::ANY), 0..60)

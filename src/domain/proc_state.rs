@@ -1,4 +1,4 @@
-//! The message lifecycle as a type (design §3, §9.1; issue 19 item 2): the
+//! The message lifecycle as a type (design §3, §9.1): the
 //! PROC_STATE states and error classes, the FailureScheduler (when a failed
 //! message may be retried), the ReplayService's whitelist and refusals, and
 //! the predicates the queue, the backfill and the archive select by. Pure:
@@ -56,8 +56,8 @@ impl ProcState {
         self.is_terminal()
     }
 
-    /// A row in this state may be archived (§9.3 "处理终态归档": terminal
-    /// only; its backfill must be settled too, which the store checks).
+    /// A row in this state may be archived (§9.3: terminal only; its
+    /// backfill must be settled too, which the store checks).
     pub const fn may_archive(self) -> bool {
         self.is_terminal()
     }
@@ -68,7 +68,7 @@ impl ProcState {
     }
 }
 
-/// Error classes (design §3; reference "错误分类与重放白名单"). Serialised
+/// Error classes (design §3; reference.md, error classes and replay whitelist). Serialised
 /// as the stored text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -100,7 +100,7 @@ impl ErrorClass {
         }
     }
 
-    /// Every class, in stored-text order of design §3 (DATA, issue 31, last).
+    /// Every class, in stored-text order of design §3, DATA last.
     pub const ALL: [ErrorClass; 7] = [
         ErrorClass::Malformed,
         ErrorClass::CodecError,
@@ -127,7 +127,7 @@ impl ErrorClass {
         )
     }
 
-    /// Replays without force (reference "错误分类与重放白名单").
+    /// Replays without force (the replay whitelist of reference.md).
     pub fn replays_freely(self) -> bool {
         REPLAY_WHITELIST.contains(&self)
     }
@@ -260,8 +260,8 @@ pub fn database_error_class(sqlstate: Option<&str>) -> ErrorClass {
     }
 }
 
-/// One class's retry schedule (`msgx.pipeline.retry.<class>`, issue 17
-/// item 4), as plain values.
+/// One class's retry schedule (`msgx.pipeline.retry.<class>`), as plain
+/// values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
     /// Attempts before DEAD(EXHAUSTED); `None` = unlimited (INFRA).

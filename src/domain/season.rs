@@ -1,4 +1,4 @@
-//! The seasonal schedule (SCHS, sis-format §2.5; issue 18 item 2): pure rules
+//! The seasonal schedule (SCHS, sis-format §2.5): pure rules
 //! that turn a decoded SCHS into a typed [`Season`], decide which stored
 //! seasons a new one replaces or pushes out (`msgx.season.keep`), and build
 //! the `season` topic records. No I/O. Rules: docs/season.md.

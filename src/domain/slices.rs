@@ -1,4 +1,4 @@
-//! Large schedules in slices (issue 17 item 5): a SCHD DNLD/RESP of more
+//! Large schedules in slices: a SCHD DNLD/RESP of more
 //! than `msgx.schd.apply-slice` FLTRs is decided and written one slice at a
 //! time inside its one transaction, so only one slice's flight states and
 //! events are in memory.

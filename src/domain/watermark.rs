@@ -11,7 +11,7 @@
 //! per round; a hole found after W advanced is timed from that new
 //! observation, never inheriting an older wait.
 //!
-//! Transaction evidence (issue 20 item 5) releases a hole earlier: an ID in
+//! Transaction evidence releases a hole earlier: an ID in
 //! the hole was allocated before the row after it, so before the hole was
 //! first seen, and so by a transaction that started before that sighting.
 //! When the mailbox server shows no open transaction that started at or
@@ -33,8 +33,7 @@ pub struct Cursor {
 pub enum ReleaseReason {
     /// The time rule: open for `msgx.pipeline.max-commit-delay` (§4.1).
     MaxCommitDelay,
-    /// Transaction evidence: no transaction that could fill it was alive
-    /// (issue 20 item 5).
+    /// Transaction evidence: no transaction that could fill it was alive.
     NoLiveTransaction,
 }
 
@@ -403,7 +402,7 @@ mod tests {
         assert!(!no_live_writer(&sighting(0), &snapshot(false, Some(1_000))));
     }
 
-    /// The rule as it was before transaction evidence (issue 20 item 5):
+    /// The rule as it was before transaction evidence:
     /// without evidence the new rule must decide exactly this.
     fn time_rule_only(
         cursor: Cursor,

@@ -1,5 +1,5 @@
 //! Who a request's client is, and what each client may use of a listener
-//! (issue 32 item 5; docs/production/http.md "Per-client budgets").
+//! (docs/production/http.md "Per-client budgets").
 //!
 //! The client is the direct peer, unless the peer is one of
 //! `msgx.http.trusted-proxies`: then it is the right-most
@@ -208,7 +208,7 @@ impl Rates {
 /// after `max` failures the key is refused until the window that began with
 /// its first failure has passed. At most `capacity` keys are kept: when
 /// full, ended windows are dropped first, then the oldest window, so
-/// memory stays bounded whatever the keys (issue 32 M2). In memory: a
+/// memory stays bounded whatever the keys. In memory: a
 /// restart forgets, which only gives a guesser one more window.
 #[derive(Debug)]
 pub struct FailureLimiter<K> {

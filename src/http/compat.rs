@@ -1,5 +1,5 @@
-//! Compat HTTP entry `POST /cminmsgs/send` (design §4.4, C-28; issue 16
-//! item 4; issue 32 item 4; docs/production/http.md).
+//! Compat HTTP entry `POST /cminmsgs/send` (design §4.4, C-28;
+//! docs/production/http.md).
 //!
 //! Writes the mailbox row first, then registers it in PROC_STATE — two steps,
 //! not one transaction. The registered row is beyond W, so the pump takes it
@@ -7,7 +7,7 @@
 //! the poller.
 //!
 //! Anyone who can post here writes into the airport's shared mailbox, so:
-//! - **Authentication on every address** (issue 32 item 4). Bearer tokens:
+//! - **Authentication on every address**. Bearer tokens:
 //!   one per client in `msgx.http.compat-tokens-file` (`[[token]]` name,
 //!   SHA-256 of the token, the SNDR values it may send), and/or the single
 //!   token of `msgx.http.compat-token-file` or env `MSGX_COMPAT_TOKEN`
@@ -31,7 +31,7 @@
 //!   once instead. The same holds for a well-formed message of a type msgx
 //!   does not handle (LDM, an unknown FLOP or SCHS subtype…) and that no
 //!   `msgx.ignore` rule names: the pump would record it FAILED(UNSUPPORTED)
-//!   and hold the FIFO for its whole retry schedule (issue 31 item 8), so the
+//!   and hold the FIFO for its whole retry schedule, so the
 //!   entry answers 422 and writes nothing. The decision is the pump's own
 //!   ladder ([`crate::pipeline::ladder::decide`]), so the two cannot differ;
 //!   a type an ignore rule names is accepted (the pump SKIPs it at once).
@@ -109,7 +109,7 @@ pub const MIN_TOKEN_LEN: usize = 16;
 
 /// Wrong or missing bearer tokens a client may send within
 /// [`FAILED_AUTH_WINDOW_MINUTES`]; beyond it, 429 without a token check
-/// (issue 32 L6, as the console's logins).
+/// (as the console's logins).
 pub const FAILED_AUTH_PER_CLIENT: u32 = 20;
 
 /// The window of [`FAILED_AUTH_PER_CLIENT`].
@@ -517,7 +517,7 @@ impl CompatServer {
     }
 }
 
-/// An error answer; the text is cut (crate::error_text, issue 17 item 5).
+/// An error answer; the text is cut (crate::error_text).
 fn error(status: StatusCode, text: impl Into<String>) -> Response {
     let text = text.into();
     (
@@ -816,7 +816,7 @@ async fn send(
     let msg = match codec::decode(&body) {
         Ok(m) => m,
         Err(e) => {
-            // A decode error quotes the refused value: cut (issue 17 item 5).
+            // A decode error quotes the refused value: cut.
             let text = e.to_string();
             let text = crate::error_text::cut(&text).into_owned();
             tracing::info!(peer = %caller.text(), error = %for_log(&text), "Compat entry: body refused (400), nothing written");
@@ -868,8 +868,8 @@ async fn send(
 
 impl Compat {
     /// Writes the mailbox row, recorded in COMPAT_REQUEST with its MSG_ID
-    /// before the mailbox commits (so the pump scopes its identity, issue 32
-    /// item 4), then enqueues it and records the answer.
+    /// before the mailbox commits (so the pump scopes its identity), then
+    /// enqueues it and records the answer.
     async fn write(
         &self,
         text: &str,

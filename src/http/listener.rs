@@ -1,5 +1,5 @@
 //! Serving for every listener (the compat entry, the ops endpoints and the
-//! console; issue 16 item 4; docs/production/http.md): a hand-driven accept loop
+//! console; docs/production/http.md): a hand-driven accept loop
 //! instead of `axum::serve`, because only hyper's own connection builder
 //! bounds the time a client may take to send a request head, and optional
 //! TLS (tokio-rustls, client certificates verified by rustls'
@@ -19,14 +19,14 @@
 //!
 //! Excess requests are refused at once rather than queued, so a flood never
 //! turns into a backlog of stale requests, and a refusal costs nothing.
-//! The per-client budgets come first (issue 32 item 5): a client beyond its
+//! The per-client budgets come first: a client beyond its
 //! own share is refused before it can charge the listener's, so one client
 //! cannot take the others' share. The client is the direct peer, or behind
 //! a trusted proxy the address it forwarded ([`client::resolve`]); the
 //! connection budget counts direct peers only, and trusted proxies are
 //! exempt from it. The body bound covers the whole body, not the gap
 //! between chunks: a body trickling one byte at a time holds its request
-//! slot for at most `body-timeout` (issue 32 M1).
+//! slot for at most `body-timeout`.
 //! HTTP/1.1 only: neither endpoint needs HTTP/2, and one protocol is one
 //! set of timeouts to reason about.
 
@@ -252,8 +252,8 @@ fn limited(
     ));
     let body_timeout = limits.body_timeout;
     ServiceBuilder::new()
-        // Every answer, refusals included, is counted (issue 16: a hostile
-        // or overloading client leaves a visible signal).
+        // Every answer, refusals included, is counted (a hostile or
+        // overloading client leaves a visible signal).
         .map_response(move |r: Response| {
             metrics::counter!(
                 "msgx_http_responses_total",
@@ -339,7 +339,7 @@ where
 /// `limit` (`msgx.http.body-timeout`): past it, the body fails its reader
 /// and the request answers 408 with `Connection: close`, whatever the
 /// handler made of the failed read. A body that trickles steadily is cut
-/// off like a stalled one (issue 32 M1); a request without a body is not
+/// off like a stalled one; a request without a body is not
 /// timed, and neither is the handler once the body has arrived.
 #[derive(Clone)]
 struct WholeBody<S> {

@@ -1,7 +1,7 @@
 //! HTTP listeners (off by default): the compat entry (§4.4) and the
-//! operator endpoints `/metrics`, `/healthz`, `/readyz` (issue 10), both
-//! served through [`listener`] (timeouts, limits, TLS; issue 16), with
-//! per-client budgets keyed by [`client`] (issue 32 item 5).
+//! operator endpoints `/metrics`, `/healthz`, `/readyz`, both
+//! served through [`listener`] (timeouts, limits, TLS), with
+//! per-client budgets keyed by [`client`].
 
 pub mod client;
 pub mod compat;

@@ -1,5 +1,5 @@
 //! The operator endpoints the daemon serves on `msgx.http.metrics-listen`
-//! (issue 10; docs/operations.md, docs/metrics.md):
+//! (docs/operations.md, docs/metrics.md):
 //!
 //! | path | 200 when | 503 when |
 //! |---|---|---|
@@ -50,14 +50,13 @@ impl Heartbeat {
 /// The instance lock once this process holds it (a standby has none yet).
 pub type LockSlot = Arc<OnceLock<Arc<AdvisoryLock>>>;
 
-/// The daemon's job supervision once it is active (issue 17, item 1).
+/// The daemon's job supervision once it is active.
 pub type JobsSlot = Arc<OnceLock<Arc<crate::jobs::supervision::JobWatch>>>;
 
-/// The operator console of a daemon that serves one (issue 32 item 8,
-/// M8): whether it serves, or why not. A console that cannot start or stops
-/// serving never stops the jobs: it is shown as `/readyz`'s `console` check
-/// (not counted in `ready`: the feed is unaffected) and by the
-/// `msgx_console_up` gauge.
+/// The operator console of a daemon that serves one: whether it serves, or why
+/// not. A console that cannot start or stops serving never stops the jobs: it
+/// is shown as `/readyz`'s `console` check (not counted in `ready`: the feed
+/// is unaffected) and by the `msgx_console_up` gauge.
 #[derive(Debug, Default)]
 pub struct ConsoleHealth {
     state: Mutex<Option<Result<String, String>>>,
@@ -247,7 +246,7 @@ async fn readyz(State(s): State<OpsState>) -> Response {
     checks.insert("head", Check::from(head_ready(failing, now, alert)));
     let ready = checks.values().all(|c| c.ok);
     // Shown, not counted: a console problem is the operators', never the
-    // feed's (issue 32 item 8).
+    // feed's.
     if let Some(console) = s.console.state() {
         checks.insert("console", Check::from(console));
     }
@@ -301,7 +300,7 @@ pub fn watermark_ready(
     }
 }
 
-/// The head part of readiness (issue 17 item 4): unready once the head has
+/// The head part of readiness: unready once the head has
 /// been failing for `alert` (`msgx.pipeline.head-blocked-alert`). Every later
 /// message waits behind it (strict FIFO); an INFRA head is never given up,
 /// so this check is what tells an operator that an outage holds the feed.

@@ -1,6 +1,6 @@
 //! Job manifests (`jobs/<name>.toml`): name, purpose, class, lock and default
 //! per-run bounds. Embedded at build time so the binary and the daemon read
-//! the same single source (issue 2, item 1).
+//! the same single source.
 
 use crate::config::Dur;
 use serde::{Deserialize, Serialize};
@@ -13,7 +13,7 @@ pub enum JobClass {
     Maintenance,
 }
 
-/// Which advisory lock a run takes (issue 2, item 6).
+/// Which advisory lock a run takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LockKind {

@@ -1,5 +1,5 @@
 //! Jobs: the unit the scheduler and `msgx run` invoke, in River's service
-//! shape (issue 19 item 5): each job holds a config struct of the settings it
+//! shape: each job holds a config struct of the settings it
 //! uses, built once from the global config by a constructor that validates,
 //! and its bounded `run_once` returns a typed report ([`report`]). There is
 //! one path: the [`runner::JobRunner`] takes the job's lock, records JOB_RUN and
@@ -52,7 +52,7 @@ impl JobContext {
     }
 
     /// The hard fence inside a write transaction: proves on the server that
-    /// this run's lock session still holds its lock (issue 2, item 6).
+    /// this run's lock session still holds its lock.
     pub async fn fence(&self, conn: &mut sqlx::PgConnection) -> Result<(), JobError> {
         if !self.guard.is_active() {
             return Err(JobError::LockLost);
@@ -127,10 +127,10 @@ pub enum JobError {
     LockLost,
     #[error("{0}")]
     Other(String),
-    /// A panic inside the run, caught at the run boundary (issue 17, item 1).
+    /// A panic inside the run, caught at the run boundary.
     #[error("the job panicked: {0}")]
     Panicked(String),
-    /// A pass that failed after doing work (issue 31 item 9): the error and
+    /// A pass that failed after doing work: the error and
     /// the pass's report so far ([`RunReport::failed_with`]). The run's
     /// passes ([`passes`]) add the report to the run's total and record the
     /// inner error, so JOB_RUN counts what a failed run did; nothing else

@@ -85,7 +85,7 @@ impl<J: Job> AnyJob for J {
                         break;
                     }
                 }
-                // The work a failed pass did still counts (issue 31 item 9).
+                // The work a failed pass did still counts.
                 Err(JobError::AfterWork { error, done }) => {
                     if let Some(report) = done.take::<J::Details>() {
                         total.absorb(report);
@@ -109,7 +109,7 @@ impl<J: Job> AnyJob for J {
 }
 
 /// Awaits one bounded pass, turning a panic inside it into
-/// [`JobError::Panicked`] (issue 17, item 1): the run is then recorded FAILED
+/// [`JobError::Panicked`]: the run is then recorded FAILED
 /// with the panic message like any failure, and the next tick runs again.
 /// Counted in `msgx_job_panics_total` and logged at error.
 ///

@@ -25,7 +25,7 @@ pub struct Profile {
     pub jobs: BTreeMap<String, String>,
     /// Job name → jobs started at once when a run of it handled items (the
     /// `[then]` table). A pipeline hop then costs its run time instead of up
-    /// to one cron period (issue 11, end-to-end latency).
+    /// to one cron period (end-to-end latency).
     pub then: BTreeMap<String, Vec<String>>,
 }
 
@@ -122,7 +122,7 @@ pub fn config_issues(config: &crate::config::Config) -> Vec<crate::config::Confi
 }
 
 /// The schedule value that runs a job at the adaptive poll cadence
-/// (`msgx.pipeline.poll-interval`, issue 20) instead of at cron times.
+/// (`msgx.pipeline.poll-interval`) instead of at cron times.
 pub const POLL: &str = "poll";
 
 /// One `[jobs]` value, parsed.
@@ -176,7 +176,7 @@ mod tests {
         assert_eq!(
             daemon.jobs.get("ingest-sweep").map(String::as_str),
             Some(POLL),
-            "issue 20: the mailbox is polled at the adaptive cadence"
+            "the mailbox is polled at the adaptive cadence"
         );
         assert_eq!(
             daemon.then.get("ingest-sweep"),

@@ -1,4 +1,4 @@
-//! Typed run reports (issue 19 item 5; River's `runOnce` result): each job
+//! Typed run reports (River's `runOnce` result): each job
 //! declares its counts as struct fields ([`job_counts!`]), and the one
 //! rendering of a report, [`RunReport::rendered`], gives the JSON object
 //! that `msgx run --json` prints, JOB_RUN.DETAILS stores and the text output
@@ -103,8 +103,8 @@ impl<D: Details> RunReport<D> {
 }
 
 impl<D: Details> RunReport<D> {
-    /// `error` ended this pass after it did what this report counts (issue 31
-    /// item 9): the error to return from `run_once`, so the run's JOB_RUN
+    /// `error` ended this pass after it did what this report counts: the
+    /// error to return from `run_once`, so the run's JOB_RUN
     /// row counts those items instead of 0.
     pub fn failed_with(self, error: super::JobError) -> super::JobError {
         super::JobError::AfterWork {

@@ -1,4 +1,4 @@
-//! Job supervision (issue 17, item 1): whether every scheduled job keeps up
+//! Job supervision: whether every scheduled job keeps up
 //! with its schedule, for `/readyz`.
 //!
 //! A job is *overdue* when it has not completed a run (SUCCEEDED, or
@@ -11,8 +11,8 @@
 //! That catches a job whose runs keep failing or panicking, a run that hangs
 //! past its budget, and a job whose ticks never start. The rule uses the
 //! cron expression itself, so irregular schedules (nightly, weekdays) need no
-//! separate cadence setting. A job polled at the adaptive cadence (`"poll"`,
-//! issue 20) is due one idle interval after its last completion. Pure apart
+//! separate cadence setting. A job polled at the adaptive cadence (`"poll"`)
+//! is due one idle interval after its last completion. Pure apart
 //! from the lock; times are passed in.
 
 use chrono::{DateTime, Duration, Utc};
@@ -132,7 +132,7 @@ impl JobWatch {
     }
 
     /// When each job last completed a run in this daemon: the daemon does
-    /// not write its idle runs to JOB_RUN (issue 20), so the last-success
+    /// not write its idle runs to JOB_RUN, so the last-success
     /// metric takes the later of this and JOB_RUN's.
     pub fn last_completions(&self) -> BTreeMap<String, DateTime<Utc>> {
         self.jobs

@@ -1,5 +1,5 @@
-//! The one place that turns `msgx.kafka` into librdkafka clients (issue 16,
-//! item 2). The delivery producer, the `msgx tail` consumer and the metadata
+//! The one place that turns `msgx.kafka` into librdkafka clients. The
+//! delivery producer, the `msgx tail` consumer and the metadata
 //! client (topic checks) get the same bootstrap servers, the same security
 //! settings and the same reconnect back-off, so a setting proven with one
 //! client holds for all of them.
@@ -149,7 +149,7 @@ fn role_settings(cfg: &config::Kafka, role: Role) -> Result<ClientConfig, KafkaC
 }
 
 /// The producer's `linger.ms` unless `msgx.kafka.properties` sets it (or its
-/// alias `queue.buffering.max.ms`): latency first (issue 20 item 2). A
+/// alias `queue.buffering.max.ms`): latency first. A
 /// delivery wave enqueues all its records at once and then waits for every
 /// report before the next wave of the same FLIDs, so a linger only delays
 /// each wave: librdkafka's 5 ms made a one-record wave take 7.6 ms, 0 takes

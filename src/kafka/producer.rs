@@ -1,5 +1,5 @@
-//! The Kafka producer of the delivery jobs (design §8.1, §8.2; issue 6,
-//! item 3), and the one error classifier both jobs use.
+//! The Kafka producer of the delivery jobs (design §8.1, §8.2), and the one
+//! error classifier both jobs use.
 //!
 //! - `enable.idempotence=true`, `acks=all`: a broker retry never duplicates or
 //!   reorders within a partition (the partition is chosen by the key = FLID).
@@ -94,7 +94,7 @@ impl SendError {
     }
 }
 
-/// Classifies a send failure: the one place that decides (issue 6, item 3).
+/// Classifies a send failure: the one place that decides.
 pub fn classify(err: &SendError) -> FailureClass {
     match err.code() {
         Some(code) => classify_code(code),
@@ -264,8 +264,8 @@ impl DeliveryProducer {
 }
 
 /// The producer shared by the delivery jobs of one process, created lazily
-/// from the job's `msgx.kafka` and replaced after a fatal error (issue 6,
-/// item 3). Cheap to clone; clones share the producer.
+/// from the job's `msgx.kafka` and replaced after a fatal error. Cheap to
+/// clone; clones share the producer.
 #[derive(Clone, Default)]
 pub struct SharedProducer {
     slot: Arc<Mutex<Option<Arc<DeliveryProducer>>>>,

@@ -1,8 +1,7 @@
-//! `archive-proc-state` (design §9.3 "处理终态归档", G-PROC-HST,
-//! G-HST-RETENTION): settled terminal PROC_STATE rows move to
-//! PROC_STATE_HST; the main table keeps an ARCHIVED dedup shadow row
-//! (MSG_ID and IDENTITY_KEY only), so a late duplicate is still
-//! `duplicate-of` (INV-9).
+//! `archive-proc-state` (design §9.3, G-PROC-HST, G-HST-RETENTION): settled
+//! terminal PROC_STATE rows move to PROC_STATE_HST; the main table keeps an
+//! ARCHIVED dedup shadow row (MSG_ID and IDENTITY_KEY only), so a late
+//! duplicate is still `duplicate-of` (INV-9).
 //!
 //! Time is only necessary; the evidence is what makes a row a candidate:
 //! terminal **and** backfill settled (BACKFILL_AT set, or abandoned and

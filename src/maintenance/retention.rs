@@ -1,7 +1,7 @@
 //! `retention`: closed REQ_TRACK rows past `msgx.request.retention`
 //! (G-REQ-TRACK-RETENTION), JOB_RUN rows past `msgx.job-run.retention` and
-//! COMPAT_REQUEST records past `msgx.http.compat-record-retention` (issue
-//! 32 item 4; those a mailbox row still needs for its identity stay).
+//! COMPAT_REQUEST records past `msgx.http.compat-record-retention` (those a
+//! mailbox row still needs for its identity stay).
 
 use crate::config::Config;
 use crate::jobs::batch::{Sweep, run_sweep};

@@ -1,4 +1,4 @@
-//! `snaplog-purge` (design §9.3 "留痕清理"): SCHD_SNAP_LOG rows past
+//! `snaplog-purge` (design §9.3): SCHD_SNAP_LOG rows past
 //! `msgx.snaplog.retention`, selected by (SCOPE_END, RECV_AT). The log is
 //! append-only and rebuildable, so time alone is enough evidence here.
 

@@ -1,4 +1,4 @@
-//! Group commit (issue 11 item 4; design §5.3, §5.4): a prefix of the queue
+//! Group commit (design §5.3, §5.4): a prefix of the queue
 //! in ONE transaction, each message with exactly the outcome processOne
 //! would record for it.
 //!
@@ -106,7 +106,7 @@ impl MessageProcessor<'_> {
         let (Some(last), true) = (members.last().map(|(h, _)| h.msg_id), members.len() >= 2) else {
             return Ok(GroupResult::NotFormed);
         };
-        // One message span per member (issue 21 item 5): its trace_id on the
+        // One message span per member: its trace_id on the
         // member's log lines, and, when exporting, a span in each member's
         // trace covering the group's transaction.
         let spans: HashMap<i64, tracing::Span> = members

@@ -1,6 +1,6 @@
 //! Business identity and ignore rules (design §2). Pure, except
 //! [`ensure_recorded`], which holds the identity algorithm to the one this
-//! database recorded at its first start (issue 17, item 6).
+//! database recorded at its first start.
 
 use crate::codec::Meta;
 use crate::store::pg::setting::{self, Recorded};
@@ -25,8 +25,8 @@ pub fn identity_of(meta: &Meta, include_day_boundary: bool) -> String {
 
 /// The identity a message binds: [`identity_of`], scoped to its compat
 /// client when it was written through `POST /cminmsgs/send`
-/// (`compat:<principal>|SNDR|TYPE|STYP|SEQN`; issue 32 item 4,
-/// docs/pipeline.md "Compat identities"). A compat message dedups against
+/// (`compat:<principal>|SNDR|TYPE|STYP|SEQN`; docs/pipeline.md "Compat
+/// identities"). A compat message dedups against
 /// the same client's other messages (a client's retry is still a
 /// `duplicate-of`, §4.4), but never holds the identity of a message the
 /// AODB writes into the mailbox itself, before or after it: the shared

@@ -11,7 +11,7 @@
 //! commit) is recorded in INBOX_LATE_ROW and logged as an error — never
 //! skipped silently.
 //!
-//! A poll is cheap (issue 20 item 2): one statement on the mailbox when
+//! A poll is cheap: one statement on the mailbox when
 //! idle, none on PostgreSQL. Under the instance lock only this process moves
 //! W (§4.5), so the poller — one object for the daemon's lifetime
 //! (`scheduler::registry::Jobs`) — keeps W and HOLE_SINCE in memory after the
@@ -20,7 +20,7 @@
 //! that changes nothing opens no transaction. `msgx run ingest-sweep` is a
 //! fresh process and reads PostgreSQL.
 //!
-//! Transaction evidence (issue 20 item 5, `msgx.pipeline.hole-evidence`):
+//! Transaction evidence (`msgx.pipeline.hole-evidence`):
 //! while a hole is open, each round first reads the mailbox server's open
 //! transactions, then fetches, then plans with what it read — in that
 //! order, so that a transaction committing between the two is seen by the
@@ -29,8 +29,7 @@
 //! side). Without the PROCESS privilege the time rule alone applies; the
 //! poller remembers that and asks again every [`EVIDENCE_RECHECK`].
 //!
-//! Evidence only where it is valid (issue 31 item 7,
-//! `domain::evidence`): the evidence read also says which server answered
+//! Evidence only where it is valid (`domain::evidence`): the evidence read also says which server answered
 //! and whether it is read-only; that server's role (Galera, replication
 //! sources) is read in the same transaction when the poller has not read it
 //! within [`ROLE_RECHECK`] — so two more statements at most once a minute,
@@ -41,8 +40,8 @@
 //! state is logged on each change and exported as
 //! `msgx_ingest_hole_evidence{state}`.
 //!
-//! The late-row re-check queries the shared mailbox, so it is rationed
-//! (issue 17 item 7): each hole at most once per
+//! The late-row re-check queries the shared mailbox, so it is rationed:
+//! each hole at most once per
 //! `msgx.pipeline.late-row-recheck` (INBOX_HOLE.CHECKED_AT), and the poller
 //! asks PostgreSQL for due holes only when the oldest check it knows of is
 //! due, at the latest once per interval. It runs after the enqueue
@@ -101,7 +100,7 @@ job_counts! {
     pub struct IngestCounts {
         enqueued,
         holes_released,
-        /// Of those, released on transaction evidence (issue 20 item 5).
+        /// Of those, released on transaction evidence.
         holes_released_on_evidence,
         held_by_hole,
         /// Reads of the mailbox server's open transactions.
@@ -162,7 +161,7 @@ enum EvidenceAccess {
     },
 }
 
-/// The poller's memory between runs (issue 20 items 2 and 5).
+/// The poller's memory between runs.
 #[derive(Debug, Default)]
 struct PollState {
     /// The lock session the cached facts were read under (`Fence::parts`):
@@ -176,7 +175,7 @@ struct PollState {
     sighting: Option<Sighting>,
     evidence: EvidenceAccess,
     /// The role of the server that last answered an evidence read, and when
-    /// it was read (issue 31 item 7).
+    /// it was read.
     role: Option<(ServerRole, DateTime<Utc>)>,
     /// A fetch answered by another server than the evidence: no evidence
     /// is read before this time.
@@ -293,7 +292,7 @@ impl Job for InboxPoller {
             Err(e) => {
                 state.forget();
                 state.sighting = None;
-                // What the run enqueued before it failed still counts (issue 31 item 9).
+                // What the run enqueued before it failed still counts.
                 Err(report.failed_with(e))
             }
         }
@@ -333,7 +332,7 @@ impl InboxPoller {
                     c
                 }
             };
-            // Evidence before the fetch (issue 20 item 5): a holder that
+            // Evidence before the fetch: a holder that
             // commits in between is then seen by the fetch, never released.
             let evidence = read_evidence(cfg, state, ctx, current, report).await;
             // Mailbox unreadable → Err: the cursor is not touched (§4.1 step 1).
@@ -449,8 +448,8 @@ impl InboxPoller {
 }
 
 /// Reads transaction evidence for the sighted hole at W+1 when it is
-/// enabled and due; `Some` when it was read on a server where it is valid
-/// (issue 31 item 7), with the hole cleared if it is. Never fails the run: a
+/// enabled and due; `Some` when it was read on a server where it is valid,
+/// with the hole cleared if it is. Never fails the run: a
 /// refused read (no PROCESS privilege) leaves the time rule, logged once
 /// and asked again after [`EVIDENCE_RECHECK`]; any other failure (the
 /// mailbox is down, and the fetch fails too) costs only this round, logged

@@ -1,5 +1,5 @@
 //! The decision ladder of `MessageProcessor.processOne` (design §5.2),
-//! written once (issue 19 item 4): raw → decode → identity → duplicate →
+//! written once: raw → decode → identity → duplicate →
 //! ignore → dispatch. Pure: each step takes what the caller read (the raw
 //! text, the decode, the identity binding) and says whether the ladder ends
 //! there, with which outcome, or goes on.
@@ -24,7 +24,7 @@ pub enum Raw {
     /// made from the row's `Vec` would copy a 16 MB SCHD once more).
     Text(std::sync::Arc<Vec<u8>>),
     /// Longer than `msgx.pipeline.max-message-bytes`: this many bytes, never
-    /// read (issue 17 item 5).
+    /// read.
     TooLarge(u64),
 }
 

@@ -41,7 +41,7 @@ pub enum ProcessOutcome {
     AlreadyTerminal,
     /// The row changed between this attempt's read and its write (a replay
     /// or a skip committed meanwhile): nothing written, the pump reads the
-    /// head again (issue 31 item 5).
+    /// head again.
     Superseded,
 }
 
@@ -86,7 +86,7 @@ pub struct MessageProcessor<'a> {
     pub read_ahead: std::sync::Mutex<Option<ReadAhead>>,
     /// The head the group commit decoded and could not take (a SCHD, say),
     /// by MSG_ID: processOne uses it instead of decoding the same immutable
-    /// text again (a 20,000-FLTR SCHD was decoded twice; issue 17 item 5).
+    /// text again (a 20,000-FLTR SCHD was decoded twice).
     pub decoded: std::sync::Mutex<Option<(i64, DecodedMessage)>>,
     /// This run's report of unknown elements (once per name per run).
     pub unknown: super::unknown::UnknownReporter,
@@ -148,7 +148,7 @@ impl JobSettings for PumpConfig {
 /// `msgx.pipeline.read-ahead-bytes`).
 const READ_AHEAD_ROWS: i64 = 200;
 
-/// Which rows one read-ahead fetches (issue 17 item 5). `lengths` are the
+/// Which rows one read-ahead fetches. `lengths` are the
 /// `(ID, bytes)` of the rows in `head..=last`, ascending. The head is always
 /// taken (unless too large); later rows while their sum stays within
 /// `budget`; a row over `max_message` is never fetched and does not count.
@@ -241,7 +241,7 @@ impl MessageProcessor<'_> {
     }
 }
 
-/// Decodes off the async worker threads (issue 17 item 5): a large SCHD
+/// Decodes off the async worker threads: a large SCHD
 /// takes seconds of CPU, which on a worker would stall the HTTP endpoints
 /// and the lock keep-alive. A panic inside the decoder becomes a
 /// CODEC_ERROR naming it (a codec fix, then a replay, is the remedy), never
@@ -272,7 +272,7 @@ pub(super) async fn decode_off_thread(
 
 /// Test-only fault hook, compiled into debug builds only: decoding a text
 /// that contains this marker panics, so tests can prove that a decoder
-/// panic is a recorded failure (issue 17 item 5).
+/// panic is a recorded failure.
 #[cfg(debug_assertions)]
 pub const DECODE_PANIC_MARKER: &str = "<!-- msgx test hook: panic in decode -->";
 
@@ -337,7 +337,7 @@ impl MessageProcessor<'_> {
             head.compat_principal.as_deref(),
         );
         // Any failure of the binding statement is the message's attempt,
-        // recorded like a processor's (issue 31): a failed run would leave
+        // recorded like a processor's: a failed run would leave
         // the head PENDING with no attempt and no head-blocked signal.
         let bound = proc_state::bind_identity(
             &self.ctx.pg,
@@ -376,7 +376,7 @@ impl MessageProcessor<'_> {
             Route::Season(s) => p.season(id, s).await,
         };
         // A database error inside the business transaction rolled it back
-        // whole (§9.2 "事务执行中"); record the attempt as FAILED with the
+        // whole (§9.2: a transaction in progress is redone); record the attempt as FAILED with the
         // class its SQLSTATE gives (ladder::database_failure): an outage
         // (INFRA) is waited out, a data error (DATA) ends EXHAUSTED. If
         // PostgreSQL cannot even record that, the run fails and the row
@@ -444,8 +444,7 @@ impl MessageProcessor<'_> {
     /// class's schedule (`msgx.pipeline.retry.<class>`, the domain's FailureScheduler), computed
     /// from the head as this tick read it (one instance processes, under
     /// the instance lock), and written only while the row is still as read:
-    /// a replay that committed meanwhile stands ([`ProcessOutcome::Superseded`],
-    /// issue 31 item 5).
+    /// a replay that committed meanwhile stands ([`ProcessOutcome::Superseded`]).
     async fn fail(
         &self,
         head: &Head,
@@ -502,7 +501,7 @@ mod tests {
 
     #[test]
     fn the_budget_cuts_the_range_but_the_head_is_always_read() {
-        // 40 rows of 4 MiB (issue 17: 296 MB RSS): an 8 MiB budget takes two.
+        // 40 rows of 4 MiB (once 296 MB RSS): an 8 MiB budget takes two.
         let rows: Vec<(i64, u64)> = (1..=40).map(|id| (id, 4 * MIB)).collect();
         assert_eq!(
             plan_read_ahead(1, 40, &rows, 8 * MIB, 16 * MIB),

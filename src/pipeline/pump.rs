@@ -5,11 +5,11 @@
 //! not taken (only the compat entry registers such rows; taking it would pass
 //! smaller IDs not yet enqueued), one throttled WARN per value of W; FAILED at
 //! its class's attempt limit → DEAD(EXHAUSTED) in one UPDATE (INFRA has none:
-//! an outage is waited out, issue 17 item 4); FAILED not yet due → the run
+//! an outage is waited out); FAILED not yet due → the run
 //! ends and later messages wait (strict FIFO, no time-based poison pill);
 //! otherwise processOne.
 //!
-//! One exception to "not yet due" (issue 20 item 5): a FAILED(INFRA) head
+//! One exception to "not yet due": a FAILED(INFRA) head
 //! this pump recorded is retried at once, once per failure, when W has moved
 //! since: ingest has read the mailbox and written PostgreSQL after the
 //! failure, so the outage is over and the head need not wait out its tier
@@ -78,11 +78,10 @@ pub struct Pump {
     warned_beyond_w: AtomicI64,
     /// The identity algorithm was found recorded as configured (§2): checked
     /// once per job object, i.e. once per daemon or `msgx run` process, so an
-    /// idle run is the head query alone (issue 20 item 2). The record is
+    /// idle run is the head query alone. The record is
     /// written once and never changed by msgx, so it cannot go stale.
     identity_checked: AtomicBool,
-    /// The FAILED(INFRA) head this pump last recorded and W then (issue 20
-    /// item 5): job state like `warned_beyond_w`, so a head failed by an
+    /// The FAILED(INFRA) head this pump last recorded and W then: job state like `warned_beyond_w`, so a head failed by an
     /// earlier process waits its tier as before.
     infra_head: std::sync::Mutex<Option<InfraHead>>,
     /// The flight store, whose read-through cache keeps the states the
@@ -186,7 +185,7 @@ impl Job for Pump {
             self.identity_checked.store(true, Ordering::Release);
         }
         // A failure ends the run with what it did so far in its report, so
-        // JOB_RUN counts the messages processed before it (issue 31 item 9).
+        // JOB_RUN counts the messages processed before it.
         match self.drain(ctx, bounds, &processor, &mut report).await {
             Ok(()) => Ok(report),
             Err(e) => Err(report.failed_with(e)),
@@ -240,7 +239,7 @@ impl Pump {
             // The head's span: its msg_id and trace_id on every line about it.
             let span = message_span(head.msg_id, head.trace.as_ref());
             if retry.exhausted(head.state, head.error_class, head.attempts) {
-                // Only the FAILED row as read: a replay since stands (issue 31 item 5).
+                // Only the FAILED row as read: a replay since stands.
                 if proc_state::mark_exhausted(&ctx.pg, head.msg_id, head.attempts, now).await? {
                     count_processed("dead", ErrorClass::Exhausted.as_str());
                     span.in_scope(|| {

@@ -1,5 +1,5 @@
-//! Reporting the elements the codec kept but did not understand (issue 18
-//! item 4; the codec keeps them, `codec::model::UnknownElement`, "never
+//! Reporting the elements the codec kept but did not understand (the codec
+//! keeps them, `codec::model::UnknownElement`, "never
 //! dropped silently"). Once per message, on its first processing attempt
 //! (a PENDING head, whatever the outcome; retries of a FAILED message do
 //! not count again, a replay does), the pump:

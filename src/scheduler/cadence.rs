@@ -1,4 +1,4 @@
-//! PollCadence (issue 20, item 1): how long a polled job waits before its
+//! PollCadence: how long a polled job waits before its
 //! next run, adapting to what the last run found — the pattern of Marten's
 //! async daemon and Eventuous: poll at the busy interval while the mailbox
 //! returns rows, double the wait on each empty run up to the idle interval,

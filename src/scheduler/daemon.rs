@@ -1,8 +1,8 @@
-//! The scheduler daemon (issue 2, item 7): takes the instance lock (or waits
-//! for it as a hot standby), loads a schedule profile and runs each job at its
-//! cron times — or, for a `"poll"` job, at the adaptive poll cadence (issue
-//! 20) — through the one [`JobRunner`] path, and a run that handled items
-//! starts the profile's `[then]` jobs at once. Never overlaps two runs of the
+//! The scheduler daemon: takes the instance lock (or waits for it as a hot
+//! standby), loads a schedule profile and runs each job at its cron times —
+//! or, for a `"poll"` job, at the adaptive poll cadence — through the one
+//! [`JobRunner`] path, and a run that handled items starts the profile's
+//! `[then]` jobs at once. Never overlaps two runs of the
 //! same job. On SIGINT/SIGTERM it lets the running bounded batch finish within
 //! `msgx.daemon.shutdown-timeout`; on lock loss it stops at once.
 
@@ -61,7 +61,7 @@ struct Inner {
 }
 
 /// Clears a job's running flag when the run ends, also by a panic, so a
-/// panicking run never leaves its job skipped forever (issue 17, item 1).
+/// panicking run never leaves its job skipped forever.
 struct RunningFlag<'a>(&'a AtomicBool);
 
 impl Drop for RunningFlag<'_> {
@@ -163,8 +163,8 @@ impl Inner {
             // A pipeline job that stopped at its bound with work left (a
             // backlog) runs again at once instead of at its next tick: a
             // 2,000-message pump-drain run waited up to a second for the
-            // next `*/1` tick, 10–25 % of a backlog drain (issue 20,
-            // docs/BENCHMARKS.md). Only after progress (items > 0), so a run
+            // next `*/1` tick, 10–25 % of a backlog drain
+            // (docs/BENCHMARKS.md). Only after progress (items > 0), so a run
             // that reports work it cannot do yet never spins; maintenance
             // jobs keep their bound per tick.
             let backlog = more
@@ -178,7 +178,7 @@ impl Inner {
         }
     }
 
-    /// Runs a `"poll"` job for the daemon's life (issue 20, item 1): one
+    /// Runs a `"poll"` job for the daemon's life: one
     /// start through [`Inner::tick`] (so the no-overlap rule, the chaining
     /// and the lock checks are the cron path's), then the wait
     /// [`PollCadence`] gives for what the run found. A task of its own
@@ -259,7 +259,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         }
     };
     // A missing mailbox table or column is a site/configuration error that no
-    // retry fixes: refuse to start (issue 16, item 1). An unreachable mailbox
+    // retry fixes: refuse to start. An unreachable mailbox
     // is an outage: start, and let the jobs retry.
     match mailbox.inbox().await {
         Ok(t) => tracing::info!(table = %t, "Mailbox inbound table resolved"),
@@ -297,8 +297,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
     // The console too: a standby daemon serves it (read from the shared
     // database), so an operator can look before and after a takeover. A
     // console that cannot start is logged and shown (`/readyz` check
-    // `console`, `msgx_console_up`), never a reason to stop the feed
-    // (issue 32 item 8, M8).
+    // `console`, `msgx_console_up`), never a reason to stop the feed.
     if let Some(listen) = config.msgx.console.listen.clone() {
         let runner = JobRunner::manual(
             pool.clone(),
@@ -459,9 +458,9 @@ struct OpsContext<'a> {
 /// Installs the Prometheus recorder, binds `listen` (failing loudly: an
 /// operator who configured the endpoints must not run without them) and
 /// serves `/metrics`, `/healthz`, `/readyz` until `stop`.
-/// Starts the daemon's console on `listen` with its own pool (issue 32
-/// item 1), recording in `health` whether it serves. Every failure is
-/// logged and recorded, none returned: the jobs run on (issue 32 item 8).
+/// Starts the daemon's console on `listen` with its own pool, recording in
+/// `health` whether it serves. Every failure is logged and recorded, none
+/// returned: the jobs run on.
 async fn start_console(
     listen: &str,
     (config, mailbox, clock): (Arc<Config>, Mailbox, SharedClock),
@@ -477,7 +476,7 @@ async fn start_console(
         );
         health.failed(why);
     };
-    // Pages query on the console's own pool, never the jobs' (issue 32 item 1).
+    // Pages query on the console's own pool, never the jobs'.
     let console_pool =
         match crate::store::pg::connect_console(&config.msgx.postgres, &config.msgx.console) {
             Ok(p) => p,

@@ -1,5 +1,5 @@
 //! Job name → implementation, each built from the global config once per run
-//! by its validating constructor (issue 19 item 5). A job whose manifest
+//! by its validating constructor. A job whose manifest
 //! exists but whose code does not yet is listed as not implemented, and
 //! `msgx run` says so (exit 3).
 

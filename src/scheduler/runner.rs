@@ -1,5 +1,5 @@
 //! The single path by which any job runs (daemon tick or `msgx run`): take the
-//! job's lock (issue 2, item 6), record JOB_RUN, call `run_once` within the
+//! job's lock, record JOB_RUN, call `run_once` within the
 //! bounds, record the outcome, release.
 
 use super::registry;
@@ -249,7 +249,7 @@ impl JobRunner {
             kafka: self.kafka.clone(),
         };
         let started = self.clock.now();
-        // Issue 20: the daemon polls its pipeline jobs several times a second;
+        // The daemon polls its pipeline jobs several times a second;
         // a JOB_RUN row per idle poll would be most of PostgreSQL's load and
         // bury the history. Such runs are written once, at their end, and
         // only when they handled items or did not succeed; an idle one is
@@ -275,7 +275,7 @@ impl JobRunner {
         let (outcome, error) = match &failure {
             None => (Outcome::Succeeded, None),
             Some(JobError::LockLost) => (Outcome::Aborted, Some(JobError::LockLost.to_string())),
-            // Cut once here: JOB_RUN.ERROR, the log line and the summary (issue 17 item 5).
+            // Cut once here: JOB_RUN.ERROR, the log line and the summary.
             Some(e) => (
                 Outcome::Failed,
                 Some(crate::error_text::cut(&e.to_string()).into_owned()),

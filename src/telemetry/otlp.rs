@@ -1,4 +1,4 @@
-//! OTLP export of the message spans (issue 21 item 5), compiled only with
+//! OTLP export of the message spans, compiled only with
 //! the cargo feature `otlp` (off by default: the OpenTelemetry crates are
 //! heavy to build and most sites only need the trace-id in the logs).
 //!

@@ -1,4 +1,4 @@
-//! W3C Trace Context `traceparent` (issue 21 item 5; <https://www.w3.org/TR/trace-context/>
+//! W3C Trace Context `traceparent` (<https://www.w3.org/TR/trace-context/>
 //! §3.2): the value ingest gives every message and that travels on its
 //! Kafka records. Pure: formatting, parsing and a fresh random context.
 //!

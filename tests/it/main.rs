@@ -45,3 +45,4 @@ mod season;
 mod skip;
 mod tls;
 mod trace_context;
+mod traceability;

@@ -2,8 +2,8 @@
 //! message family (sis-format §1).
 //!
 //! Why a tree and not serde: the model is three-valued (absent / empty /
-//! value, sis-format §3.2), unknown elements must be kept with their raw XML
-//! (issue 3, item 2), and every error must name its element path. A tree
+//! value, sis-format §3.2), unknown elements must be kept with their raw XML,
+//! and every error must name its element path. A tree
 //! built once from borrowed slices of the input gives all three cheaply.
 //!
 //! The tree is an arena (`Vec<Node>`) linked by indices: one allocation for
@@ -15,7 +15,7 @@
 //! no text outside it, every element closed, only the five predefined
 //! entities, and no C0 control characters other than tab, CR and LF.
 //!
-//! Split by role (issue 19, item 6): [`tree`] holds the element types,
+//! Split by role: [`tree`] holds the element types,
 //! [`parser`] builds them; the paths below are the ones the decoders use.
 
 mod parser;

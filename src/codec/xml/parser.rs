@@ -1,6 +1,6 @@
 //! The parser: quick-xml events into a [`Document`], with the
 //! well-formedness checks of the module doc, and the two-level parse of
-//! large schedules ([`parse_two_level`], [`parse_fragment`]; issue 17).
+//! large schedules ([`parse_two_level`], [`parse_fragment`]).
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -74,7 +74,7 @@ pub(crate) fn parse(src: &str) -> Result<Document<'_>, DecodeError> {
 /// text), but keeps every `MSG/SCHD/FLTR` as a leaf: its subtree is dropped
 /// from the arena when it closes. A 20,000-flight SCHD (16.5 MB) otherwise
 /// holds an arena of ~840,000 elements (~70 MB with its growth) next to the
-/// decoded model (issue 17 item 5); the decoder parses each FLTR again, alone,
+/// decoded model; the decoder parses each FLTR again, alone,
 /// with [`parse_fragment`], so one FLTR's elements are in memory at a time.
 pub(crate) fn parse_two_level(src: &str) -> Result<Document<'_>, DecodeError> {
     checked_len(src)?;

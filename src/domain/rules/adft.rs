@@ -7,7 +7,7 @@
 //! DNLD/RESP (a FLTR without FLID cannot be applied). The mandatory fields
 //! ([`MANDATORY`](super::schd::MANDATORY), sis-format §2.1) can never be
 //! cleared, and a flight ADFT creates (or rebuilds) must carry them all, so
-//! none is published without FLNO (issue 18). SODT is optional (§12.3): when
+//! none is published without FLNO. SODT is optional (§12.3): when
 //! it parses, a flight whose operation day is NULL gets the derived day, and
 //! a flight with a day must derive the same one, else the whole message is
 //! rejected (INV-12, INV-19: the next DNLD would otherwise fail on it).

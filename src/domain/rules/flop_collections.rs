@@ -8,7 +8,7 @@
 //!   item replaces the first stored item with its key or is appended; keys
 //!   not mentioned are kept. A bare element deletes all (not VIPF: no clear).
 //!   An item without its key is rejected. ERUT is then ordered by RTNO
-//!   (sis-format §2.4); a VIPF merges *into* the stored VIP (issue 18).
+//!   (sis-format §2.4); a VIPF merges *into* the stored VIP.
 //! * **Events keyed by what the STYP sets** (PORT by POID, TIPT by TRST, PSHT
 //!   by PUST): an item with its time upserts; an item whose time is empty
 //!   removes the stored event with that key (the "clear that time" of §3.3).
@@ -146,7 +146,7 @@ pub fn dely(st: &mut FlightState, cx: Conv<'_>, c: &Collection<Delay>) -> Res {
 /// ERUT: merge by RTNO; bare element deletes all routes; RTNO and APCD
 /// mandatory. The merged route is ordered by RTNO (stable; points without
 /// one, possible from a SCHD, last) and renumbered: stored [1, 3] plus RTNO 2
-/// is [1, 2, 3] (sis-format §2.4, issue 18).
+/// is [1, 2, 3] (sis-format §2.4).
 pub fn erut(st: &mut FlightState, cx: Conv<'_>, c: &Collection<RoutePoint>) -> Res {
     merge(
         &mut st.erut,
@@ -186,7 +186,7 @@ pub fn srvt(st: &mut FlightState, cx: Conv<'_>, c: &Collection<Service>) -> Res 
 /// VFES as a scalar (value sets, empty clears, absent keeps) and the VIPT
 /// items by their key VSCD (mandatory), stored VIPTs not mentioned kept
 /// (sis-format §2.4; a VIPF without VIPT, like the real sample VIPF-01, keeps
-/// them all: issue 18). VIPs cannot be cleared or removed by FLOP (bare
+/// them all). VIPs cannot be cleared or removed by FLOP (bare
 /// element rejected).
 pub fn vipf(st: &mut FlightState, cx: Conv<'_>, c: &Collection<Vip>) -> Res {
     let items = match c {

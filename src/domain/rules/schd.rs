@@ -28,7 +28,7 @@ use super::fdel;
 
 /// The FLTR fields every SCHD flight carries besides FLID and SODT (the
 /// predecessor's mandatory set, sis-format §2.1): without them a flight
-/// would be published with `flno: null` (issue 18). A SCHD can never clear
+/// would be published with `flno: null`. A SCHD can never clear
 /// them: an empty element is a missing value.
 pub const MANDATORY: &[ScalarTag] = &[
     ScalarTag::ALCD,

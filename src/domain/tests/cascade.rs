@@ -186,7 +186,7 @@ fn note_of(events: &[DomainEvent], flid: i64) -> &crate::domain::ChangeNotificat
         .unwrap_or_else(|| panic!("no notification for {flid}"))
 }
 
-/// Issue 18: deleting a master deletes its ACTIVE shares in the same decision
+/// Deleting a master deletes its ACTIVE shares in the same decision
 /// (§12.3: no state where the master is deleted and its children remain),
 /// each with its own DELETE notification and tombstone; the master's DELETE
 /// lists only STATE (docs/events.md). The old code detached the shares and
@@ -252,7 +252,7 @@ fn deleting_a_master_deletes_its_active_shares_with_it() {
     ));
 }
 
-/// Issue 18 (sis-format §2.1): SCHD DEL deletes each listed flight exactly as
+/// sis-format §2.1: SCHD DEL deletes each listed flight exactly as
 /// an FDEL of it would (same next state, version, events but the kind),
 /// skipping unknown and already deleted FLIDs, in one decision.
 #[test]

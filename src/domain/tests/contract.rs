@@ -1,4 +1,4 @@
-//! The consumer contract over generated flight states (issue 18 item 5):
+//! The consumer contract over generated flight states:
 //! whatever a flight holds — every scalar kind at its extremes, every list,
 //! a master's MAFL or a share's null, ACTIVE or DELETED — both events of its
 //! write match schemas/ (docs/asyncapi.yaml). The engine's own events are

@@ -1,5 +1,4 @@
-//! FLOP merge rules that must not lose or scramble stored data (issue 18,
-//! item 3): VIPF merges into the stored VIP, ERUT stays ordered by RTNO.
+//! FLOP merge rules that must not lose or scramble stored data: VIPF merges into the stored VIP, ERUT stays ordered by RTNO.
 
 use proptest::prelude::*;
 

@@ -1,4 +1,4 @@
-//! Property tests (issue 4, item 9): a FLOP changes only its fields (INV-20);
+//! Property tests: a FLOP changes only its fields (INV-20);
 //! FDEL twice equals FDEL once; MAFL does not depend on arrival order (§11.4);
 //! SCHD with `preserve` never clears a field the package lacks (§12.1).
 
@@ -324,7 +324,7 @@ proptest! {
 }
 
 proptest! {
-    /// sis-format §2.1 (issue 18): whatever a SCHD sends for the mandatory
+    /// sis-format §2.1: whatever a SCHD sends for the mandatory
     /// fields (absent, empty or a value), under either absent-field policy
     /// and every STYP, the flight never ends without one: the package is
     /// rejected whole, or every mandatory field still has a value.

@@ -309,7 +309,7 @@ fn a_schedule_rebuilds_a_deleted_flight_from_empty() {
 #[test]
 fn operation_day_is_never_changed_by_flop_or_adft() {
     let mut set = seeded(vec![fltr(1, "2021-01-23 05:35")]);
-    // Issue 18: an ADFT SODT on another operation day is a conflict (INV-12),
+    // An ADFT SODT on another operation day is a conflict (INV-12),
     // not a silent SODT move under the old day.
     let mut later = fltr(1, "2021-01-25 05:35");
     put(&mut later, ScalarTag::STND, txt("9"));
@@ -402,7 +402,7 @@ fn a_later_schedule_fills_a_null_operation_day() {
     assert_eq!(writes[0].operation_day, Some(day("2021-01-24")));
 }
 
-/// Issue 18 (sis-format §2.1): a DNLD/RESP FLTR without a value for a
+/// sis-format §2.1: a DNLD/RESP FLTR without a value for a
 /// mandatory field rejects the whole package, under either policy; an empty
 /// element never clears one (the old code published `flno: null`).
 #[test]
@@ -478,7 +478,7 @@ fn adft_never_clears_a_mandatory_field_and_creates_only_complete_flights() {
     );
 }
 
-/// Issue 18 (INV-12): an ADFT on a flight whose operation day is NULL sets
+/// INV-12: an ADFT on a flight whose operation day is NULL sets
 /// it from a parsable SODT (the old code left it NULL for existing flights).
 #[test]
 fn adft_sets_a_null_operation_day_from_its_sodt() {
@@ -504,7 +504,7 @@ fn adft_sets_a_null_operation_day_from_its_sodt() {
     ));
 }
 
-/// Issue 18: a FLID that flight-history-clean removed continues its version
+/// A FLID that flight-history-clean removed continues its version
 /// line when a schedule re-creates it (the processor loads the retired
 /// version into the set).
 #[test]

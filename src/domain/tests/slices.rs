@@ -1,4 +1,4 @@
-//! Large schedules in slices (issue 17 item 5, `domain::slices`): deciding a
+//! Large schedules in slices (`domain::slices`): deciding a
 //! SCHD slice by slice — each slice loaded by the loading protocol, the
 //! package validated whole first — writes the same flights with the same
 //! versions and the same events per flight as deciding it at once, and

@@ -109,7 +109,7 @@ async fn load(
         }
     }
     // A named FLID with no current state may have been cleaned to history:
-    // its re-creation continues that version line (issue 18).
+    // its re-creation continues that version line.
     let absent: Vec<i64> = named
         .iter()
         .copied()
@@ -122,8 +122,7 @@ async fn load(
 }
 
 /// Writes an applied decision: the flights set-based, as the group path
-/// writes (issue 17, item 5: a 20,000-flight SCHD in 40 statement pairs,
-/// not 20,000), then the outbox rows.
+/// writes (a 20,000-flight SCHD in 40 statement pairs, not 20,000), then the outbox rows.
 async fn write(
     store: &FlightStore,
     conn: &mut sqlx::PgConnection,
@@ -154,7 +153,7 @@ fn sliced(max: usize, msg: &DecodedMessage) -> Option<usize> {
     }
 }
 
-/// A large SCHD DNLD/RESP in slices (issue 17 item 5; `domain::slices`):
+/// A large SCHD DNLD/RESP in slices (`domain::slices`):
 /// the light links of the whole package (the loading protocol without the
 /// content), whole-package validation against the stored operation days,
 /// then per slice the loading protocol, the engine and the writes, inside a

@@ -1,4 +1,4 @@
-//! Reference data into REF_MASTER (design §7.2; issue 5 item 4), in the same
+//! Reference data into REF_MASTER (design §7.2), in the same
 //! kind of transaction as the flight processors: DNLD/RESP replace the type's
 //! rows, ADD/UPD upsert, DEL deletes by key.
 //!

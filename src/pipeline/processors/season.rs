@@ -1,4 +1,4 @@
-//! SCHS DNLD and RESP: the seasonal schedule (issue 18 item 2; sis-format
+//! SCHS DNLD and RESP: the seasonal schedule (sis-format
 //! §2.5; docs/season.md), with the transaction shape of the flight
 //! processors (design §5.3, §7.1): package validation first (a rejection
 //! writes nothing; the caller records DEAD(PROTOCOL) in one UPDATE), then one

@@ -1,4 +1,4 @@
-//! Transaction evidence for holes (issue 20 item 5): which transactions are
+//! Transaction evidence for holes: which transactions are
 //! open on the mailbox server, from `information_schema.INNODB_TRX` (MariaDB
 //! and MySQL; the mailbox user needs the global PROCESS privilege, without
 //! it the server refuses with 1227 — it never returns a silently empty
@@ -18,8 +18,8 @@
 //!   ignores that executable comment and uses the session zone, which is
 //!   SYSTEM unless the site changed it (docs/operations.md).
 //!
-//! The evidence is valid only on the server that allocates the IDs (issue
-//! 31 item 7, `domain::evidence`): the read also returns which server
+//! The evidence is valid only on the server that allocates the IDs
+//! (`domain::evidence`): the read also returns which server
 //! answered (`@@server_id`) and whether it is read-only, and, when the
 //! caller does not know that server's role yet, its role — Galera
 //! (`wsrep_on`) and replication sources (`SHOW ALL SLAVES STATUS` on
@@ -47,7 +47,7 @@ fn statement(nonce: &str) -> String {
     )
 }
 
-/// One evidence read (issue 20 item 5, issue 31 item 7).
+/// One evidence read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EvidenceRead {
     pub snapshot: TrxSnapshot,

@@ -1,4 +1,4 @@
-//! What `msgx doctor` asks the mailbox server (issue 16, item 3): which
+//! What `msgx doctor` asks the mailbox server: which
 //! privileges the mailbox user holds on the two tables (whether the session
 //! is encrypted: `Mailbox::tls_in_use`). msgx needs SELECT on the inbox, UPDATE of the processing
 //! mark column only, SELECT and INSERT on the outbox (docs/operations.md

@@ -41,7 +41,7 @@ pub enum MailboxError {
     #[error("mailbox is in shadow mode (msgx.mailbox.shadow = true): msgx never writes to it")]
     Shadow,
     /// The configured table or its columns do not exist: a configuration or
-    /// site problem that no retry fixes (issue 16, item 1).
+    /// site problem that no retry fixes.
     #[error("{0}")]
     Schema(#[from] SchemaError),
 }
@@ -128,7 +128,7 @@ pub fn session_setup(statement_timeout: Duration) -> String {
 /// The mailbox pool's options: the URL, TLS (`[msgx.mailbox.tls]`) and the
 /// [`session_setup`] of `msgx.mailbox.statement-timeout`.
 ///
-/// A connection returned to the pool is **not** reset (issue 20 item 2):
+/// A connection returned to the pool is **not** reset:
 /// mysql_async's default sends COM_RESET_CONNECTION on every return, which
 /// drops the session's prepared statements and makes it run the setup SET
 /// again, so each idle poll cost a reset, a SET, a PREPARE and an EXECUTE on
@@ -319,8 +319,8 @@ impl Mailbox {
     }
 
     /// Writes the processing marks of a round of rows (design §6.2) in one
-    /// statement, never overwriting an existing mark (issue 20: one UPDATE
-    /// per row held the scan to ≈ 220 marks/s under a 1,000 msg/s burst):
+    /// statement, never overwriting an existing mark (one UPDATE per row held
+    /// the scan to ≈ 220 marks/s under a 1,000 msg/s burst):
     /// `UPDATE CMINMSGS SET <mark> = ? WHERE CMINMSGS_ID IN (…) AND <mark> IS NULL`,
     /// in a mailbox transaction. When it writes fewer rows than it names, one
     /// `SELECT` of the same IDs in that transaction, before the COMMIT, tells
@@ -328,8 +328,8 @@ impl Mailbox {
     /// exactly this mark = written now, else already marked. The UPDATE's row
     /// locks (InnoDB) hold the rows it wrote until the COMMIT, so the owner
     /// cannot purge them (C-8) before they are classified: a row this call
-    /// wrote is never `Missing` (issue 31 item 3: classified after an
-    /// autocommit UPDATE, our own marks purged in between read as missing).
+    /// wrote is never `Missing` (classified after an autocommit UPDATE, our
+    /// own marks purged in between would read as missing).
     /// A row marked earlier with the same second by someone else counts as
     /// written: the outcome is the same, BACKFILL_AT; only the counter's
     /// label differs.
@@ -412,12 +412,12 @@ pub struct InboxBatch {
     pub rows: Vec<InboxRow>,
     /// The statement's start on the mailbox server's clock (UNIX time, µs),
     /// when any row came back: the sighting time of a hole the rows show
-    /// (issue 20 item 5; compared with the server's `trx_started`, never
+    /// (compared with the server's `trx_started`, never
     /// with msgx's clock).
     pub server_micros: Option<i64>,
     /// `@@server_id` of the server that answered, when any row came back:
     /// evidence read on another server is not evidence for these rows
-    /// (issue 31 item 7: a read/write-splitting proxy).
+    /// (a read/write-splitting proxy may send the reads elsewhere).
     pub server_id: Option<i64>,
 }
 
@@ -517,9 +517,9 @@ pub enum RawReadError {
 }
 
 /// One row's raw text read in pieces of [`RAW_PIECE_CHARS`] characters, one
-/// short `SUBSTRING` statement each (issue 32 item 3): a 16 MiB text never
+/// short `SUBSTRING` statement each: a 16 MiB text never
 /// crosses the network as one row (mysql_async assembles a row from max-size
-/// packets and held about 4× a 16 MB text, docs/BENCHMARKS.md, issue 17),
+/// packets and held about 4× a 16 MB text, docs/BENCHMARKS.md),
 /// and no pooled connection is held between pieces, so a slow download
 /// client holds one piece and no mailbox connection. Raw messages are
 /// immutable (PRE-7): the pieces are one text, byte for byte what
@@ -634,7 +634,7 @@ impl Mailbox {
     }
 
     /// [`Self::insert_message`] in a mailbox transaction that commits only
-    /// once `confirm(id)` succeeded (issue 32 item 4): the compat entry
+    /// once `confirm(id)` succeeded: the compat entry
     /// records the new row's ID in PostgreSQL first, so no reader of the
     /// mailbox ever sees a compat-written row that msgx cannot tell as one.
     /// A refused row is rolled back (its ID stays a hole). An error of the
@@ -754,7 +754,7 @@ impl Mailbox {
     /// The raw text's length in bytes of each row with `first <= ID <= last`
     /// (`LENGTH()` is bytes in MySQL), in ID order: the pump sizes its
     /// read-ahead and refuses an oversized message before any text crosses
-    /// the network (issue 17 item 5). IDs with no row are absent; a NULL
+    /// the network. IDs with no row are absent; a NULL
     /// text has length 0.
     pub async fn raw_lengths(
         &self,

@@ -1,5 +1,5 @@
 //! Resolving the configured mailbox table names against the server's actual
-//! tables (issue 16, item 1).
+//! tables.
 //!
 //! MySQL and MariaDB compare table names case-sensitively on Linux
 //! (`lower_case_table_names = 0`), and the predecessor's DDL spells them

@@ -1,4 +1,4 @@
-//! PostgreSQL advisory locks (design §4.5, PRE-5; issue 2 item 6): the
+//! PostgreSQL advisory locks (design §4.5, PRE-5): the
 //! statements behind the instance and job locks (instance_lock.rs) and the
 //! MessageLifecycleGate (backfill/gate.rs). Only this database's holders
 //! count: advisory locks are per database.

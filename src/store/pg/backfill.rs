@@ -19,7 +19,7 @@ pub enum AbandonReason {
     MissingRow,
     /// The row's own attempts (timeouts, connection failures, server
     /// errors) failed from before its deadline `ENQUEUED_AT + R` until at or
-    /// after it (§6.2, §6.3: the failure persisted until R; issue 31 item 4):
+    /// after it (§6.2, §6.3: the failure persisted until R):
     /// never a row that was not tried, nor one whose failures began past R.
     TransientDeadline,
 }
@@ -103,8 +103,8 @@ pub struct Unconfirmed {
 
 /// Inside the gate transaction: locks the rows of `msg_ids` that are still
 /// terminal, unconfirmed and not abandoned, in MSG_ID order (one order for
-/// every locker of PROC_STATE rows, so two rounds cannot deadlock; issue 20:
-/// one gate transaction per round of marks). A row missing from the answer
+/// every locker of PROC_STATE rows, so two rounds cannot deadlock; one gate
+/// transaction per round of marks). A row missing from the answer
 /// changed since the round was selected (a replay moved it back to PENDING,
 /// another run confirmed it): no mark may be written for it.
 pub async fn lock_unconfirmed(
@@ -161,7 +161,7 @@ pub async fn confirm(
 /// A transient failure that does not abandon the row (§6.2 row 4): one more
 /// attempt, the error, the next instant, and BACKFILL_FAILING_SINCE = now
 /// unless the row was already failing (the streak's start decides
-/// `TRANSIENT_DEADLINE`, issue 31 item 4). Returns the new attempt count.
+/// `TRANSIENT_DEADLINE`). Returns the new attempt count.
 pub async fn record_transient(
     conn: &mut PgConnection,
     msg_id: i64,
@@ -207,7 +207,7 @@ pub async fn abandon(
     .await
 }
 
-/// Backfill counts for `status` and the gauges (design §6; issue 7 item 6).
+/// Backfill counts for `status` and the gauges (design §6).
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct BackfillStats {
     /// Terminal rows that still owe their mark and are not abandoned.
@@ -345,8 +345,7 @@ pub async fn lock_all_abandoned(conn: &mut PgConnection) -> Result<Vec<i64>, sql
 /// at once: BACKFILL_NEXT_AT = now. Attempts and the last error stay; the
 /// failure streak ends (BACKFILL_FAILING_SINCE cleared), so a reopened row
 /// past R is tried at every scan until it is written and is not abandoned
-/// `TRANSIENT_DEADLINE` again (issue 31 item 4: its new failures begin past
-/// R).
+/// `TRANSIENT_DEADLINE` again (its new failures begin past R).
 pub async fn reopen(
     conn: &mut PgConnection,
     ids: &[i64],
@@ -366,7 +365,8 @@ pub async fn reopen(
 }
 
 /// Records the operator's reconciliation of abandoned, not yet reconciled
-/// rows (§6.2 "放弃清单需人工对账"; the archive job requires it, §9.3).
+/// rows: the abandoned list needs the operator's reconciliation (§6.2), and
+/// the archive job requires it (§9.3).
 pub async fn reconcile(
     conn: &mut PgConnection,
     ids: &[i64],
@@ -390,7 +390,7 @@ pub async fn reconcile(
 /// Appends one operator action to BACKFILL_ACTION (TARGET = the MSG_IDs,
 /// comma-separated) and, in the same transaction, to OPERATOR_ACTION
 /// (target `proc_state:<ids>`), the one audit trail of every operator action
-/// (issue 21 item 2; migration 0010). Returns the BACKFILL_ACTION id.
+/// (migration 0010). Returns the BACKFILL_ACTION id.
 pub async fn record_action(
     conn: &mut PgConnection,
     at: DateTime<Utc>,

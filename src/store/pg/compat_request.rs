@@ -1,5 +1,5 @@
 //! COMPAT_REQUEST (migration 0020): every request to the compat entry
-//! `POST /cminmsgs/send` (issue 32 item 4; docs/production/http.md). A
+//! `POST /cminmsgs/send` (docs/production/http.md). A
 //! request that writes the mailbox is recorded with its MSG_ID before the
 //! mailbox transaction commits ([`begin_write`]), so the pump can always
 //! tell a compat-written row by its MSG_ID and scope its identity

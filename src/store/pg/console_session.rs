@@ -1,5 +1,5 @@
 //! CONSOLE_SESSION (migrations 0010, 0019): the operator console's login
-//! sessions (issue 21; issue 32 item 7; docs/console.md "Sessions"). Keyed
+//! sessions (docs/console.md "Sessions"). Keyed
 //! by the SHA-256 of the cookie value, never the value itself. A session
 //! ends at its absolute `expires_at`, after `idle` without a request, when
 //! its user's credential changes, at logout and at `msgx console revoke`.

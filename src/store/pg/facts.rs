@@ -1,4 +1,4 @@
-//! Read model of `msgx status` and `/metrics` (issue 10, issue 19 item 3):
+//! Read model of `msgx status` and `/metrics`:
 //! the counts and ages both report, read by the same statements.
 
 use chrono::{DateTime, Utc};
@@ -33,7 +33,7 @@ pub async fn cursor(pool: &PgPool) -> Result<Cursor, sqlx::Error> {
 }
 
 /// Released holes (INBOX_HOLE rows) by the rule that released them
-/// (`max-commit-delay`, `no-live-transaction`; issue 20 item 5).
+/// (`max-commit-delay`, `no-live-transaction`).
 pub async fn holes_by_reason(pool: &PgPool) -> Result<BTreeMap<String, i64>, sqlx::Error> {
     let mut by_reason = BTreeMap::new();
     for r in sqlx::query("SELECT reason, count(*) AS n FROM inbox_hole GROUP BY reason")

@@ -1,4 +1,4 @@
-//! The console's Flights search (issue 21): FLIGHT_SCHD rows by FLID, by
+//! The console's Flights search: FLIGHT_SCHD rows by FLID, by
 //! FLNO (with or without the airline code) and by operation day.
 
 use chrono::{DateTime, NaiveDate, Utc};

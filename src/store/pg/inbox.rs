@@ -107,7 +107,7 @@ pub async fn enqueue_compat(
 }
 
 /// insertIfAbsent: new PENDING rows, each with a new trace context (its
-/// `traceparent`, issue 21 item 5); an existing MSG_ID (re-scan, compat
+/// `traceparent`); an existing MSG_ID (re-scan, compat
 /// entry) is neither counted nor an error, and keeps its trace. Returns the
 /// number inserted.
 pub async fn enqueue(
@@ -138,8 +138,7 @@ pub async fn enqueue(
     .rows_affected())
 }
 
-/// Records a released hole with the rule that released it (`h.reason`,
-/// issue 20 item 5). Its late-row check time starts at the release: the
+/// Records a released hole with the rule that released it (`h.reason`). Its late-row check time starts at the release: the
 /// round that released it found no row inside.
 pub async fn record_hole(
     conn: &mut PgConnection,
@@ -169,8 +168,8 @@ pub struct HoleRow {
 
 /// Holes released after `since` whose last late-row check is at or before
 /// `checked_before` (or never made), the longest unchecked first, at most
-/// `limit` (issue 17 item 7: each hole at most once per recheck interval,
-/// and every hole in turn however many there are).
+/// `limit`: each hole at most once per recheck interval, and every hole in
+/// turn however many there are.
 pub async fn holes_due_for_check(
     pool: &PgPool,
     since: DateTime<Utc>,
@@ -200,8 +199,7 @@ pub async fn holes_due_for_check(
 
 /// The oldest late-row check among the holes released after `since` (a
 /// hole never checked counts from its release): the poller keeps it in
-/// memory so that it asks [`holes_due_for_check`] only when a hole is due
-/// (issue 20 item 2).
+/// memory so that it asks [`holes_due_for_check`] only when a hole is due.
 pub async fn oldest_hole_check(
     pool: &PgPool,
     since: DateTime<Utc>,
@@ -265,7 +263,7 @@ pub struct ReleasedHoleRow {
     pub last_id: i64,
     pub first_seen: DateTime<Utc>,
     pub released_at: DateTime<Utc>,
-    /// `max-commit-delay` or `no-live-transaction` (issue 20 item 5).
+    /// `max-commit-delay` or `no-live-transaction`.
     pub reason: String,
 }
 

@@ -1,6 +1,6 @@
 //! JOB_RUN: one row per job run, written at start (RUNNING) and finished with
 //! its outcome, so an operator sees runs that never ended too. A daemon run
-//! of a pipeline job is the exception (issue 20): polled several times a
+//! of a pipeline job is the exception: polled several times a
 //! second, it is written once at its end, and only when it handled items or
 //! did not succeed.
 
@@ -83,7 +83,7 @@ pub async fn finish(pool: &PgPool, id: i64, end: &RunEnd<'_>) -> Result<(), sqlx
 }
 
 /// Writes a whole run at its end, in one statement: a daemon run of a
-/// pipeline job (issue 20; `who` = job, trigger, instance).
+/// pipeline job (`who` = job, trigger, instance).
 pub async fn insert_finished(
     pool: &PgPool,
     (job, trigger, instance): (&str, &str, &str),

@@ -1,4 +1,4 @@
-//! The console's Messages page (issue 21): PROC_STATE rows matching a
+//! The console's Messages page: PROC_STATE rows matching a
 //! filter, newest first, in keyset pages by MSG_ID (`msg_id < before`), so
 //! page N costs what page 1 costs on a table of millions of rows. A state
 //! filter reads `proc_state_state_msg_idx`, a FLID filter

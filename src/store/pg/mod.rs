@@ -1,5 +1,5 @@
 //! msgx's own PostgreSQL: connection, embedded migrations and the schema
-//! check the daemon runs before starting (issue 2, item 3).
+//! check the daemon runs before starting.
 
 pub mod advisory;
 pub mod backfill;
@@ -167,7 +167,7 @@ fn connect_error(e: sqlx::Error, opts: &PgConnectOptions) -> StoreError {
     }
 }
 
-/// `cfg`'s server-side bounds (issue 17, item 5) as startup parameters of
+/// `cfg`'s server-side bounds as startup parameters of
 /// every pooled session, so they hold from its first statement and survive
 /// the pool's reuse of it: a hung statement, a lock wait behind a stuck
 /// session, or a transaction left open each end in an error the job run
@@ -251,7 +251,7 @@ pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError
         .map_err(|e| connect_error(e, &opts))
 }
 
-/// Opens the console's own pool (issue 32 item 1): `msgx.console.pool-size`
+/// Opens the console's own pool: `msgx.console.pool-size`
 /// sessions bounded like the jobs' ([`connect`]) but with the console's
 /// `statement_timeout`, and named `msgx console` in `pg_stat_activity`. The
 /// console never borrows the jobs' pool, so viewers' queries can neither
@@ -390,7 +390,7 @@ mod tests {
 
     /// The PROC_STATE SQL keeps its state lists as literals (the statement
     /// texts stay as they were); each one is the lifecycle type's predicate
-    /// for what it selects (issue 19 item 2), so the two cannot drift.
+    /// for what it selects, so the two cannot drift.
     #[test]
     fn every_proc_state_list_in_the_sql_is_a_lifecycle_predicate() {
         let unfinished = state_list(ProcState::is_unfinished);

@@ -116,7 +116,7 @@ pub async fn fetch_due_latest(
 }
 
 /// A KAFKA:msg row that [`mark_msg_sent`] moved to SENT, with the start
-/// times of its message's end-to-end latency (issue 20, item 3), read in the
+/// times of its message's end-to-end latency, read in the
 /// same statement. Both are `None` for an event without a message or whose
 /// PROC_STATE row is gone or archived (a shadow row keeps neither).
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -181,7 +181,7 @@ pub async fn mark_latest_sent(
 ) -> Result<Vec<i64>, sqlx::Error> {
     let ids: Vec<i64> = sent.iter().map(|(id, _)| *id).collect();
     let versions: Vec<i64> = sent.iter().map(|(_, v)| *v).collect();
-    // SKIP LOCKED (issue 20, burst catch-up): a row locked now is being
+    // SKIP LOCKED (burst catch-up): a row locked now is being
     // replaced by a pump transaction (the upsert of a newer version), which
     // took the rows in its own order; waiting for it deadlocked under a
     // 1,000 msg/s burst (PostgreSQL aborted one side after
@@ -329,7 +329,7 @@ pub async fn append(
 }
 
 /// [`append`] for the decisions of several consecutive messages (the pump's
-/// group commit, issue 11 item 4), in one statement whose rows get their
+/// group commit), in one statement whose rows get their
 /// EVENT_IDs in exactly the order the messages one by one would have: per
 /// message its KAFKA:msg rows, then its KAFKA:schd upserts. A FLID upserted
 /// by several messages is sent once, by the occurrence that one-by-one
@@ -380,7 +380,7 @@ pub async fn append_many(
     }
     // In statements of at most APPEND_CHUNK rows, in order (EVENT_IDs stay
     // in list order across them), so a 20,000-flight schedule never encodes
-    // all its payloads into one buffer (issue 17, item 5). A FLID occurs at
+    // all its payloads into one buffer. A FLID occurs at
     // most once in `rows`, so no statement updates a row a previous one wrote.
     for chunk in rows.chunks(APPEND_CHUNK) {
         let targets: Vec<&str> = chunk.iter().map(|r| r.0).collect();
@@ -402,9 +402,9 @@ pub async fn append_many(
         // CONFLICT clause only ever applies to KAFKA:schd rows (§8.2: replaced
         // only forward in STATE_VERSION, with a fresh EVENT_ID as generation).
         // The leading comment marks msgx's own appends: the test harness
-        // checks exactly these rows against schemas/ (tests/it/common, issue 18
-        // item 5), not rows a test inserts by hand. Each row takes its
-        // message's trace context from PROC_STATE (issue 21 item 5).
+        // checks exactly these rows against schemas/ (tests/it/common), not
+        // rows a test inserts by hand. Each row takes its
+        // message's trace context from PROC_STATE.
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "/* msgx:outbox-append */ INSERT INTO msg_event (target, partition_key, event_type, state_version, msg_id, payload, created_at, traceparent) \
              SELECT g, k, t, v, m, p, $7, {TRACE_OF_M} \
@@ -447,7 +447,7 @@ fn replace_forward(target: EventTarget) -> String {
     )
 }
 
-/// Stores the `season` records of one stored SCHS (issue 18 item 2), in
+/// Stores the `season` records of one stored SCHS, in
 /// order: one KAFKA:season row per record key, replaced only forward in
 /// STATE_VERSION (the season revision) with a fresh EVENT_ID as generation
 /// and reset to PENDING, exactly as KAFKA:schd per FLID (§8.2). A key occurs

@@ -1,4 +1,4 @@
-//! TCP_NODELAY on the PostgreSQL sessions (issue 20, burst catch-up).
+//! TCP_NODELAY on the PostgreSQL sessions (burst catch-up).
 //!
 //! sqlx 0.9.0 connects its TCP sockets without `TCP_NODELAY` (a regression:
 //! upstream issue transact-rs/sqlx#4335, fixed by #4336, not released as of

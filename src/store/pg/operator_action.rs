@@ -1,5 +1,5 @@
 //! OPERATOR_ACTION (migration 0002): an append-only record of what an
-//! operator did to which row, and why (issue 6, item 4).
+//! operator did to which row, and why.
 
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;

@@ -1,4 +1,4 @@
-//! What `msgx doctor` asks msgx's PostgreSQL (issue 16, item 3): whether
+//! What `msgx doctor` asks msgx's PostgreSQL: whether
 //! the role has what msgx needs and no more than it should (whether the
 //! session is encrypted: `pg::tls_in_use`) (docs/operations.md "Connecting to production" gives
 //! the GRANTs).

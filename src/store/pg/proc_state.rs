@@ -15,24 +15,24 @@ pub struct Head {
     pub state: ProcState,
     pub attempts: i32,
     pub next_attempt_at: Option<DateTime<Utc>>,
-    /// The class of the last failure (a FAILED row's schedule, issue 17 item 4).
+    /// The class of the last failure (a FAILED row's schedule).
     pub error_class: Option<ErrorClass>,
     pub identity_key: Option<String>,
     /// The watermark W read in the same statement (§5.1 step 2).
     pub w: i64,
-    /// The message's trace context (issue 21 item 5): `None` for a row
+    /// The message's trace context: `None` for a row
     /// enqueued before migration 0011 (or one whose stored value does not
     /// parse: a trace is for following a message, never a reason to stop it).
     pub trace: Option<TraceParent>,
     /// The compat client that wrote this row through `POST /cminmsgs/send`
     /// (COMPAT_REQUEST by MSG_ID, migration 0020); `None` for a row the
-    /// mailbox's own writers wrote. Scopes the identity (issue 32 item 4).
+    /// mailbox's own writers wrote. Scopes the identity.
     pub compat_principal: Option<String>,
 }
 
 /// A row's state and attempt count as the pump read them with its head:
-/// the guard of the pump's failure and terminal writes (compare-and-set,
-/// issue 31 item 5). A replay or skip that commits between the pump's read
+/// the guard of the pump's failure and terminal writes (compare-and-set).
+/// A replay or skip that commits between the pump's read
 /// and its write changes one of them, so the write finds nothing to change
 /// and the replay stands (§9.1: the replay reset the attempts; an attempt
 /// count computed before it must not undo that).
@@ -213,7 +213,7 @@ pub async fn record_failure(
     Ok(n == 1)
 }
 
-/// The head while it is FAILED (issue 17 item 4): since when its current
+/// The head while it is FAILED: since when its current
 /// failure streak runs, with its class and reason.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct HeadFailure {
@@ -371,8 +371,7 @@ pub async fn mark_succeeded(
 /// `PIPELINE_LOCK`: every transaction that writes flights takes that lock
 /// first and writes them only through `FlightStore`, which upserts each
 /// flight's row, so the detail-table triggers of migration 0013 need not
-/// touch the row again (the pump's writes cost no extra row update; issue 31
-/// item 6). An SQL expression, evaluated once per returned row.
+/// touch the row again (the pump's writes cost no extra row update). An SQL expression, evaluated once per returned row.
 macro_rules! flight_writer {
     () => {
         "set_config('msgx.writer', 'flight_store', true)"
@@ -565,7 +564,7 @@ pub async fn lock_class_for_replay(
     .await
 }
 
-/// Replay (design §9.1, §5.3 "单语句批量"): FAILED/DEAD rows of the allowed
+/// Replay (design §9.1, §5.3: one batch statement): FAILED/DEAD rows of the allowed
 /// classes back to PENDING in one statement. Resets the attempt count, the
 /// retry instant, the error and outcome, FINISHED_AT, and every backfill
 /// field of the old terminal state, so the next terminal state registers a

@@ -1,5 +1,5 @@
-//! PROC_STATE_HST and the archive of settled terminal rows (design §9.3
-//! "处理终态归档", G-PROC-HST, G-HST-RETENTION): the candidate predicate, the
+//! PROC_STATE_HST and the archive of settled terminal rows (design §9.3,
+//! G-PROC-HST, G-HST-RETENTION): the candidate predicate, the
 //! copy, the ARCHIVED dedup shadow left in PROC_STATE (INV-9), and the
 //! retention sweeps of both. maintenance/archive_proc_state.rs runs them.
 

@@ -1,5 +1,4 @@
-//! SEASON, SEASON_SERIES, SEASON_ROUTE_POINT (migration 0008; issue 18 item
-//! 2): the statements of the SCHS processor and of `msgx season`. The rules
+//! SEASON, SEASON_SERIES, SEASON_ROUTE_POINT (migration 0008): the statements of the SCHS processor and of `msgx season`. The rules
 //! (which seasons a new one replaces, what is published) are
 //! `domain::season`'s; here only reads and writes.
 

@@ -39,7 +39,7 @@ pub async fn append(pool: &PgPool, e: &SnapEntry<'_>, now: DateTime<Utc>) {
     }
 }
 
-/// Trace entries past `msgx.snaplog.retention`, by `(SCOPE_END, RECV_AT)` (§9.3 "留痕清理").
+/// Trace entries past `msgx.snaplog.retention`, by `(SCOPE_END, RECV_AT)` (§9.3).
 pub const RETENTION_PURGE: SweepSql = SweepSql {
     count: "SELECT count(*) FROM schd_snap_log \
             WHERE (scope_end IS NULL OR scope_end < $1) AND recv_at < $1",

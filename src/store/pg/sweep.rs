@@ -1,6 +1,6 @@
 //! One sweep statement family: the LIMITed count and change that every purge
 //! and retention job repeats in bounded batches (jobs/batch.rs runs the
-//! loop; the statements live here with their tables, issue 19 item 3).
+//! loop; the statements live here with their tables).
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;

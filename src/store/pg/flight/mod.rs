@@ -13,7 +13,7 @@
 //! sorting and de-duplicating every object's keys, which was a quarter of
 //! PostgreSQL's CPU in the pump (`qsort_arg` and `memcmp` at the top of a
 //! `perf` profile; a 50-flight load 13–15 ms as `jsonb`, 5–6 ms as `json`;
-//! issue 20, docs/BENCHMARKS.md). Nothing is stored as JSON (VIPF's `vipt`
+//! docs/BENCHMARKS.md). Nothing is stored as JSON (VIPF's `vipt`
 //! aside), so nothing needs `jsonb`'s binary form.
 //!
 //! A write is at most two statements, for one flight or many: (1) upsert of
@@ -22,9 +22,9 @@
 //! the INSERT of those lists (one JSON array of table rows per list).
 //! Changed lists are thus rewritten delete-then-insert per FLID (INV-14);
 //! unchanged detail rows are not touched. Each JSON value is sent and parsed
-//! once, and each list statement reads only its own part of it (issue 17
-//! item 5: a 20,000-flight SCHD spent most of its time searching one large
-//! array per list).
+//! once, and each list statement reads only its own part of it (a
+//! 20,000-flight SCHD spent most of its time searching one large array per
+//! list).
 //!
 //! Read rules for stored data (never a panic; anything else is a
 //! [`FlightStoreError`] inside `sqlx::Error::Decode`):
@@ -222,7 +222,7 @@ static SCALAR_COLUMNS: LazyLock<Vec<(ScalarTag, String)>> = LazyLock::new(|| {
 /// list is aggregated once per statement for all the selected
 /// flights (one grouped scan per detail table), not once per flight: a
 /// correlated subquery per list and flight cost 4.3 s of a re-sent
-/// 20,000-flight SCHD (issue 17 item 5).
+/// 20,000-flight SCHD.
 fn load_select(filter: &str) -> String {
     let decimals = SCALAR_COLUMNS
         .iter()
@@ -270,7 +270,7 @@ static LOAD_ACTIVE_CHILDREN: LazyLock<String> =
 /// list, [`LISTS`] order), and upserts the `flight_schd` rows of the JSON
 /// array `$1` (row columns only, sent as text and read as `json`). The FLIDs come from Rust: a flight never
 /// stored has no detail rows to delete, and searching the JSON documents
-/// once per list cost 3.7 s of a 20,000-flight SCHD (issue 17 item 5).
+/// once per list cost 3.7 s of a 20,000-flight SCHD.
 /// `content_version` is not written: a new row takes the default 0, a stored
 /// one keeps its count (it is not part of a [`FlightState`]).
 static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
@@ -309,8 +309,8 @@ static UPSERT_AND_DELETE: LazyLock<String> = LazyLock::new(|| {
 /// parameter (`$1`, `$2`, … in [`LISTS`] order), a JSON array of complete
 /// table rows (with `flid`, and `route_kind` for ROUT/ERUT); `[]` inserts
 /// nothing. Each list reads only its own array: searching every flight
-/// document once per list cost most of a 20,000-flight SCHD (issue 17 item 5,
-/// docs/BENCHMARKS.md), and a `json` value would be parsed again per lookup.
+/// document once per list cost most of a 20,000-flight SCHD
+/// (docs/BENCHMARKS.md), and a `json` value would be parsed again per lookup.
 static INSERT_LISTS: LazyLock<String> = LazyLock::new(|| {
     let inserts: Vec<String> = LISTS
         .iter()
@@ -342,9 +342,9 @@ pub struct FlightLink {
 /// is stored: the row's `xmin` and `content_version` ([`RowStamp`]) and its
 /// `updated_at`. Every write of a flight changes the row: msgx's writes upsert
 /// it ([`FlightStore::write_many`]), and any other write of a detail row adds
-/// to its `content_version` (migration 0013, issue 31 item 6). So a state
+/// to its `content_version` (migration 0013). So a state
 /// read or written at this version is still the stored one while the row
-/// shows it (the pump's flight cache, issue 20; `updated_at` and
+/// shows it (the pump's flight cache; `updated_at` and
 /// `content_version` as well guard against a transaction ID seen again after
 /// wraparound).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -503,9 +503,9 @@ impl FlightStore {
     /// FLID, stored MAID and operation day of the flights `flids` (any state)
     /// and of the ACTIVE flights whose MAID is one of them, without their
     /// content. A large schedule is sliced by these links and validated with
-    /// these days before any flight is loaded whole (issue 17 item 5). Each
+    /// these days before any flight is loaded whole. Each
     /// link carries the row's [`StoredVersion`]: the pump's group commit checks
-    /// its flight cache against them (issue 20).
+    /// its flight cache against them.
     pub async fn load_links(
         &self,
         conn: &mut sqlx::PgConnection,
@@ -560,7 +560,7 @@ impl FlightStore {
 
     /// [`write`](Self::write) for several flights (distinct FLIDs) in the
     /// same two statements: the pump's group commit writes every flight the
-    /// group changed at once (issue 11 item 4).
+    /// group changed at once.
     pub async fn write_many(
         &self,
         conn: &mut sqlx::PgConnection,
@@ -649,7 +649,7 @@ impl FlightStore {
     }
 
     /// The last STATE_VERSION published for each of `flids` that
-    /// flight-history-clean moved to `flight_history` (issue 18): an archived
+    /// flight-history-clean moved to `flight_history`: an archived
     /// DELETED row's own version, or an archived ACTIVE row's version + 1 (the
     /// lifecycle tombstone it got when cleaned). FLIDs never archived, or
     /// whose rows `hst-retention` purged, are absent.
