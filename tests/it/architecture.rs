@@ -10,6 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::common::rust_source::{lex, root, sources};
+
 /// `module -> layer index` (0 = bottom) from the ```layers block: one line per
 /// layer, top first, `name: module module …`.
 fn layers() -> BTreeMap<String, usize> {
@@ -32,60 +34,10 @@ fn layers() -> BTreeMap<String, usize> {
     out
 }
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Every `.rs` file under `dir`.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).expect("read_dir") {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-/// The code of a file without comments (line comments, doc comments and
-/// block comments), so a doc link to an upper module does not count.
+/// The code of a file without comments and with string literals emptied,
+/// so a doc link to an upper module or a path in a message does not count.
 fn code(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix("//") {
-            rest = after.find('\n').map_or("", |n| &after[n..]);
-        } else if let Some(after) = rest.strip_prefix("/*") {
-            rest = after.find("*/").map_or("", |n| &after[n + 2..]);
-        } else if let Some(after) = rest
-            .strip_prefix("'\"'")
-            .or_else(|| rest.strip_prefix("'\\\"'"))
-        {
-            // A quote as a char literal is no string.
-            out.push_str("' '");
-            rest = after;
-        } else if let Some(after) = rest.strip_prefix("r#\"") {
-            rest = after.find("\"#").map_or("", |n| &after[n + 2..]);
-            out.push_str("\"\"");
-        } else if rest.starts_with('"') {
-            // Skip string literals (SQL, messages) whole.
-            let bytes = rest.as_bytes();
-            let mut i = 1;
-            while i < bytes.len() && bytes[i] != b'"' {
-                i += if bytes[i] == b'\\' { 2 } else { 1 };
-            }
-            out.push_str("\"\"");
-            rest = rest.get(i + 1..).unwrap_or("");
-        } else {
-            let mut chars = rest.chars();
-            if let Some(c) = chars.next() {
-                out.push(c);
-            }
-            rest = chars.as_str();
-        }
-    }
-    out
+    lex(text).code
 }
 
 /// The first path segments after every `prefix` (`crate::`, `super::`) in
@@ -145,8 +97,7 @@ fn top_module(rel: &Path) -> String {
 fn every_crate_path_points_down_the_layers() {
     let layers = layers();
     let src = root().join("src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
+    let files = sources(&src);
     let mut violations = Vec::new();
     for file in &files {
         let rel = file.strip_prefix(&src).expect("under src");
@@ -183,8 +134,7 @@ fn every_crate_path_points_down_the_layers() {
 #[test]
 fn no_two_sibling_files_use_each_other() {
     let src = root().join("src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
+    let files = sources(&src);
     // (dir, file stem) -> siblings it names through `super::` or `crate::<path>::`.
     let mut uses: BTreeMap<(PathBuf, String), BTreeSet<String>> = BTreeMap::new();
     for file in &files {
@@ -255,49 +205,14 @@ fn state_names() -> BTreeSet<&'static str> {
     out
 }
 
-/// The string literals of `text` (comments skipped), with their line.
-fn literals(text: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    let line_of = |rest: &str| text[..text.len() - rest.len()].matches('\n').count() + 1;
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix("//") {
-            rest = after.find('\n').map_or("", |n| &after[n..]);
-        } else if let Some(after) = rest.strip_prefix("/*") {
-            rest = after.find("*/").map_or("", |n| &after[n + 2..]);
-        } else if let Some(after) = rest
-            .strip_prefix("'\"'")
-            .or_else(|| rest.strip_prefix("'\\\"'"))
-        {
-            rest = after;
-        } else if let Some(after) = rest.strip_prefix("r#\"") {
-            let end = after.find("\"#").unwrap_or(after.len());
-            out.push((line_of(rest), after[..end].to_string()));
-            rest = after.get(end + 2..).unwrap_or("");
-        } else if rest.starts_with('"') {
-            let bytes = rest.as_bytes();
-            let mut i = 1;
-            while i < bytes.len() && bytes[i] != b'"' {
-                i += if bytes[i] == b'\\' { 2 } else { 1 };
-            }
-            out.push((line_of(rest), rest[1..i.min(rest.len())].to_string()));
-            rest = rest.get(i + 1..).unwrap_or("");
-        } else {
-            let mut chars = rest.chars();
-            chars.next();
-            rest = chars.as_str();
-        }
-    }
-    out
-}
-
 /// The state literals in `text`: a literal that is exactly a state's stored
 /// text, or one that names it as SQL (`'DEAD'`) or as a query parameter
 /// (`state=DEAD`). Prose that mentions a state ("go back to PENDING") is
 /// no literal of it. Test modules (`#[cfg(test)]` to the end) are left out.
 fn state_literals(text: &str, names: &BTreeSet<&str>) -> Vec<(usize, String)> {
     let code = text.split("#[cfg(test)]").next().unwrap_or("");
-    literals(code)
+    lex(code)
+        .literals
         .into_iter()
         .filter(|(_, lit)| {
             names.iter().any(|n| {
@@ -311,8 +226,7 @@ fn state_literals(text: &str, names: &BTreeSet<&str>) -> Vec<(usize, String)> {
 fn no_state_is_spelled_outside_the_store_and_the_domain() {
     let names = state_names();
     let src = root().join("src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
+    let files = sources(&src);
     let mut found = Vec::new();
     for file in &files {
         let rel = file.strip_prefix(&src).expect("under src");

@@ -67,8 +67,7 @@ async fn holes(db: &TestDb) -> Vec<(i64, i64, String)> {
 async fn counters(conn: &mut mysql_async::Conn) -> BTreeMap<String, i64> {
     let rows: Vec<(String, String)> = conn
         .query(
-            "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_stmt_prepare', \
-             'Com_stmt_execute', 'Com_set_option', 'Com_select', 'Com_stmt_close')",
+            "SHOW GLOBAL STATUS WHERE Variable_name = 'Questions' OR Variable_name LIKE 'Com\\_%'",
         )
         .await
         .unwrap();
@@ -77,11 +76,18 @@ async fn counters(conn: &mut mysql_async::Conn) -> BTreeMap<String, i64> {
         .collect()
 }
 
-/// How each counter moved between two reads.
+/// How far `counter` moved (0 when it is not in `delta`).
+fn moved(delta: &BTreeMap<String, i64>, counter: &str) -> i64 {
+    delta.get(counter).copied().unwrap_or(0)
+}
+
+/// How each counter moved between two reads (the ones that did not move
+/// left out, so a failure names every kind of statement that ran).
 fn delta(before: &BTreeMap<String, i64>, after: &BTreeMap<String, i64>) -> BTreeMap<String, i64> {
     after
         .iter()
         .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0)))
+        .filter(|(_, d)| *d != 0)
         .collect()
 }
 
@@ -123,10 +129,10 @@ async fn an_idle_poll_is_one_statement_on_the_mailbox() {
     let cost = idle_cost(&db, &mb.url, &q, N).await;
     assert_eq!(
         (
-            cost["Questions"],
-            cost["Com_stmt_execute"],
-            cost["Com_stmt_prepare"],
-            cost["Com_set_option"]
+            moved(&cost, "Questions"),
+            moved(&cost, "Com_stmt_execute"),
+            moved(&cost, "Com_stmt_prepare"),
+            moved(&cost, "Com_set_option")
         ),
         (N + 1, N, 0, 0),
         "{N} idle polls + the counter read: {cost:?}"
@@ -135,9 +141,9 @@ async fn an_idle_poll_is_one_statement_on_the_mailbox() {
     // poll ran the setup SET and prepared the fetch again (the reset of the
     // last poll's connection may still be under way when counted).
     let old = idle_cost(&db, &format!("{}?reset_connection=true", mb.url), &q, N).await;
-    assert_eq!(old["Com_stmt_prepare"], N, "{old:?}");
+    assert_eq!(moved(&old, "Com_stmt_prepare"), N, "{old:?}");
     assert!(
-        old["Questions"] >= 3 * N && old["Com_set_option"] >= N - 1,
+        moved(&old, "Questions") >= 3 * N && moved(&old, "Com_set_option") >= N - 1,
         "SET + PREPARE + EXECUTE per poll: {old:?}"
     );
 }

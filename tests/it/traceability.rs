@@ -10,9 +10,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::rust_source::{lex, root, sources};
 
 /// One table row of the page: the design cell, the code cell's paths with
 /// their items, and the test names.
@@ -233,45 +231,6 @@ fn every_code_item_and_test_named_exists() {
     );
 }
 
-/// The comment text of a Rust source (line, doc and block comments), string
-/// and char literals left out.
-fn comments(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix("//") {
-            let end = after.find('\n').unwrap_or(after.len());
-            out.push_str(&after[..end]);
-            out.push('\n');
-            rest = &after[end..];
-        } else if let Some(after) = rest.strip_prefix("/*") {
-            let end = after.find("*/").unwrap_or(after.len());
-            out.push_str(&after[..end]);
-            out.push('\n');
-            rest = after.get(end + 2..).unwrap_or("");
-        } else if let Some(after) = rest
-            .strip_prefix("'\"'")
-            .or_else(|| rest.strip_prefix("'\\\"'"))
-        {
-            rest = after;
-        } else if let Some(after) = rest.strip_prefix("r#\"") {
-            rest = after.find("\"#").map_or("", |n| &after[n + 2..]);
-        } else if rest.starts_with('"') {
-            let bytes = rest.as_bytes();
-            let mut i = 1;
-            while i < bytes.len() && bytes[i] != b'"' {
-                i += if bytes[i] == b'\\' { 2 } else { 1 };
-            }
-            rest = rest.get(i + 1..).unwrap_or("");
-        } else {
-            let mut chars = rest.chars();
-            chars.next();
-            rest = chars.as_str();
-        }
-    }
-    out
-}
-
 /// Design IDs in `text`: `C-7`, `INV-14`, `PRE-5`, `CLM-3`, `US-03` (digits),
 /// `G-RESP-GUARD` (upper-case words), `Q13`, `D1`.
 fn design_ids(text: &str) -> BTreeSet<String> {
@@ -297,27 +256,15 @@ fn design_ids(text: &str) -> BTreeSet<String> {
     out
 }
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).expect("read_dir") {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn every_design_id_cited_in_src_has_a_row() {
     let covered: BTreeSet<String> = rows().iter().flat_map(|r| design_ids(&r.design)).collect();
-    let mut files = Vec::new();
-    sources(&root().join("src"), &mut files);
+    let mut files = sources(&root().join("src"));
     files.sort();
     let mut missing = Vec::new();
     for file in files {
         let text = fs::read_to_string(&file).expect("read source");
-        for id in design_ids(&comments(&text)) {
+        for id in design_ids(&lex(&text).comments) {
             if !covered.contains(&id) {
                 let shown = file
                     .strip_prefix(root())
@@ -411,10 +358,6 @@ fn the_readers_see_what_they_should() {
     assert_eq!(
         ids.into_iter().collect::<Vec<_>>(),
         vec!["C-23", "D1", "G-RESP-GUARD", "INV-14", "Q13"]
-    );
-    assert_eq!(
-        comments("let s = \"// not (C-1)\"; // but (C-2)\n/* and (C-3) */"),
-        " but (C-2)\n and (C-3) \n"
     );
     assert_eq!(
         design_sections("## 1. a\n\n### 1.1 b\n## 2. c\ntext\n## 3. d\n\n### 3.1 e\n"),

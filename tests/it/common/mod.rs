@@ -10,6 +10,7 @@ pub mod browser;
 pub mod contract;
 pub mod jobs;
 pub mod queries;
+pub mod rust_source;
 pub mod servers;
 pub mod sis;
 
