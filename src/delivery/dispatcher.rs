@@ -21,90 +21,58 @@
 //! Failure handling (counted, transient, in doubt): [`super::retry`] and
 //! docs/delivery.md.
 
-use super::outbox::{DeliveryConfig, DeliveryCounts, OutboxJob, RoundEnd, WaveSender};
-use crate::jobs::{JobConfigError, JobContext, JobError};
+use super::outbox::{DeliveryCounts, RoundEnd, WaveSender};
+use crate::jobs::JobError;
 use crate::kafka::producer::Topic;
-use crate::store::pg::msg_event::{self, PendingEvent};
-use chrono::{DateTime, Utc};
+use crate::store::pg::msg_event::PendingEvent;
 use std::collections::{HashMap, VecDeque};
 
-/// The `dispatch-msg` job.
-pub struct Dispatcher {
-    config: DeliveryConfig,
-}
-
-impl Dispatcher {
-    /// The round is `msgx.dispatch.batch` rows.
-    pub fn new(config: DeliveryConfig) -> Result<Self, JobConfigError> {
-        config.validate("msgx.dispatch.batch")?;
-        Ok(Self { config })
-    }
-}
-
-#[async_trait::async_trait]
-impl OutboxJob for Dispatcher {
-    fn name(&self) -> &'static str {
-        "dispatch-msg"
-    }
-
-    fn config(&self) -> &DeliveryConfig {
-        &self.config
-    }
-
-    async fn fetch(
-        &self,
-        ctx: &JobContext,
-        now: DateTime<Utc>,
-        after: i64,
-        limit: i64,
-    ) -> Result<Vec<PendingEvent>, sqlx::Error> {
-        msg_event::fetch_due_msg(&ctx.pg, now, after, limit).await
-    }
-
-    async fn deliver(
-        &self,
-        wave: &WaveSender<'_>,
-        rows: Vec<PendingEvent>,
-        report: &mut DeliveryCounts,
-    ) -> Result<RoundEnd, JobError> {
-        let mut queues = per_flid_queues(rows);
-        let mut end = RoundEnd::default();
-        loop {
-            let heads: Vec<&PendingEvent> = queues.iter().filter_map(|q| q.front()).collect();
-            if heads.is_empty() {
-                break;
-            }
-            if !wave.may_continue()? {
-                end.cut_short = true;
-                break;
-            }
-            let outcome = wave.send(Topic::Msg, &heads, report).await?;
-            end.broker_failures += outcome.broker_failures;
-            end.fatal |= outcome.fatal;
-            let mut ok = outcome.confirmed.into_iter();
-            for q in queues.iter_mut().filter(|q| !q.is_empty()) {
-                if ok.next().unwrap_or(false) {
-                    q.pop_front();
-                    end.confirmed += 1;
-                } else {
-                    // The head failed: the rest of this FLID waits (§8.1).
-                    if let Some(head) = q.front() {
-                        end.unsent(head.event_id);
-                    }
-                    report.paused.add((q.len() - 1) as u64);
-                    q.clear();
+/// The Dispatcher's round ([`Feed::Msg`](super::Feed::Msg)): the frozen
+/// batch in waves, one record in flight per FLID, a failed head pausing
+/// only its FLID (module docs).
+#[doc(alias = "Dispatcher")]
+pub(crate) async fn deliver(
+    wave: &WaveSender<'_>,
+    rows: Vec<PendingEvent>,
+    report: &mut DeliveryCounts,
+) -> Result<RoundEnd, JobError> {
+    let mut queues = per_flid_queues(rows);
+    let mut end = RoundEnd::default();
+    loop {
+        let heads: Vec<&PendingEvent> = queues.iter().filter_map(|q| q.front()).collect();
+        if heads.is_empty() {
+            break;
+        }
+        if !wave.may_continue()? {
+            end.cut_short = true;
+            break;
+        }
+        let outcome = wave.send(Topic::Msg, &heads, report).await?;
+        end.broker_failures += outcome.broker_failures;
+        end.fatal |= outcome.fatal;
+        let mut ok = outcome.confirmed.into_iter();
+        for q in queues.iter_mut().filter(|q| !q.is_empty()) {
+            if ok.next().unwrap_or(false) {
+                q.pop_front();
+                end.confirmed += 1;
+            } else {
+                // The head failed: the rest of this FLID waits (§8.1).
+                if let Some(head) = q.front() {
+                    end.unsent(head.event_id);
                 }
-            }
-            if end.fatal {
-                break;
+                report.paused.add((q.len() - 1) as u64);
+                q.clear();
             }
         }
-        // Cut short or fatal: the rows still queued were not sent either.
-        for head in queues.iter().filter_map(|q| q.front()) {
-            end.unsent(head.event_id);
+        if end.fatal {
+            break;
         }
-        Ok(end)
     }
+    // Cut short or fatal: the rows still queued were not sent either.
+    for head in queues.iter().filter_map(|q| q.front()) {
+        end.unsent(head.event_id);
+    }
+    Ok(end)
 }
 
 /// Splits a batch (EVENT_ID order) into one queue per FLID, each in EVENT_ID

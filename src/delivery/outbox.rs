@@ -23,7 +23,7 @@
 
 use super::retry::RetryPolicy;
 use crate::domain::delivery::FailureClass;
-use crate::jobs::{Job, JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
+use crate::jobs::{JobConfigError, JobContext, JobError, RunBounds, RunReport, job_counts};
 use crate::kafka::producer::{DeliveryProducer, Outgoing, SendError, Topic, classify};
 use crate::store::pg::msg_event::{self, PendingEvent};
 use crate::telemetry::event_span;
@@ -79,45 +79,6 @@ job_counts! {
 /// A delivery run's report.
 pub type DeliveryReport = RunReport<DeliveryCounts>;
 
-/// A delivery job's target-specific parts.
-#[async_trait::async_trait]
-pub(crate) trait OutboxJob: Send + Sync {
-    /// Counter prefix and log name, e.g. `dispatch-msg`.
-    fn name(&self) -> &'static str;
-    /// The job's settings.
-    fn config(&self) -> &DeliveryConfig;
-    /// Reads the round's rows (the frozen batch): due at `now`, EVENT_ID >
-    /// `after`, in EVENT_ID order.
-    async fn fetch(
-        &self,
-        ctx: &JobContext,
-        now: DateTime<Utc>,
-        after: i64,
-        limit: i64,
-    ) -> Result<Vec<PendingEvent>, sqlx::Error>;
-    /// Delivers the frozen batch.
-    async fn deliver(
-        &self,
-        wave: &WaveSender<'_>,
-        rows: Vec<PendingEvent>,
-        report: &mut DeliveryCounts,
-    ) -> Result<RoundEnd, JobError>;
-}
-
-/// Every delivery job runs the same rounds ([`run_rounds`]).
-#[async_trait::async_trait]
-impl<T: OutboxJob> Job for T {
-    type Details = DeliveryCounts;
-
-    async fn run_once(
-        &self,
-        ctx: &JobContext,
-        bounds: &RunBounds,
-    ) -> Result<DeliveryReport, JobError> {
-        run_rounds(self, ctx, bounds).await
-    }
-}
-
 /// How a round ended, for the loop's decision to go on.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct RoundEnd {
@@ -155,7 +116,7 @@ impl RoundEnd {
 /// each read from filtering past the rows earlier rounds already sent
 /// (docs/BENCHMARKS.md).
 pub(crate) async fn run_rounds(
-    job: &dyn OutboxJob,
+    job: &super::Delivery,
     ctx: &JobContext,
     bounds: &RunBounds,
 ) -> Result<DeliveryReport, JobError> {

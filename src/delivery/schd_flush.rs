@@ -13,57 +13,14 @@
 //! while the record was in flight is not marked and goes out next round
 //! (counted as `superseded`). Failures follow [`super::retry`].
 
-use super::outbox::{DeliveryConfig, DeliveryCounts, OutboxJob, RoundEnd, WaveSender};
-use crate::jobs::{JobConfigError, JobContext, JobError};
+use super::outbox::{DeliveryCounts, RoundEnd, WaveSender};
+use crate::jobs::JobError;
 use crate::kafka::producer::Topic;
-use crate::store::pg::msg_event::{self, PendingEvent};
-use chrono::{DateTime, Utc};
+use crate::store::pg::msg_event::PendingEvent;
 
-/// The `schd-flush` job.
-pub struct SchdFlush {
-    config: DeliveryConfig,
-}
-
-impl SchdFlush {
-    /// The round is `msgx.schd.flush-limit` rows.
-    pub fn new(config: DeliveryConfig) -> Result<Self, JobConfigError> {
-        config.validate("msgx.schd.flush-limit")?;
-        Ok(Self { config })
-    }
-}
-
-#[async_trait::async_trait]
-impl OutboxJob for SchdFlush {
-    fn name(&self) -> &'static str {
-        "schd-flush"
-    }
-
-    fn config(&self) -> &DeliveryConfig {
-        &self.config
-    }
-
-    async fn fetch(
-        &self,
-        ctx: &JobContext,
-        now: DateTime<Utc>,
-        after: i64,
-        limit: i64,
-    ) -> Result<Vec<PendingEvent>, sqlx::Error> {
-        msg_event::fetch_due_schd(&ctx.pg, now, after, limit).await
-    }
-
-    async fn deliver(
-        &self,
-        wave: &WaveSender<'_>,
-        rows: Vec<PendingEvent>,
-        report: &mut DeliveryCounts,
-    ) -> Result<RoundEnd, JobError> {
-        deliver_latest(wave, Topic::Schd, rows, report).await
-    }
-}
-
-/// One round of a one-row-per-key target (KAFKA:schd, KAFKA:season): every
-/// row is the latest of its key, so the whole batch is one wave.
+/// One round of a one-row-per-key target ([`Feed::Schd`](super::Feed::Schd),
+/// [`Feed::Season`](super::Feed::Season)): every row is the latest of its
+/// key, so the whole batch is one wave.
 pub(crate) async fn deliver_latest(
     wave: &WaveSender<'_>,
     topic: Topic,

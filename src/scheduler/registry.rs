@@ -28,18 +28,16 @@ const IMPLEMENTED: &[&str] = &[
 /// The implementation of `name` with its settings from `config`, or `None`
 /// when it is not implemented yet.
 pub fn build(name: &str, config: &Config) -> Result<Option<Arc<dyn AnyJob>>, JobConfigError> {
-    use crate::delivery::{DeliveryConfig, dispatcher, schd_flush, season_flush};
+    use crate::delivery::{Delivery, DeliveryConfig, Feed};
     use crate::{backfill, delivery, maintenance, pipeline, requests};
     let delivery = |round_size| DeliveryConfig::from_config(config, round_size);
     let m = &config.msgx;
     let job = match name {
         "ingest-sweep" => built(pipeline::inbox_poller::InboxPoller::new, config)?,
         "pump-drain" => built(pipeline::pump::Pump::new, config)?,
-        "dispatch-msg" => arc(dispatcher::Dispatcher::new(delivery(m.dispatch.batch))?),
-        "schd-flush" => arc(schd_flush::SchdFlush::new(delivery(m.schd.flush_limit))?),
-        "season-flush" => arc(season_flush::SeasonFlush::new(delivery(
-            m.season.flush_limit,
-        ))?),
+        "dispatch-msg" => arc(Delivery::new(Feed::Msg, delivery(m.dispatch.batch))?),
+        "schd-flush" => arc(Delivery::new(Feed::Schd, delivery(m.schd.flush_limit))?),
+        "season-flush" => arc(Delivery::new(Feed::Season, delivery(m.season.flush_limit))?),
         "event-cleanup" => built(delivery::event_cleanup::EventCleanup::new, config)?,
         "snaplog-purge" => built(maintenance::snaplog_purge::SnaplogPurge::new, config)?,
         "archive-proc-state" => built(
