@@ -1,13 +1,9 @@
 #!/usr/bin/env python3
-"""Checks shared by the resilience harnesses (issue 11; docs/RESILIENCE.md).
+"""Benchmark arithmetic and helpers of the resilience harnesses (docs/RESILIENCE.md).
 
-Python 3 standard library only; PostgreSQL through `psql`, the mailbox through
-the `mariadb` client, Kafka through `msgx tail`.
+Python 3 standard library only; PostgreSQL through `psql`, Kafka through
+`msgx tail`.
 
-  harness.py verify    --pg URL --mailbox URL --msgx BIN [--w-log FILE]
-                                                       the soak's invariants → exit 1
-  harness.py caught-up --pg URL --mailbox URL --upto ID every row ≤ ID done (0), not yet (1),
-                                                       a DEAD/abandonment (3)
   harness.py watch-w   --pg URL --out FILE             sample W every 0.5 s (until killed)
   harness.py latency   --msgx BIN --out FILE [--config FILE]
                                                        consume the msg topic (until killed)
@@ -19,13 +15,13 @@ the `mariadb` client, Kafka through `msgx tail`.
                          --my-log F --my-db DB --my-range A:B
                                                        statements per second of the daemon's sessions
   harness.py latency-tables --run NAME=SCHEDULE=FILE…  bench-latency.sh's report (ratios of two runs)
-  harness.py broker-verify --pg URL --mailbox URL --msgx BIN
-                                                       the topics on an independent broker → exit 1
   harness.py tls-proxy --listen PORT --upstream PORT --cert FILE --key FILE
                                                        TLS in front of a plaintext broker (until killed)
 
-"Drained" is `msgx dev drained` (the chaos drain's snapshot and comparison
-are `msgx dev snapshot` and `msgx dev compare-runs`; docs/RESILIENCE.md).
+The checks are hidden commands of the binary, on the typed lifecycle
+(src/domain/run_compare.rs, src/commands/dev.rs): `msgx dev drained`,
+`snapshot` and `compare-runs` (scripts/chaos.sh), `caught-up` and `verify`
+(scripts/soak.sh), `broker-verify` (scripts/real-broker.sh).
 """
 
 import argparse
@@ -37,10 +33,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.parse
-
-# Clock-derived columns/keys: they differ between two runs of the same input.
-CLOCK_KEYS = {"created_at", "updated_at", "archived_at"}
 
 
 # ----------------------------------------------------------------- access --
@@ -55,180 +47,7 @@ def psql(url, sql):
     return [line for line in out.splitlines() if line != ""]
 
 
-def psql_json(url, sql):
-    """`SELECT row_to_json(t) FROM (<sql>) t` as dicts."""
-    return [json.loads(r) for r in psql(url, f"SELECT row_to_json(t) FROM ({sql}) t")]
-
-
-def mariadb_args(url):
-    u = urllib.parse.urlparse(url)
-    args = ["mariadb", "-N", "-B", "-h", u.hostname or "127.0.0.1",
-            "-P", str(u.port or 3306), "-u", urllib.parse.unquote(u.username or "")]
-    if u.password:
-        args.append("-p" + urllib.parse.unquote(u.password))
-    args.append(u.path.lstrip("/"))
-    return args
-
-
-def mysql(url, sql):
-    out = subprocess.run(mariadb_args(url) + ["-e", sql],
-                         check=True, capture_output=True, text=True).stdout
-    return [line.split("\t") for line in out.splitlines() if line != ""]
-
-
-def tail(msgx, topic):
-    """Every record of `topic` from the beginning (`msgx tail --json`)."""
-    out = subprocess.run(
-        [msgx, "tail", topic, "--from-beginning", "--json", "--idle", "5s"],
-        check=True, capture_output=True, text=True,
-    ).stdout
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-
-
-def strip_clock(obj):
-    if isinstance(obj, dict):
-        return {k: strip_clock(v) for k, v in obj.items() if k not in CLOCK_KEYS}
-    if isinstance(obj, list):
-        return [strip_clock(v) for v in obj]
-    return obj
-
-
-# ---------------------------------------------------------------- drained --
-
-
-def drained_problems(msgx, pg, mailbox):
-    """What is still to do (empty = drained), as `msgx dev drained` says."""
-    env = dict(os.environ, MSGX_DATABASE_URL=pg, MSGX_MAILBOX_URL=mailbox)
-    out = subprocess.run([msgx, "dev", "drained"], capture_output=True, text=True, env=env)
-    if out.returncode == 0:
-        return []
-    line = out.stdout.strip() or out.stderr.strip() or f"msgx dev drained exited {out.returncode}"
-    return line.split("; ")
-
-
-def fatal_problems(pg):
-    """Outcomes an outage must never cause: a DEAD message that is not
-    malformed, a DEAD outbox event, an abandoned backfill mark."""
-    out = []
-    dead = psql(pg, """SELECT msg_id || ' ' || coalesce(error_class, '') || ' ' || coalesce(last_error, '')
-                        FROM proc_state WHERE state = 'DEAD' AND coalesce(error_class, '') <> 'MALFORMED'""")
-    if dead:
-        out.append(f"{len(dead)} DEAD messages not caused by their content: {dead[:3]}")
-    dead_events = int(psql(pg, "SELECT count(*) FROM msg_event WHERE status = 'DEAD'")[0])
-    if dead_events:
-        out.append(f"{dead_events} DEAD outbox events")
-    abandoned = int(psql(pg, "SELECT count(*) FROM proc_state WHERE backfill_abandoned_at IS NOT NULL")[0])
-    if abandoned:
-        out.append(f"{abandoned} backfill marks abandoned")
-    return out
-
-
-def cmd_caught_up(a):
-    """Every mailbox row with ID ≤ --upto is processed, its events SENT and its
-    mark written (exit 0); still catching up (exit 1); a fatal outcome (exit 3)."""
-    try:
-        fatal = fatal_problems(a.pg)
-        if fatal:
-            print("FATAL " + "; ".join(fatal))
-            return 3
-        rows = int(mysql(a.mailbox, f"SELECT COUNT(*) FROM cminmsgs WHERE CMINMSGS_ID <= {a.upto}")[0][0])
-        unmarked = int(mysql(a.mailbox, f"SELECT COUNT(*) FROM cminmsgs WHERE CMINMSGS_ID <= {a.upto} "
-                                        f"AND {a.processed_column} IS NULL")[0][0])
-        q = psql(a.pg, f"""
-            SELECT (SELECT count(*) FROM proc_state WHERE msg_id <= {a.upto}
-                      AND state IN ('SUCCEEDED', 'SKIPPED', 'DEAD') AND backfill_at IS NOT NULL),
-                   (SELECT count(*) FROM msg_event WHERE msg_id <= {a.upto} AND status <> 'SENT')""")[0]
-        done, unsent = (int(x) for x in q.split("|"))
-    except subprocess.CalledProcessError as e:
-        print(f"not reachable: {e.stderr.strip()[:200]}")
-        return 1
-    waiting = []
-    if done != rows:
-        waiting.append(f"{rows - done} of {rows} messages not yet processed and marked")
-    if unmarked:
-        waiting.append(f"{unmarked} mailbox marks missing")
-    if unsent:
-        waiting.append(f"{unsent} events not yet SENT")
-    print("; ".join(waiting) if waiting else f"caught up to ID {a.upto}")
-    return 1 if waiting else 0
-
-
-# ----------------------------------------------------------------- verify --
-
-
-def msg_sequence_check(records):
-    """Per FLID, STATE_VERSION only increases (a re-send of the same version
-    is allowed). Returns (violations, duplicates, {(flid, version): value})."""
-    last = {}
-    seen = {}
-    violations, duplicates = [], 0
-    for r in sorted(records, key=lambda r: (r["partition"], r["offset"])):
-        flid, v = r["key"], r["state_version"]
-        if flid in last and v < last[flid]:
-            violations.append(f"FLID {flid}: version {v} after {last[flid]} "
-                              f"(partition {r['partition']} offset {r['offset']})")
-        last[flid] = max(v, last.get(flid, v))
-        k = (flid, v)
-        if k in seen:
-            duplicates += 1
-            if seen[k] != r["value"]:
-                violations.append(f"FLID {flid} version {v} re-sent with different content")
-        else:
-            seen[k] = r["value"]
-    return violations, duplicates, seen
-
-
-def cmd_verify(a):
-    """The soak's invariants after the run (and the W log taken during it)."""
-    pg, failures = a.pg, []
-
-    problems = drained_problems(a.msgx, pg, a.mailbox)
-    failures += [f"not drained: {p}" for p in problems]
-
-    mb_ids = {int(r[0]) for r in mysql(a.mailbox, "SELECT CMINMSGS_ID FROM cminmsgs")}
-    ps_ids = {int(r) for r in psql(pg, "SELECT msg_id FROM proc_state")}
-    lost = sorted(mb_ids - ps_ids)
-    if lost:
-        failures.append(f"lost: {len(lost)} mailbox rows never enqueued, e.g. {lost[:5]}")
-    unmarked = mysql(a.mailbox, f"SELECT COUNT(*) FROM cminmsgs WHERE {a.processed_column} IS NULL")
-    if int(unmarked[0][0]):
-        failures.append(f"{unmarked[0][0]} mailbox rows without a processing mark")
-
-    failures += fatal_problems(pg)
-
-    # Every KAFKA:msg event of the outbox is on the topic with its payload.
-    expected = {(r["partition_key"], int(r["state_version"])): strip_clock(json.loads(r["payload"]))
-                for r in psql_json(pg, """SELECT partition_key, state_version,
-                                                  convert_from(payload, 'UTF8') AS payload
-                                           FROM msg_event WHERE target = 'KAFKA:msg'""")}
-    records = [{"key": r["key"], "partition": r["partition"], "offset": r["offset"],
-                "state_version": int(r["headers"].get("state-version", -1)),
-                "value": strip_clock(json.loads(r["value"])) if r["value"] else None}
-               for r in tail(a.msgx, "msg")]
-    violations, duplicates, seen = msg_sequence_check(records)
-    failures += violations[:5]
-    missing = [k for k in expected if seen.get(k) != expected[k]]
-    if missing:
-        failures.append(f"{len(missing)} outbox events not delivered (or different), e.g. {missing[:3]}")
-
-    w_samples = 0
-    if a.w_log:
-        prev = None
-        with open(a.w_log) as f:
-            for line in f:
-                t, w = line.split()
-                w_samples += 1
-                if prev is not None and int(w) < prev[1]:
-                    failures.append(f"W moved backwards at {t}: {prev[1]} → {w}")
-                prev = (t, int(w))
-
-    summary = {"mailbox_rows": len(mb_ids), "msg_events": len(expected),
-               "msg_records": len(records), "duplicates": duplicates,
-               "w_samples": w_samples, "failures": len(failures)}
-    for f_ in failures:
-        print("FAIL " + f_)
-    print("verify: " + json.dumps(summary))
-    return 1 if failures else 0
+# ----------------------------------------------------------------- watch-w --
 
 
 def cmd_watch_w(a):
@@ -722,74 +541,6 @@ def cmd_latency_tables(a):
 # ------------------------------------------------ independent broker (TLS) --
 
 
-def cmd_broker_verify(a):
-    """scripts/real-broker.sh: after a drain, the topics hold exactly the
-    outbox. msg: every KAFKA:msg event with its payload, per FLID one
-    partition and strictly increasing STATE_VERSION (no faults were injected:
-    not even a duplicate is expected). schd: per FLID the last record is the
-    outbox row's version and payload (null for a tombstone); every FLID seen
-    on msg has one."""
-    pg, failures = a.pg, []
-    failures += [f"not drained: {p}" for p in drained_problems(a.msgx, pg, a.mailbox)]
-    failures += fatal_problems(pg)
-
-    expected = {(r["partition_key"], int(r["state_version"])): json.loads(r["payload"])
-                for r in psql_json(pg, """SELECT partition_key, state_version,
-                                                  convert_from(payload, 'UTF8') AS payload
-                                           FROM msg_event WHERE target = 'KAFKA:msg'""")}
-    msg = tail(a.msgx, "msg")
-    seen, last, partitions, order = {}, {}, {}, []
-    for r in sorted(msg, key=lambda r: (r["partition"], r["offset"])):
-        flid, v = r["key"], int(r["headers"].get("state-version", -1))
-        partitions.setdefault(flid, set()).add(r["partition"])
-        if flid in last and v <= last[flid]:
-            order.append(f"FLID {flid}: version {v} after {last[flid]} "
-                         f"(partition {r['partition']} offset {r['offset']})")
-        last[flid] = v
-        seen[(flid, v)] = json.loads(r["value"]) if r["value"] is not None else None
-    failures += order[:5] + ([f"… {len(order) - 5} more order violations"] if len(order) > 5 else [])
-    split = [f for f, ps in partitions.items() if len(ps) > 1]
-    if split:
-        failures.append(f"{len(split)} FLIDs on more than one partition, e.g. {split[:3]}")
-    missing = [k for k in expected if k not in seen]
-    different = [k for k in expected if k in seen and seen[k] != expected[k]]
-    extra = [k for k in seen if k not in expected]
-    for name, keys in (("missing from the msg topic", missing), ("with a different payload", different),
-                       ("on the msg topic but not in the outbox", extra)):
-        if keys:
-            failures.append(f"{len(keys)} msg events {name}, e.g. {keys[:3]}")
-
-    schd_rows = psql_json(pg, """SELECT partition_key, state_version, event_type,
-                                        convert_from(payload, 'UTF8') AS payload
-                                   FROM msg_event WHERE target = 'KAFKA:schd'""")
-    schd_last = {}
-    for r in sorted(tail(a.msgx, "schd"), key=lambda r: (r["partition"], r["offset"])):
-        schd_last[r["key"]] = r
-    wrong = []
-    for row in schd_rows:
-        rec = schd_last.get(row["partition_key"])
-        want = json.loads(row["payload"]) if row["payload"] is not None else None
-        got = None if rec is None or rec["value"] is None else json.loads(rec["value"])
-        if rec is None or int(rec["headers"].get("state-version", -1)) != int(row["state_version"]) \
-                or got != want:
-            wrong.append(row["partition_key"])
-    if wrong:
-        failures.append(f"{len(wrong)} of {len(schd_rows)} flights without their latest schd record, "
-                        f"e.g. {wrong[:3]}")
-    no_schd = sorted({f for f, _ in expected} - {r["partition_key"] for r in schd_rows})
-    if no_schd:
-        failures.append(f"{len(no_schd)} FLIDs on msg without a schd outbox row, e.g. {no_schd[:3]}")
-
-    tombstones = sum(1 for r in schd_rows if r["payload"] is None)
-    summary = {"msg_events": len(expected), "msg_records": len(msg), "flids": len(last),
-               "schd_flights": len(schd_rows), "schd_tombstones": tombstones,
-               "schd_records": len(schd_last), "failures": len(failures)}
-    for f_ in failures:
-        print("FAIL " + f_)
-    print("broker-verify: " + json.dumps(summary))
-    return 1 if failures else 0
-
-
 def cmd_tls_proxy(a):
     """TLS-terminating TCP proxy (Python's ssl: the system OpenSSL) to a
     plaintext upstream on 127.0.0.1; one line per handshake on stdout."""
@@ -837,17 +588,6 @@ def cmd_tls_proxy(a):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("verify")
-    s.add_argument("--pg", required=True)
-    s.add_argument("--mailbox", required=True)
-    s.add_argument("--msgx", required=True)
-    s.add_argument("--w-log")
-    s.add_argument("--processed-column", default="CMINMSGS_DATE_PROCESSED")
-    s = sub.add_parser("caught-up")
-    s.add_argument("--pg", required=True)
-    s.add_argument("--mailbox", required=True)
-    s.add_argument("--upto", type=int, required=True)
-    s.add_argument("--processed-column", default="CMINMSGS_DATE_PROCESSED")
     s = sub.add_parser("watch-w")
     s.add_argument("--pg", required=True)
     s.add_argument("--out", required=True)
@@ -881,21 +621,16 @@ def main():
     s.add_argument("--top", type=int, default=10)
     s = sub.add_parser("latency-tables")
     s.add_argument("--run", action="append", required=True, help="NAME=SCHEDULE=RESULTS.jsonl")
-    s = sub.add_parser("broker-verify")
-    s.add_argument("--pg", required=True)
-    s.add_argument("--mailbox", required=True)
-    s.add_argument("--msgx", required=True)
     s = sub.add_parser("tls-proxy")
     s.add_argument("--listen", type=int, required=True)
     s.add_argument("--upstream", type=int, required=True)
     s.add_argument("--cert", required=True)
     s.add_argument("--key", required=True)
     a = p.parse_args()
-    return {"verify": cmd_verify, "caught-up": cmd_caught_up, "watch-w": cmd_watch_w, "latency": cmd_latency,
+    return {"watch-w": cmd_watch_w, "latency": cmd_latency,
             "latency-report": cmd_latency_report, "burst-catch-up": cmd_catch_up,
             "consumer-delay": cmd_consumer_delay, "idle-report": cmd_idle_report,
             "latency-tables": cmd_latency_tables,
-            "broker-verify": cmd_broker_verify,
             "tls-proxy": cmd_tls_proxy}[a.cmd](a)
 
 

@@ -5,8 +5,8 @@
 # memory storage on a free loopback port with the topics msg (P partitions)
 # and schd (compacted). `msgx daemon` drains a generated backlog from fresh
 # databases on the local PostgreSQL/MariaDB until everything is SENT; then
-# harness.py broker-verify reads both topics back (`msgx tail --json
-# --from-beginning`) and checks every outbox event, the per-FLID order and the
+# `msgx dev broker-verify` reads both topics back from their beginning (as `msgx tail
+# --from-beginning` does) and checks every outbox event, the per-FLID order and the
 # latest schd record of every flight. Any difference → exit 1.
 #
 #   scripts/real-broker.sh [--tls] [--messages M] [--flights F] [--partitions P] [--seed S] [--debug]
@@ -146,8 +146,7 @@ echo "outbox: $events"
 echo "== read back (msgx tail) and check"
 set +e
 t0=$(date +%s)
-python3 "$HARNESS_PY" broker-verify --pg "$MSGX_DATABASE_URL" --mailbox "$MSGX_MAILBOX_URL" --msgx "$MSGX" \
-  | tee "$WORK/verify.out"
+"$MSGX" dev broker-verify | tee "$WORK/verify.out"
 rc=${PIPESTATUS[0]}
 verify_s=$(( $(date +%s) - t0 ))
 set -e

@@ -13,8 +13,8 @@
 # After each, the harness waits until every mailbox row inserted before the
 # recovery is processed, its events SENT and its mark written (the catch-up
 # time is reported), and fails at once on a DEAD message that is not
-# malformed, a DEAD event or an abandoned mark. At the end the inflow stops and
-# harness.py verify checks: nothing lost, W never moved backwards (sampled
+# malformed, a DEAD event or an abandoned mark (`msgx dev caught-up`). At the
+# end the inflow stops and `msgx dev verify` checks: nothing lost, W never moved backwards (sampled
 # twice a second throughout), no DEAD caused by an outage, every outbox event
 # on the msg topic with its payload, every backfill mark written.
 #
@@ -108,7 +108,7 @@ after() {
   t0=$(date +%s)
   while true; do
     set +e
-    python3 "$HARNESS_PY" caught-up --pg "$MSGX_DATABASE_URL" --mailbox "$MSGX_MAILBOX_URL" --upto "$upto" >"$WORK/caught.out" 2>&1
+    "$MSGX" dev caught-up --upto "$upto" >"$WORK/caught.out" 2>&1
     rc=$?
     set -e
     if [ $rc = 0 ]; then break; fi
@@ -200,8 +200,7 @@ wait "$FEED" 2>/dev/null || true
 feed_summary="$(grep -c . "$WORK/feed.log") inserts confirmed to the feed, $(grep -c 'insert failed' "$WORK/feed.err" || true) insert-failure reports"
 harness_wait_drained "$MSGX_DATABASE_URL" "$MSGX_MAILBOX_URL" "$CATCH_UP_LIMIT" >/dev/null || failed=1
 set +e
-python3 "$HARNESS_PY" verify --pg "$MSGX_DATABASE_URL" --mailbox "$MSGX_MAILBOX_URL" --msgx "$MSGX" \
-  --w-log "$WORK/w.log" | tee "$WORK/verify.out"
+"$MSGX" dev verify --w-log "$WORK/w.log" | tee "$WORK/verify.out"
 [ "${PIPESTATUS[0]}" = 0 ] || failed=1
 set -e
 verify=$(sed -n 's/^verify: //p' "$WORK/verify.out")

@@ -114,7 +114,7 @@ pub enum Command {
         partitions: i32,
     },
     /// The checks of the resilience harnesses (development and tests only;
-    /// scripts/chaos.sh, docs/RESILIENCE.md).
+    /// scripts/chaos.sh, soak.sh, real-broker.sh; docs/RESILIENCE.md).
     #[command(hide = true)]
     Dev {
         #[command(subcommand)]
@@ -343,6 +343,29 @@ pub enum DevAction {
         #[arg(value_name = "CHAOS.json")]
         chaos: PathBuf,
     },
+    /// Exit 0 when every mailbox row up to --upto is processed, its events
+    /// SENT and its mark written (`caught up to ID N`); 1 while not (what is
+    /// awaited, one line); 3 on a DEAD message not caused by its content, a
+    /// DEAD outbox event or an abandoned mark (`FATAL …`).
+    CaughtUp {
+        /// The last mailbox ID that must be done.
+        #[arg(long, value_name = "ID")]
+        upto: i64,
+    },
+    /// The soak's invariants after the run: drained, nothing lost, every
+    /// mark written, nothing fatal, every msg outbox event on the topic with
+    /// its payload and per FLID versions never going back, W never moving
+    /// backwards. `FAIL …` lines, then `verify: {…}`; exit 1 on any failure.
+    Verify {
+        /// The W samples taken during the run (`TIME W` per line).
+        #[arg(long, value_name = "FILE")]
+        w_log: Option<PathBuf>,
+    },
+    /// After a drain against an independent broker, the topics hold exactly
+    /// the outbox: every msg event with its payload, per FLID one partition
+    /// and strictly increasing versions, per flight the latest schd record.
+    /// `FAIL …` lines, then `broker-verify: {…}`; exit 1 on any failure.
+    BrokerVerify,
 }
 
 #[derive(Debug, Subcommand)]
@@ -403,6 +426,9 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
             DevAction::Drained => ("dev", Needs::BOTH, false),
             DevAction::Snapshot { .. } => ("dev", Needs::POSTGRES, false),
             DevAction::CompareRuns { .. } => ("dev", Needs::NONE, false),
+            DevAction::CaughtUp { .. } | DevAction::Verify { .. } | DevAction::BrokerVerify => {
+                ("dev", Needs::BOTH, false)
+            }
         },
         Command::Tail { .. } => ("tail", Needs::NONE, false),
         Command::Backfill { action } => (
@@ -649,6 +675,15 @@ pub async fn run(cli: Cli) -> Exit {
         Command::Dev {
             action: DevAction::CompareRuns { .. },
         } => Exit::Ok, // handled above: no config
+        Command::Dev {
+            action: DevAction::CaughtUp { upto },
+        } => dev::caught_up(&loaded.config, upto).await,
+        Command::Dev {
+            action: DevAction::Verify { w_log },
+        } => dev::verify(&loaded.config, w_log.as_deref()).await,
+        Command::Dev {
+            action: DevAction::BrokerVerify,
+        } => dev::broker_verify(&loaded.config).await,
         Command::Tail {
             topic,
             from_beginning,

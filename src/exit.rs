@@ -14,6 +14,10 @@ pub enum Exit {
     Config,
     /// 3: the job is not implemented yet.
     NotImplemented,
+    /// 3: `msgx dev caught-up`: an outcome that waiting cannot mend (a DEAD
+    /// message not caused by its content, a DEAD outbox event, an abandoned
+    /// backfill mark); the harness stops waiting.
+    Fatal,
     /// 4: the lock is held elsewhere, or was lost.
     Locked,
     /// 5: `msgx decode`: a message is MALFORMED.
@@ -29,7 +33,7 @@ impl Exit {
             Exit::Ok => 0,
             Exit::Failure => 1,
             Exit::Config => 2,
-            Exit::NotImplemented => 3,
+            Exit::NotImplemented | Exit::Fatal => 3,
             Exit::Locked => 4,
             Exit::Malformed => 5,
             Exit::Codec => 6,
@@ -72,8 +76,9 @@ mod tests {
             Exit::Locked,
             Exit::Malformed,
             Exit::Codec,
+            Exit::Fatal,
         ];
         let codes: Vec<u8> = all.iter().map(|e| e.code()).collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 3]);
     }
 }

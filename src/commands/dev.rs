@@ -7,18 +7,30 @@
 //! - `snapshot --out FILE`: the run's outcome as JSON: PostgreSQL, and the
 //!   `msg` and `schd` topics read back from their beginning;
 //! - `compare-runs CLEAN CHAOS`: the differences of two snapshots, then the
-//!   `compare: {…}` line; exit 1 on any difference.
+//!   `compare: {…}` line; exit 1 on any difference;
+//! - `caught-up --upto N` (scripts/soak.sh): `caught up to ID N` (exit 0),
+//!   what is awaited (exit 1) or `FATAL …` (exit 3);
+//! - `verify [--w-log FILE]` (scripts/soak.sh): `FAIL …` lines, then
+//!   `verify: {…}`; exit 1 on any failure;
+//! - `broker-verify` (scripts/real-broker.sh): `FAIL …` lines, then
+//!   `broker-verify: {…}`; exit 1 on any failure.
 //!
-//! The rules are [`crate::domain::run_compare`]'s; the reads are
-//! [`crate::store::pg::run_snapshot`]'s.
+//! The rules are [`crate::domain::run_compare`]'s (the last three:
+//! [`crate::domain::run_compare::verify`]); the reads are
+//! [`crate::store::pg::run_snapshot`]'s and the mailbox's.
 
 use crate::commands::tail::{self, TailError, TailOptions, TailRecord};
 use crate::commands::{connect_current, emit, open_mailbox};
 use crate::config::{self, Config};
+use crate::domain::run_compare::verify::{
+    self as checks, BrokerFacts, CatchUpFacts, Verdict, VerifyFacts,
+};
 use crate::domain::run_compare::{self, DrainFacts, MsgRecord, RecordPlace, Snapshot};
 use crate::exit::Exit;
 use crate::store::mailbox::{Mailbox, MailboxError};
 use crate::store::pg::run_snapshot;
+use serde::Serialize;
+use serde_json::Value;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -226,4 +238,185 @@ pub fn compare_runs(clean: &Path, chaos: &Path, out: &mut dyn Write) -> Exit {
         Exit::Ok => Exit::Failure,
         failed => failed,
     }
+}
+
+/// What `caught-up` found.
+enum CatchUp {
+    /// Outcomes waiting cannot mend, one phrase each.
+    Fatal(Vec<String>),
+    /// How far the run got.
+    Facts(CatchUpFacts),
+}
+
+/// The fatal outcomes first (nothing else is read when there is one), then
+/// the mailbox's rows up to `upto` and PostgreSQL's progress on them.
+async fn catch_up(pool: &PgPool, mailbox: &Mailbox, upto: i64) -> Result<CatchUp, DevError> {
+    let fatal = run_snapshot::fatal_facts(pool).await?.problems();
+    if !fatal.is_empty() {
+        return Ok(CatchUp::Fatal(fatal));
+    }
+    let marks = mailbox.mark_counts(Some(upto)).await?;
+    let (done, unsent) = run_snapshot::catch_up_counts(pool, upto).await?;
+    Ok(CatchUp::Facts(CatchUpFacts {
+        upto,
+        mailbox_rows: marks.rows,
+        unmarked: marks.unmarked,
+        done,
+        unsent,
+    }))
+}
+
+/// `msgx dev caught-up --upto N`: prints `caught up to ID N` (exit 0), what
+/// is still awaited or why it could not be read (exit 1), or `FATAL …`
+/// naming the outcomes waiting cannot mend ([`Exit::Fatal`]), on one line.
+pub async fn caught_up(config: &Config, upto: i64) -> Exit {
+    let found = with_stores(
+        config,
+        "dev caught-up",
+        async |pool: &PgPool, mailbox: &Mailbox| catch_up(pool, mailbox, upto).await,
+    )
+    .await;
+    let found = match found {
+        Ok(found) => found,
+        Err(code) => return code,
+    };
+    let (line, code) = match found {
+        Err(e) => (format!("not reachable: {e}"), Exit::Failure),
+        Ok(CatchUp::Fatal(problems)) => (format!("FATAL {}", problems.join("; ")), Exit::Fatal),
+        Ok(CatchUp::Facts(f)) => (f.line(), Exit::from_success(f.waiting().is_empty())),
+    };
+    let line = line.replace('\n', " ");
+    match emit(&mut std::io::stdout().lock(), &format!("{line}\n")) {
+        Exit::Ok => code,
+        failed => failed,
+    }
+}
+
+/// Prints a check's report; exit 0 when it passed, 1 on any failure.
+fn report<S: Serialize>(verdict: &Verdict<S>, name: &str) -> Exit {
+    match emit(&mut std::io::stdout().lock(), &verdict.text(name)) {
+        Exit::Ok => Exit::from_success(verdict.passed()),
+        failed => failed,
+    }
+}
+
+/// Opens both stores for `what`, runs `check` on them and closes them.
+async fn with_stores<T>(
+    config: &Config,
+    what: &str,
+    check: impl AsyncFnOnce(&PgPool, &Mailbox) -> Result<T, DevError>,
+) -> Result<Result<T, DevError>, Exit> {
+    let pool = connect_current(config, what).await?;
+    let mailbox = match open_mailbox(config, what) {
+        Ok(m) => m,
+        Err(code) => {
+            pool.close().await;
+            return Err(code);
+        }
+    };
+    let found = check(&pool, &mailbox).await;
+    pool.close().await;
+    mailbox.close().await;
+    Ok(found)
+}
+
+/// `msgx dev verify [--w-log FILE]`: the soak's invariants after the run
+/// ([`checks::verify`]); `FAIL …` lines, then `verify: {…}`; exit 1 on any
+/// failure or when the facts cannot be read.
+pub async fn verify(config: &Config, w_log: Option<&Path>) -> Exit {
+    let kafka = &config.msgx.kafka;
+    let facts = with_stores(
+        config,
+        "dev verify",
+        async |pool: &PgPool, mailbox: &Mailbox| -> Result<VerifyFacts, DevError> {
+            let w_log = match w_log {
+                Some(path) => {
+                    Some(
+                        std::fs::read_to_string(path).map_err(|source| DevError::File {
+                            path: path.to_path_buf(),
+                            source,
+                        })?,
+                    )
+                }
+                None => None,
+            };
+            Ok(VerifyFacts {
+                drain: drain_facts(pool, mailbox).await?.problems(),
+                mailbox_ids: mailbox.ids().await?,
+                msg_ids: run_snapshot::msg_ids(pool).await?,
+                unmarked: mailbox.mark_counts(None).await?.unmarked,
+                fatal: run_snapshot::fatal_facts(pool).await?,
+                msg_events: run_snapshot::msg_events(pool).await?,
+                msg_records: topic_records(kafka, &kafka.topic_msg, run_compare::record_value)
+                    .await?,
+                w_log,
+            })
+        },
+    )
+    .await;
+    match facts {
+        Err(code) => code,
+        Ok(Err(e)) => {
+            eprintln!("msgx dev verify: {e}");
+            Exit::Failure
+        }
+        Ok(Ok(facts)) => report(&checks::verify(&facts), "verify"),
+    }
+}
+
+/// `msgx dev broker-verify`: after a drain, the topics hold exactly the
+/// outbox ([`checks::broker_verify`]); `FAIL …` lines, then
+/// `broker-verify: {…}`; exit 1 on any failure or when the facts cannot be
+/// read.
+pub async fn broker_verify(config: &Config) -> Exit {
+    let kafka = &config.msgx.kafka;
+    let facts = with_stores(
+        config,
+        "dev broker-verify",
+        async |pool: &PgPool, mailbox: &Mailbox| -> Result<BrokerFacts, DevError> {
+            Ok(BrokerFacts {
+                drain: drain_facts(pool, mailbox).await?.problems(),
+                fatal: run_snapshot::fatal_facts(pool).await?,
+                msg_events: run_snapshot::msg_events(pool).await?,
+                schd_events: run_snapshot::schd_events(pool).await?,
+                msg_records: topic_records(kafka, &kafka.topic_msg, checks::raw_value).await?,
+                schd_records: topic_records(kafka, &kafka.topic_schd, checks::raw_value).await?,
+            })
+        },
+    )
+    .await;
+    match facts {
+        Err(code) => code,
+        Ok(Err(e)) => {
+            eprintln!("msgx dev broker-verify: {e}");
+            Exit::Failure
+        }
+        Ok(Ok(facts)) => report(&checks::broker_verify(&facts), "broker-verify"),
+    }
+}
+
+/// Every record of `topic` from its beginning, its value parsed by `parse`.
+async fn topic_records(
+    kafka: &config::Kafka,
+    topic: &str,
+    parse: fn(Option<&str>) -> Result<Option<Value>, serde_json::Error>,
+) -> Result<Vec<MsgRecord>, DevError> {
+    read_topic(kafka, topic)
+        .await?
+        .into_iter()
+        .map(|r| -> Result<MsgRecord, DevError> {
+            let value = parse(r.value.as_deref()).map_err(|source| DevError::Record {
+                topic: topic.to_string(),
+                source,
+            })?;
+            Ok(MsgRecord {
+                state_version: r.header_i64("state-version").unwrap_or(-1),
+                event_id: r.header_i64("event-id").unwrap_or(-1),
+                partition: r.partition,
+                offset: r.offset,
+                key: r.key,
+                value,
+            })
+        })
+        .collect()
 }

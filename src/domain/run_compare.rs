@@ -9,6 +9,10 @@
 //! `msg` events. Delivery is at-least-once (§8.1): a re-send of a (FLID,
 //! STATE_VERSION) is a duplicate and allowed, but it must carry the same
 //! content, and per FLID the versions on the topic never go back.
+//!
+//! The soak's and the independent broker's end checks are [`verify`]'s.
+
+pub mod verify;
 
 use crate::domain::delivery::EventStatus;
 use crate::domain::proc_state::{ErrorClass, ProcState};

@@ -3,7 +3,10 @@
 //! small backlog driven to drained by the real jobs against PostgreSQL,
 //! MariaDB and librdkafka's mock cluster, its snapshot compared with itself,
 //! with a run that re-sent every msg event (allowed) and with runs that
-//! differ (refused, the difference named).
+//! differ (refused, the difference named). Then the soak's and the
+//! independent broker's checks (`msgx dev caught-up`, `verify`,
+//! `broker-verify`) on a drained backlog, and on one with a DEAD outbox
+//! event.
 
 use crate::common;
 
@@ -202,6 +205,135 @@ async fn a_drained_run_equals_itself_and_every_difference_fails_the_comparison()
     assert_eq!(code(&out), 1, "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("missing.json"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// The `NAME: {…}` line of `verify` or `broker-verify`.
+fn verdict(out: &Output, name: &str) -> serde_json::Value {
+    let text = stdout(out);
+    let prefix = format!("{name}: ");
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .unwrap_or_else(|| panic!("no {name} line:\n{}", common::text(out)));
+    serde_json::from_str(line).expect("the summary line is JSON")
+}
+
+#[tokio::test]
+async fn the_soak_checks_pass_a_drained_backlog_and_name_a_dead_event() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let kafka = mock_kafka(1);
+    let bootstrap = kafka.bootstrap_servers();
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| fast_kafka(c, &bootstrap));
+    let cfg = db.config_file_with(|c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        fast_kafka(c, &bootstrap);
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+
+    mb.insert(&schd(
+        1,
+        "DNLD",
+        &[(9001, "01DEC260835"), (9002, "01DEC260900")],
+    ))
+    .await;
+    mb.insert(&flop(2, 9001, "APPT", "<APPT>01DEC260830</APPT>"))
+        .await;
+    mb.insert("<MSG><META><SNDR>AODB</SNDR>").await; // DEAD(MALFORMED): not fatal
+    mb.insert(&flop(4, 9002, "FDEL", "<FDEL/>")).await; // a schd tombstone
+
+    // Nothing processed yet: still waiting, not fatal.
+    let out = dev(cfg.path(), &["caught-up", "--upto", "4"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert_eq!(
+        stdout(&out),
+        "4 of 4 messages not yet processed and marked; 4 mailbox marks missing\n"
+    );
+    for job in [
+        "ingest-sweep",
+        "pump-drain",
+        "dispatch-msg",
+        "schd-flush",
+        "backfill-scan",
+    ] {
+        run_ok(&r, job).await;
+    }
+    let out = dev(cfg.path(), &["caught-up", "--upto", "4"]);
+    assert_eq!(
+        (code(&out), stdout(&out)),
+        (0, "caught up to ID 4\n".into()),
+        "{}",
+        text(&out)
+    );
+
+    // The soak's final check, with a W log that only went forwards.
+    let w_log = dir.path().join("w.log");
+    std::fs::write(&w_log, "1.0 0\n1.5 2\n2.0 4\n").expect("write");
+    let w_arg = w_log.to_string_lossy().into_owned();
+    let out = dev(cfg.path(), &["verify", "--w-log", &w_arg]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let s = verdict(&out, "verify");
+    assert_eq!(s["failures"], 0, "{s}");
+    assert_eq!(s["mailbox_rows"], 4, "{s}");
+    assert_eq!(s["w_samples"], 3, "{s}");
+    assert_eq!(s["duplicates"], 0, "{s}");
+    let events = s["msg_events"].as_u64().expect("a count");
+    assert!(events > 0, "{s}");
+    assert_eq!(s["msg_records"], events, "{s}");
+
+    // The broker check: exactly the outbox on both topics.
+    let out = dev(cfg.path(), &["broker-verify"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let s = verdict(&out, "broker-verify");
+    assert_eq!(s["failures"], 0, "{s}");
+    assert_eq!(
+        (s["flids"].clone(), s["schd_flights"].clone()),
+        (2.into(), 2.into()),
+        "{s}"
+    );
+    assert_eq!(s["schd_tombstones"], 1, "{s}");
+    assert_eq!(s["msg_events"], events, "{s}");
+
+    // W moved backwards in the log.
+    std::fs::write(&w_log, "1.0 4\n1.5 3\n").expect("write");
+    let out = dev(cfg.path(), &["verify", "--w-log", &w_arg]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(
+        stdout(&out).starts_with("FAIL W moved backwards at 1.5: 4 → 3\nverify: "),
+        "{}",
+        text(&out)
+    );
+
+    // A DEAD outbox event: fatal for caught-up, a failure for both checks.
+    sqlx::query(
+        "UPDATE msg_event SET status = 'DEAD' \
+         WHERE event_id = (SELECT min(event_id) FROM msg_event WHERE target = 'KAFKA:msg')",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("an event DEAD");
+    let out = dev(cfg.path(), &["verify"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(
+        stdout(&out).contains("FAIL 1 DEAD outbox events\n"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(verdict(&out, "verify")["failures"], 1);
+    let out = dev(cfg.path(), &["caught-up", "--upto", "4"]);
+    assert_eq!(
+        (code(&out), stdout(&out)),
+        (3, "FATAL 1 DEAD outbox events\n".into()),
+        "{}",
+        text(&out)
+    );
+    let out = dev(cfg.path(), &["broker-verify"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(
+        stdout(&out).contains("FAIL 1 DEAD outbox events\n"),
         "{}",
         text(&out)
     );

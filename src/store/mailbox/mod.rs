@@ -53,6 +53,14 @@ pub struct MailboxStats {
     pub max_id: Option<i64>,
 }
 
+/// Rows of the inbound table and, of them, the rows without a processing
+/// mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkCounts {
+    pub rows: i64,
+    pub unmarked: i64,
+}
+
 /// What writing the processing mark found (design §6.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MarkOutcome {
@@ -284,6 +292,39 @@ impl Mailbox {
             .await?;
         let (rows, max_id) = row.unwrap_or((0, None));
         Ok(MailboxStats { rows, max_id })
+    }
+
+    /// The rows of the inbound table with an ID up to `upto` (every row when
+    /// `None`), and of them the rows without a processing mark (the
+    /// harnesses' checks: `msgx dev caught-up`, `verify`).
+    pub async fn mark_counts(&self, upto: Option<i64>) -> Result<MarkCounts, MailboxError> {
+        let c = &self.processed_column;
+        let sql = format!(
+            "SELECT COUNT(*), COUNT(*) - COUNT({c}) FROM {} WHERE CMINMSGS_ID <= ?",
+            self.inbox().await?.sql()
+        );
+        let row: Option<(i64, i64)> = self
+            .bounded(async {
+                let mut conn = self.pool.get_conn().await?;
+                conn.exec_first(sql, (upto.unwrap_or(i64::MAX),)).await
+            })
+            .await?;
+        let (rows, unmarked) = row.unwrap_or((0, 0));
+        Ok(MarkCounts { rows, unmarked })
+    }
+
+    /// Every ID of the inbound table, in order (`msgx dev verify`: nothing
+    /// lost).
+    pub async fn ids(&self) -> Result<Vec<i64>, MailboxError> {
+        let sql = format!(
+            "SELECT CMINMSGS_ID FROM {} ORDER BY CMINMSGS_ID",
+            self.inbox().await?.sql()
+        );
+        self.bounded(async {
+            let mut conn = self.pool.get_conn().await?;
+            conn.query(sql).await
+        })
+        .await
     }
 
     /// Inserts one raw message as the AODB side would (development and tests:

@@ -1,9 +1,11 @@
-//! The reads of the chaos drain's checks (`msgx dev drained`, `msgx dev
-//! snapshot`; docs/RESILIENCE.md): how far a run got, and its outcome as
+//! The reads of the harnesses' checks (`msgx dev drained`, `snapshot`,
+//! `caught-up`, `verify`, `broker-verify`; docs/RESILIENCE.md): how far a
+//! run got, its fatal outcomes, its outbox, and its outcome as
 //! [`crate::domain::run_compare`] compares it. Read-only.
 
 use crate::domain::delivery::EventStatus;
 use crate::domain::proc_state::{ErrorClass, ProcState};
+use crate::domain::run_compare::verify::{self, DeadMessage, FatalFacts, OutboxEvent};
 use crate::domain::run_compare::{OutboxCount, Outcome, StateCounts};
 use serde_json::Value;
 use sqlx::{PgPool, Row};
@@ -132,4 +134,102 @@ pub async fn flight_tables(pool: &PgPool) -> Result<BTreeMap<String, Vec<Value>>
         out.insert(table, rows);
     }
     Ok(out)
+}
+
+/// The outcomes an outage must never cause, in one statement: the DEAD
+/// messages whose class is not [`verify::CAUSED_BY_CONTENT`] (counted, the
+/// first few in MSG_ID order), the DEAD outbox events and the abandoned
+/// backfill marks.
+pub async fn fatal_facts(pool: &PgPool) -> Result<FatalFacts, sqlx::Error> {
+    let row = sqlx::query(
+        "SELECT (SELECT count(*) FROM proc_state \
+                  WHERE state = $1 AND error_class IS DISTINCT FROM $2) AS dead_messages, \
+                (SELECT count(*) FROM msg_event WHERE status = $3) AS dead_events, \
+                (SELECT count(*) FROM proc_state \
+                  WHERE backfill_abandoned_at IS NOT NULL) AS abandoned_marks",
+    )
+    .bind(ProcState::Dead.as_str())
+    .bind(verify::CAUSED_BY_CONTENT.as_str())
+    .bind(EventStatus::Dead.as_str())
+    .fetch_one(pool)
+    .await?;
+    let dead_messages: i64 = row.try_get("dead_messages")?;
+    let mut dead_examples = Vec::new();
+    if dead_messages > 0 {
+        let rows: Vec<(i64, Option<String>, Option<String>)> = sqlx::query_as(
+            "SELECT msg_id, error_class, last_error FROM proc_state \
+             WHERE state = $1 AND error_class IS DISTINCT FROM $2 ORDER BY msg_id LIMIT $3",
+        )
+        .bind(ProcState::Dead.as_str())
+        .bind(verify::CAUSED_BY_CONTENT.as_str())
+        .bind(i64::try_from(verify::DEAD_SHOWN).unwrap_or(i64::MAX))
+        .fetch_all(pool)
+        .await?;
+        for (msg_id, class, last_error) in rows {
+            dead_examples.push(DeadMessage {
+                msg_id,
+                error_class: class.as_deref().map(decode::<ErrorClass>).transpose()?,
+                last_error,
+            });
+        }
+    }
+    Ok(FatalFacts {
+        dead_messages,
+        dead_examples,
+        dead_events: row.try_get("dead_events")?,
+        abandoned_marks: row.try_get("abandoned_marks")?,
+    })
+}
+
+/// Of the messages up to `upto`: the PROC_STATE rows in a terminal state
+/// with their backfill mark confirmed, and the outbox events not SENT.
+pub async fn catch_up_counts(pool: &PgPool, upto: i64) -> Result<(i64, i64), sqlx::Error> {
+    let row = sqlx::query(
+        "SELECT (SELECT count(*) FROM proc_state WHERE msg_id <= $1 \
+                   AND state = ANY($2) AND backfill_at IS NOT NULL) AS done, \
+                (SELECT count(*) FROM msg_event WHERE msg_id <= $1 AND status <> $3) AS unsent",
+    )
+    .bind(upto)
+    .bind(states(ProcState::is_terminal))
+    .bind(EventStatus::Sent.as_str())
+    .fetch_one(pool)
+    .await?;
+    Ok((row.try_get("done")?, row.try_get("unsent")?))
+}
+
+/// Every PROC_STATE row's MSG_ID (ARCHIVED shadows included), in order.
+pub async fn msg_ids(pool: &PgPool) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT msg_id FROM proc_state ORDER BY msg_id")
+        .fetch_all(pool)
+        .await
+}
+
+/// The outbox events of the `msg` topic (target `KAFKA:msg`).
+pub async fn msg_events(pool: &PgPool) -> Result<Vec<OutboxEvent>, sqlx::Error> {
+    outbox_events(pool, "KAFKA:msg").await
+}
+
+/// The outbox rows of the `schd` topic (target `KAFKA:schd`).
+pub async fn schd_events(pool: &PgPool) -> Result<Vec<OutboxEvent>, sqlx::Error> {
+    outbox_events(pool, "KAFKA:schd").await
+}
+
+/// Every outbox event of `target`: FLID, version and payload text (NULL for
+/// a tombstone), in event order.
+async fn outbox_events(pool: &PgPool, target: &str) -> Result<Vec<OutboxEvent>, sqlx::Error> {
+    let rows: Vec<(String, i64, Option<String>)> = sqlx::query_as(
+        "SELECT partition_key, state_version, convert_from(payload, 'UTF8') \
+         FROM msg_event WHERE target = $1 ORDER BY event_id",
+    )
+    .bind(target)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(partition_key, state_version, payload)| OutboxEvent {
+            partition_key,
+            state_version,
+            payload,
+        })
+        .collect())
 }
