@@ -127,9 +127,19 @@ async fn an_idle_poll_is_one_statement_on_the_mailbox() {
     mb.pool.clone().disconnect().await.unwrap();
     const N: i64 = 20;
     let cost = idle_cost(&db, &mb.url, &q, N).await;
+    // Every command the server counted (`Com_*`; an executed prepared
+    // SELECT counts in both `Com_stmt_execute` and `Com_select`, so the
+    // latter is left out): the polls' executes of the cached fetch and the
+    // one counter read, nothing else. (`Questions` is not used: it also
+    // moved by one, without any `Com_*` counter, in about one run of three.)
+    let commands: i64 = cost
+        .iter()
+        .filter(|(k, _)| k.starts_with("Com_") && *k != "Com_select")
+        .map(|(_, v)| v)
+        .sum();
     assert_eq!(
         (
-            moved(&cost, "Questions"),
+            commands,
             moved(&cost, "Com_stmt_execute"),
             moved(&cost, "Com_stmt_prepare"),
             moved(&cost, "Com_set_option")

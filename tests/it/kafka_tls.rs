@@ -438,7 +438,15 @@ async fn the_right_ca_produces_and_consumes_over_tls() {
     // Producer, consumer and metadata client each to both brokers at most,
     // all through the TLS endpoints (the only addresses they were told).
     assert!(cluster.handshakes() >= 3, "{}", cluster.handshakes());
-    assert!(cluster.failures().is_empty(), "{:?}", cluster.failures());
+    // No handshake was refused. A client that hangs up before finishing
+    // one (librdkafka closing a second connection as the test's clients
+    // are destroyed) is no refusal: the proxy sees "tls handshake eof".
+    let refused: Vec<String> = cluster
+        .failures()
+        .into_iter()
+        .filter(|f| f != "tls handshake eof")
+        .collect();
+    assert!(refused.is_empty(), "{refused:?}");
     for p in &cluster.proxies {
         for v in p.stats.versions.lock().unwrap().iter() {
             assert_eq!(v, "TLSv1_3");
