@@ -218,25 +218,29 @@ pub fn timeout_note(e: &sqlx::Error) -> String {
         .unwrap_or_default()
 }
 
-/// Plans every statement of a pooled session for its own values
-/// (`plan_cache_mode = force_custom_plan`, docs/configuration.md
-/// "Planning"). A session otherwise switches a prepared statement to a
-/// generic plan after five executions and keeps it for its whole life; made
-/// while a table was still empty (a fresh install, a daemon started before
-/// its first schedule), that plan scanned the whole table on every later
-/// call as the table grew (a burst's catch-up took 53–111 s instead of 11 s,
-/// docs/BENCHMARKS.md). A custom plan sees the table's current size, and
-/// migration 0021 keeps the statistics of the growing tables current. The
-/// cost is planning each execution: msgx's statements are key lookups,
-/// cheap to plan.
-pub fn with_custom_plans(opts: PgConnectOptions) -> PgConnectOptions {
-    opts.options([("plan_cache_mode", "force_custom_plan")])
+/// Makes every pooled session prefer index paths (`enable_seqscan = off`;
+/// docs/configuration.md "Planning"). msgx's statements are key lookups by
+/// design (MSG_ID, FLID, MAID, IDENTITY_KEY, the partial indexes of the
+/// head, the outbox and backfill), and a session keeps a prepared
+/// statement's generic plan for its whole life. Planned while a table was
+/// still empty (a fresh install, a daemon started before its first
+/// schedule), that plan scanned the whole table on every later call as the
+/// table grew: a burst's catch-up took 53–111 s instead of 0.1 s. Planning
+/// every execution for its values instead (`plan_cache_mode =
+/// force_custom_plan`) also avoids that, but the pump then drained 2,400–2,700
+/// messages/s against 3,450–3,490 with this setting (A/B, docs/BENCHMARKS.md):
+/// the planner, with statistics that lag a fast-growing table, still picks
+/// scans and hash joins where an index lookup is cheaper. A statement no
+/// index can serve still scans; migration 0021 keeps the statistics of the
+/// growing tables current.
+pub fn with_index_plans(opts: PgConnectOptions) -> PgConnectOptions {
+    opts.options([("enable_seqscan", "off")])
 }
 
 /// Opens the job pool, every session bounded by [`with_timeouts`] and
-/// planning with [`with_custom_plans`].
+/// planning with [`with_index_plans`].
 pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError> {
-    let opts = with_custom_plans(with_timeouts(connect_options(&cfg.url)?, cfg));
+    let opts = with_index_plans(with_timeouts(connect_options(&cfg.url)?, cfg));
     PgPoolOptions::new()
         .max_connections(cfg.max_connections)
         .acquire_timeout(cfg.acquire_timeout.std())
@@ -267,10 +271,12 @@ pub fn connect_console(
         statement_timeout: console.statement_timeout,
         ..pg.clone()
     };
-    // Every console query is planned for its own filter values, as the
-    // jobs' are: a cached generic plan of the Messages search could not use
-    // the trigram indexes for a rare reason text (migration 0017).
-    let opts = with_custom_plans(with_timeouts(connect_options(&cfg.url)?, &cfg))
+    // Every console query is planned for its own filter values: a cached
+    // generic plan of the Messages search could not use the trigram indexes
+    // for a rare reason text (migration 0017), and console queries are too
+    // few for planning time to matter.
+    let opts = with_index_plans(with_timeouts(connect_options(&cfg.url)?, &cfg))
+        .options([("plan_cache_mode", "force_custom_plan")])
         .application_name(CONSOLE_APPLICATION);
     Ok(PgPoolOptions::new()
         .max_connections(cfg.max_connections)
