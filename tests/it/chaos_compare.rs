@@ -41,6 +41,50 @@ fn compare(config: &Path, clean: &Path, chaos: &Path) -> Output {
     dev(config, &["compare-runs", &a, &b])
 }
 
+/// A database pair, the mock cluster, the jobs' runner and the `msgx`
+/// config file for them, with a schedule of two flights and one FLOP of the
+/// first already in the mailbox.
+struct Run {
+    db: TestDb,
+    mb: TestMailbox,
+    _kafka: rdkafka::mocking::MockCluster<'static, rdkafka::producer::DefaultProducerContext>,
+    r: msgx::scheduler::runner::JobRunner,
+    _stop: tokio::sync::watch::Sender<bool>,
+    cfg: tempfile::NamedTempFile,
+    dir: tempfile::TempDir,
+}
+
+impl Run {
+    async fn start() -> Run {
+        let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+        let kafka = mock_kafka(1);
+        let bootstrap = kafka.bootstrap_servers();
+        let (_clock, shared) = manual_clock();
+        let (r, stop) = runner(&db, Some(&mb), shared, |c| fast_kafka(c, &bootstrap));
+        let cfg = db.config_file_with(|c| {
+            c.msgx.mailbox.url = mb.url.clone();
+            fast_kafka(c, &bootstrap);
+        });
+        mb.insert(&schd(
+            1,
+            "DNLD",
+            &[(9001, "01DEC260835"), (9002, "01DEC260900")],
+        ))
+        .await;
+        mb.insert(&flop(2, 9001, "APPT", "<APPT>01DEC260830</APPT>"))
+            .await;
+        Run {
+            db,
+            mb,
+            _kafka: kafka,
+            r,
+            _stop: stop,
+            cfg,
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+}
+
 /// Takes a snapshot into `dir/name`; returns its path.
 fn snapshot(config: &Path, dir: &Path, name: &str) -> std::path::PathBuf {
     let path = dir.join(name);
@@ -51,25 +95,15 @@ fn snapshot(config: &Path, dir: &Path, name: &str) -> std::path::PathBuf {
 
 #[tokio::test]
 async fn a_drained_run_equals_itself_and_every_difference_fails_the_comparison() {
-    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    let kafka = mock_kafka(1);
-    let bootstrap = kafka.bootstrap_servers();
-    let (_clock, shared) = manual_clock();
-    let (r, _stop) = runner(&db, Some(&mb), shared, |c| fast_kafka(c, &bootstrap));
-    let cfg = db.config_file_with(|c| {
-        c.msgx.mailbox.url = mb.url.clone();
-        fast_kafka(c, &bootstrap);
-    });
-    let dir = tempfile::tempdir().expect("temp dir");
-
-    mb.insert(&schd(
-        1,
-        "DNLD",
-        &[(9001, "01DEC260835"), (9002, "01DEC260900")],
-    ))
-    .await;
-    mb.insert(&flop(2, 9001, "APPT", "<APPT>01DEC260830</APPT>"))
-        .await;
+    let Run {
+        db,
+        mb,
+        _kafka,
+        r,
+        _stop,
+        cfg,
+        dir,
+    } = Run::start().await;
     mb.insert(&flop(2, 9001, "APPT", "<APPT>01DEC260845</APPT>"))
         .await; // the same identity: SKIPPED
     mb.insert("<MSG><META><SNDR>AODB</SNDR>").await; // DEAD(MALFORMED)
@@ -223,25 +257,15 @@ fn verdict(out: &Output, name: &str) -> serde_json::Value {
 
 #[tokio::test]
 async fn the_soak_checks_pass_a_drained_backlog_and_name_a_dead_event() {
-    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    let kafka = mock_kafka(1);
-    let bootstrap = kafka.bootstrap_servers();
-    let (_clock, shared) = manual_clock();
-    let (r, _stop) = runner(&db, Some(&mb), shared, |c| fast_kafka(c, &bootstrap));
-    let cfg = db.config_file_with(|c| {
-        c.msgx.mailbox.url = mb.url.clone();
-        fast_kafka(c, &bootstrap);
-    });
-    let dir = tempfile::tempdir().expect("temp dir");
-
-    mb.insert(&schd(
-        1,
-        "DNLD",
-        &[(9001, "01DEC260835"), (9002, "01DEC260900")],
-    ))
-    .await;
-    mb.insert(&flop(2, 9001, "APPT", "<APPT>01DEC260830</APPT>"))
-        .await;
+    let Run {
+        db,
+        mb,
+        _kafka,
+        r,
+        _stop,
+        cfg,
+        dir,
+    } = Run::start().await;
     mb.insert("<MSG><META><SNDR>AODB</SNDR>").await; // DEAD(MALFORMED): not fatal
     mb.insert(&flop(4, 9002, "FDEL", "<FDEL/>")).await; // a schd tombstone
 
