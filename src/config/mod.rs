@@ -175,6 +175,14 @@ pub struct Postgres {
     /// the check is one query, so it runs at most this often, never on every
     /// acquire.
     pub recheck_interval: Dur,
+    /// The pump analyzes a table of msgx's schema once it holds twice the
+    /// rows PostgreSQL's statistics last counted (and at least 1,000), at
+    /// most once a second, so cached plans follow a young table's growth;
+    /// false leaves statistics to autovacuum alone.
+    ///
+    /// Needs the tables' owner (or a superuser) as the msgx role; others are
+    /// skipped. docs/configuration.md "Planning".
+    pub analyze_grown_tables: bool,
 }
 
 impl Postgres {
@@ -184,6 +192,7 @@ impl Postgres {
     pub const DEFAULT_LOCK_TIMEOUT: Dur = Dur::secs(10);
     pub const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT: Dur = Dur::secs(60);
     pub const DEFAULT_RECHECK_INTERVAL: Dur = Dur::secs(10);
+    pub const DEFAULT_ANALYZE_GROWN_TABLES: bool = true;
 }
 
 impl Default for Postgres {
@@ -196,6 +205,7 @@ impl Default for Postgres {
             lock_timeout: Self::DEFAULT_LOCK_TIMEOUT,
             idle_in_transaction_timeout: Self::DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT,
             recheck_interval: Self::DEFAULT_RECHECK_INTERVAL,
+            analyze_grown_tables: Self::DEFAULT_ANALYZE_GROWN_TABLES,
         }
     }
 }

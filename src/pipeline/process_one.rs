@@ -126,6 +126,8 @@ pub struct PumpConfig {
     pub max_message_bytes: u64,
     /// What the processors use.
     pub processors: ProcessorSettings,
+    /// `msgx.postgres.analyze-grown-tables`.
+    pub analyze_grown_tables: bool,
 }
 
 impl JobSettings for PumpConfig {
@@ -140,6 +142,7 @@ impl JobSettings for PumpConfig {
             read_ahead_bytes: m.pipeline.read_ahead_bytes,
             max_message_bytes: m.pipeline.max_message_bytes,
             processors: ProcessorSettings::from_config(config),
+            analyze_grown_tables: m.postgres.analyze_grown_tables,
         }
     }
 }

@@ -25,6 +25,7 @@ use crate::jobs::{
 };
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::proc_state;
+use crate::store::pg::statistics::GrowthAnalyzer;
 use crate::telemetry::message_span;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use tracing::Instrument;
@@ -88,6 +89,10 @@ pub struct Pump {
     /// group commit read or wrote ([`crate::store::pg::flight::cache`]): job
     /// state, so a daemon's runs share it.
     store: FlightStore,
+    /// Analyzes the tables the pump's writes grew
+    /// ([`crate::store::pg::statistics`]): job state, so its cadence spans
+    /// a daemon's runs.
+    statistics: GrowthAnalyzer,
 }
 
 /// A FAILED(INFRA) head as this pump recorded it.
@@ -124,12 +129,21 @@ impl Pump {
             identity_checked: AtomicBool::new(false),
             infra_head: std::sync::Mutex::new(None),
             store: FlightStore::new(&config.domain),
+            statistics: GrowthAnalyzer::default(),
             config,
         })
     }
 }
 
 impl Pump {
+    /// What follows each processed group or message: the statistics check,
+    /// when `msgx.postgres.analyze-grown-tables` is on.
+    async fn after_writes(&self, ctx: &JobContext) {
+        if self.config.analyze_grown_tables {
+            self.statistics.after_writes(&ctx.pg, ctx.clock.now()).await;
+        }
+    }
+
     fn last_infra_head(&self) -> Option<InfraHead> {
         self.infra_head.lock().map(|g| *g).unwrap_or(None)
     }
@@ -286,6 +300,7 @@ impl Pump {
                             metrics::histogram!("msgx_pipeline_processing_duration_seconds")
                                 .record(per_message);
                         }
+                        self.after_writes(ctx).await;
                         continue;
                     }
                     GroupResult::RolledBack { last } => {
@@ -303,6 +318,7 @@ impl Pump {
             report.items += 1;
             report.details.of(&outcome).add(1);
             count_processed(outcome.label(), outcome.error_class_label());
+            self.after_writes(ctx).await;
             if let ProcessOutcome::Failed(..) = outcome {
                 // The head now waits for its backoff; later messages wait too.
                 continue;

@@ -3,12 +3,14 @@
 //! `lock_timeout` and `idle_in_transaction_session_timeout` from
 //! `[msgx.postgres]`, the instance-lock session has no idle limit, and every
 //! mailbox session has the server-side `msgx.mailbox.statement-timeout`.
-//! Each timeout is a recorded failure, never a hang. Every pooled session
-//! also plans with index paths preferred, so a plan cached on an empty table
-//! does not scan it once it has grown (issue 20).
+//! Each timeout is a recorded failure, never a hang. A plan cached on an
+//! empty table does not keep scanning it once it has grown: the pump
+//! analyzes tables that doubled since their statistics.
 
 use crate::common;
 
+use common::jobs::run_ok;
+use common::sis::flop;
 use common::*;
 use msgx::scheduler::runner::RunOptions;
 use msgx::store::mailbox::{Mailbox, MailboxError};
@@ -64,12 +66,12 @@ async fn pooled_sessions_carry_the_timeouts_and_the_lock_session_has_no_idle_lim
     assert_eq!(show(&mut lock, "idle_session_timeout").await, "0");
 }
 
-/// The plan `conn` uses for the pump's kind of key lookup on `proc_state`
-/// after it prepared and ran it six times while the table was empty (a
-/// session may switch to a cached generic plan after five) and the table then
-/// grew to 20,000 rows without an ANALYZE in between (autovacuum is off for
-/// the table here, as it may simply not have come round yet).
-async fn plan_after_growth(pool: &sqlx::PgPool, conn: &mut sqlx::PgConnection) -> String {
+/// Prepares the pump's kind of key lookup on `proc_state` on `conn` and
+/// runs it six times while the table is empty (a session may switch to a
+/// cached generic plan after five), then grows the table to 20,000 rows
+/// without an ANALYZE (autovacuum is off for the table here, as it may
+/// simply not have come round yet).
+async fn prepare_then_grow(pool: &sqlx::PgPool, conn: &mut sqlx::PgConnection) {
     sqlx::raw_sql(
         "PREPARE by_msg_id(bigint[]) AS SELECT msg_id, state FROM proc_state \
          WHERE msg_id = ANY($1) ORDER BY msg_id",
@@ -90,48 +92,110 @@ async fn plan_after_growth(pool: &sqlx::PgPool, conn: &mut sqlx::PgConnection) -
     .execute(pool)
     .await
     .expect("grow proc_state");
+}
+
+/// The plan `conn`'s prepared lookup ([`prepare_then_grow`]) uses now.
+async fn cached_plan(conn: &mut sqlx::PgConnection) -> String {
     let lines: Vec<String> = sqlx::query_scalar("EXPLAIN EXECUTE by_msg_id('{1,2,3}')")
         .fetch_all(&mut *conn)
         .await
         .expect("EXPLAIN");
-    sqlx::raw_sql("DEALLOCATE by_msg_id; TRUNCATE proc_state")
-        .execute(&mut *conn)
-        .await
-        .expect("reset");
     lines.join("\n")
 }
 
+/// Waits (bounded) until the statistics system counts `rows` live rows in
+/// `table`: what the growth check reads, current within about a second.
+async fn counted(pool: &sqlx::PgPool, table: &str, rows: i64) {
+    wait_until(
+        &format!("{rows} live rows counted in {table}"),
+        std::time::Duration::from_secs(15),
+        || async {
+            let live: i64 =
+                sqlx::query_scalar("SELECT n_live_tup FROM pg_stat_user_tables WHERE relname = $1")
+                    .bind(table)
+                    .fetch_one(pool)
+                    .await
+                    .unwrap_or(0);
+            live >= rows
+        },
+    )
+    .await;
+}
+
 #[tokio::test]
-async fn a_statement_prepared_on_an_empty_table_uses_the_index_once_it_grew() {
+async fn a_plan_cached_on_an_empty_table_uses_the_index_once_the_grown_table_is_analyzed() {
     let db = TestDb::migrated().await;
     sqlx::raw_sql("ALTER TABLE proc_state SET (autovacuum_enabled = false)")
         .execute(&db.pool)
         .await
         .unwrap();
-    // A plain session keeps the generic plan it made on the empty table, a
-    // scan: what msgx's sessions did before (the switch to the generic plan
-    // forced here; `auto` makes it when the plan looks no dearer).
-    let mut plain = db.pool.acquire().await.unwrap();
-    sqlx::raw_sql("SET plan_cache_mode = force_generic_plan")
-        .execute(&mut *plain)
-        .await
-        .unwrap();
-    let plan = plan_after_growth(&db.pool, &mut plain).await;
-    assert!(plan.contains("Seq Scan"), "plain session: {plan}");
-    drop(plain);
-    // msgx's sessions prefer index paths, so the generic plan they keep
-    // from the empty table is the index lookup the grown table needs.
     let pool = pg::connect(&db.config().msgx.postgres).await.expect("pool");
     let mut conn = pool.acquire().await.unwrap();
-    assert_eq!(show(&mut conn, "enable_seqscan").await, "off");
+    // The generic plan forced here; `auto` makes it when it looks no dearer.
     sqlx::raw_sql("SET plan_cache_mode = force_generic_plan")
         .execute(&mut *conn)
         .await
         .unwrap();
-    let plan = plan_after_growth(&db.pool, &mut conn).await;
+    prepare_then_grow(&db.pool, &mut conn).await;
+    // Made on the empty table, the cached plan scans the grown one.
+    let plan = cached_plan(&mut conn).await;
+    assert!(plan.contains("Seq Scan"), "before: {plan}");
+    counted(&db.pool, "proc_state", 20_000).await;
+    let analyzed = pg::statistics::analyze_grown_tables(&pool)
+        .await
+        .expect("analyze");
+    assert_eq!(analyzed, vec!["public.proc_state".to_string()]);
+    // The ANALYZE invalidated the cached plan; made again for the table's
+    // real size, it is the index lookup.
+    let plan = cached_plan(&mut conn).await;
     assert!(
         plan.contains("Index") && !plan.contains("Seq Scan"),
-        "msgx session: {plan}"
+        "after: {plan}"
+    );
+    // Analyzed, the table is not analyzed again until it doubles.
+    assert!(
+        pg::statistics::grown_tables(&pool)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// Runs ingest and the pump over one FLOP after `proc_state_hst` grew to
+/// 3,000 rows, with `analyze` as `msgx.postgres.analyze-grown-tables`, and
+/// returns the table's row count as the planner sees it afterwards.
+async fn planner_rows_after_a_pump_run(analyze: bool) -> f32 {
+    let db = TestDb::migrated().await;
+    let mb = TestMailbox::new().await;
+    sqlx::raw_sql(
+        "INSERT INTO proc_state_hst (msg_id, state, enqueued_at, updated_at, archived_at) \
+         SELECT g, 'SUCCEEDED', now(), now(), now() FROM generate_series(1000001, 1003000) g",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("grow proc_state_hst");
+    counted(&db.pool, "proc_state_hst", 3000).await;
+    mb.insert(&flop(1, 7001, "REMC", "<REMC>r</REMC>")).await;
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| {
+        c.msgx.postgres.analyze_grown_tables = analyze
+    });
+    run_ok(&r, "ingest-sweep").await;
+    let pumped = run_ok(&r, "pump-drain").await;
+    assert_eq!(pumped.items, 1, "{pumped:?}");
+    sqlx::query_scalar("SELECT reltuples FROM pg_class WHERE relname = 'proc_state_hst'")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_pump_analyzes_a_table_that_doubled_since_its_statistics_unless_told_not_to() {
+    assert_eq!(planner_rows_after_a_pump_run(true).await, 3000.0);
+    assert_eq!(
+        planner_rows_after_a_pump_run(false).await,
+        -1.0,
+        "never analyzed"
     );
 }
 

@@ -26,6 +26,7 @@ pub mod run_snapshot;
 pub mod season;
 pub mod setting;
 pub mod snap_log;
+pub mod statistics;
 pub mod sweep;
 
 use sqlx::migrate::Migrator;
@@ -276,25 +277,6 @@ pub fn timeout_note(e: &sqlx::Error) -> String {
         .unwrap_or_default()
 }
 
-/// Makes every pooled session prefer index paths (`enable_seqscan = off`;
-/// docs/configuration.md "Planning"). msgx's statements are key lookups by
-/// design (MSG_ID, FLID, MAID, IDENTITY_KEY, the partial indexes of the
-/// head, the outbox and backfill), and a session keeps a prepared
-/// statement's generic plan for its whole life. Planned while a table was
-/// still empty (a fresh install, a daemon started before its first
-/// schedule), that plan scanned the whole table on every later call as the
-/// table grew: a burst's catch-up took 53–111 s instead of 0.1 s. Planning
-/// every execution for its values instead (`plan_cache_mode =
-/// force_custom_plan`) also avoids that, but the pump then drained 2,400–2,700
-/// messages/s against 3,450–3,490 with this setting (A/B, docs/BENCHMARKS.md):
-/// the planner, with statistics that lag a fast-growing table, still picks
-/// scans and hash joins where an index lookup is cheaper. A statement no
-/// index can serve still scans; migration 0021 keeps the statistics of the
-/// growing tables current.
-pub fn with_index_plans(opts: PgConnectOptions) -> PgConnectOptions {
-    opts.options([("enable_seqscan", "off")])
-}
-
 /// The error for a host list none of whose hosts would do: a single host's
 /// own connect error as before (TLS failures explained), else every host
 /// with why it was passed over.
@@ -352,12 +334,13 @@ fn watch(failover: std::sync::Arc<ha::Failover>, pool: &PgPool) {
     }
 }
 
-/// Opens the job pool, every session bounded by [`with_timeouts`] and
-/// planning with [`with_index_plans`], on a host that takes writes
-/// ([`writer_targets`], [`ha::Failover`]).
+/// Opens the job pool, every session bounded by [`with_timeouts`], on a
+/// host that takes writes ([`writer_targets`], [`ha::Failover`]). Sessions
+/// keep their statements' generic plans, as PostgreSQL does by default; the
+/// pump keeps the statistics behind them current while tables grow
+/// ([`statistics`]).
 pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError> {
-    let targets =
-        writer_targets(&cfg.url)?.map_options(|o| with_index_plans(with_timeouts(o, cfg)));
+    let targets = writer_targets(&cfg.url)?.map_options(|o| with_timeouts(o, cfg));
     let base = PgPoolOptions::new()
         .max_connections(cfg.max_connections)
         .acquire_timeout(cfg.acquire_timeout.std());
@@ -405,7 +388,7 @@ pub fn connect_console(
     // for a rare reason text (migration 0017), and console queries are too
     // few for planning time to matter.
     let targets = connect_targets(&cfg.url)?.map_options(|o| {
-        with_index_plans(with_timeouts(o, &cfg))
+        with_timeouts(o, &cfg)
             .options([("plan_cache_mode", "force_custom_plan")])
             .application_name(CONSOLE_APPLICATION)
     });
