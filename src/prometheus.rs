@@ -174,7 +174,7 @@ pub const CATALOG: &[MetricSpec] = &[
     m(
         "msgx_pipeline_tables_analyzed_total",
         Counter,
-        &["table"],
+        &[],
         "Tables the pump analyzed because they doubled since their statistics.",
     ),
     m(
@@ -455,6 +455,7 @@ fn register_known_series() {
     for result in ["hit", "miss"] {
         metrics::counter!("msgx_pipeline_flight_cache_total", "result" => result).increment(0);
     }
+    metrics::counter!("msgx_pipeline_tables_analyzed_total").increment(0);
     metrics::counter!("msgx_pipeline_analyze_failures_total").increment(0);
     // Registering a histogram (without a sample) exports it with zero counts.
     let _ = metrics::histogram!("msgx_pipeline_processing_duration_seconds");
