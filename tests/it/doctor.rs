@@ -14,8 +14,8 @@ fn doctor(cfg: &std::path::Path) -> (i32, serde_json::Value, String) {
     (code(&out), report, text(&out))
 }
 
-/// The status and detail of the check `name`.
-fn check_row(report: &serde_json::Value, name: &str) -> (String, String) {
+/// The status and detail of the check `name` in a `msgx doctor --json` report.
+pub(crate) fn check_row(report: &serde_json::Value, name: &str) -> (String, String) {
     report["checks"]
         .as_array()
         .and_then(|a| a.iter().find(|c| c["name"] == name))

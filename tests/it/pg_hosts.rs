@@ -416,17 +416,9 @@ async fn doctor_names_the_primary_and_the_standbys_it_can_see() {
         let out = msgx(file.path(), &["doctor", "--json"]);
         let report: serde_json::Value =
             serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
-        let row = |name: &str| {
-            report["checks"]
-                .as_array()
-                .and_then(|a| a.iter().find(|c| c["name"] == name))
-                .map(|c| {
-                    (
-                        c["status"].as_str().unwrap_or_default().to_string(),
-                        c["detail"].as_str().unwrap_or_default().to_string(),
-                    )
-                })
-                .unwrap_or_else(|| ("absent".into(), text(&out)))
+        let row = |name: &str| match crate::doctor::check_row(&report, name) {
+            (absent, _) if absent == "absent" => (absent, text(&out)),
+            found => found,
         };
         (row("postgres.hosts"), row("postgres.replication"))
     };

@@ -107,13 +107,7 @@ fn shared() -> Result<Servers, String> {
         return Err(e);
     }
     let ready = fs::read_to_string(dir.join("ready")).map_err(|e| format!("ready file: {e}"))?;
-    let port = |name: &str| -> Result<u16, String> {
-        ready
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}=")))
-            .and_then(|p| p.parse().ok())
-            .ok_or_else(|| format!("no {name} port in the ready file"))
-    };
+    let port = |name: &str| ready_port(&ready, name);
     Ok(Servers {
         pg_tls: port("pg_tls")?,
         pg_plain: port("pg_plain")?,
@@ -757,6 +751,15 @@ pub enum Side {
 /// Bound on waiting for the replica to apply what the primary committed.
 const REPLICATION_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The port `name=` records in a lease's ready file.
+fn ready_port(ready: &str, name: &str) -> Result<u16, String> {
+    ready
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}=")))
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(|| format!("no {name} port in the ready file"))
+}
+
 /// Leases the primary/replica pair, starting it on first use in this test
 /// run (blocks while another test holds it).
 pub fn replica_pair() -> ReplicaPair {
@@ -768,13 +771,7 @@ pub fn replica_pair() -> ReplicaPair {
 
 fn replica_pair_shared() -> Result<ReplicaPair, String> {
     let (dir, ready, lease) = lease("msgx_replica", start_replica_pair)?;
-    let port = |name: &str| -> Result<u16, String> {
-        ready
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}=")))
-            .and_then(|p| p.parse().ok())
-            .ok_or_else(|| format!("no {name} port in the ready file"))
-    };
+    let port = |name: &str| ready_port(&ready, name);
     let pair = ReplicaPair {
         primary: port("primary")?,
         replica: port("replica")?,
@@ -911,13 +908,7 @@ pub fn pg_pair() -> PgPair {
 
 fn pg_pair_shared() -> Result<PgPair, String> {
     let (dir, ready, lease) = lease("msgx_pgpair", start_pg_pair)?;
-    let port = |name: &str| -> Result<u16, String> {
-        ready
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}=")))
-            .and_then(|p| p.parse().ok())
-            .ok_or_else(|| format!("no {name} port in the ready file"))
-    };
+    let port = |name: &str| ready_port(&ready, name);
     let pair = PgPair {
         primary: port("primary")?,
         replica: port("replica")?,
