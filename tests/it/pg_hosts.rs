@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::servers::{PgPair, Side, pg_pair};
+use common::servers::{PgPair, Side, pg_pair, pg_split_pair};
 use common::*;
 use msgx::config::{Config, Dur, Postgres};
 use msgx::instance_lock::{AdvisoryLock, LockKey};
@@ -44,6 +44,23 @@ async fn chosen(url: &str) -> Result<u16, String> {
         }
         Err(passed) => Err(pg::ha::describe(&passed)),
     }
+}
+
+#[tokio::test]
+async fn of_two_writable_hosts_the_one_on_the_newer_timeline_is_chosen_in_either_order() {
+    // The old primary came back after its replica was promoted: both take
+    // writes. libpq would take the first listed; msgx takes the promoted one.
+    let pair = pg_split_pair();
+    for ports in [[pair.primary, pair.replica], [pair.replica, pair.primary]] {
+        let url = pair.url(&ports, "target_session_attrs=read-write");
+        assert_eq!(chosen(&url).await, Ok(pair.replica), "{url}");
+        let pool = pg::connect(&cfg(url.clone())).await.expect("pool");
+        assert_eq!(pool_port(&pool).await, pair.replica, "pool: {url}");
+        pool.close().await;
+    }
+    // `any` asks for no kind of server: the first that answers, as libpq.
+    let any = pair.url(&[pair.primary, pair.replica], "target_session_attrs=any");
+    assert_eq!(chosen(&any).await, Ok(pair.primary));
 }
 
 /// A port nothing listens on (connection refused).

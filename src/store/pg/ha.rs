@@ -40,6 +40,21 @@ pub async fn role(conn: &mut PgConnection) -> Result<ServerRole, sqlx::Error> {
     })
 }
 
+/// How long [`Targets::connect`] waits for each host it asks after the
+/// first writable one, when the URL sets no `connect_timeout`.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The timeline the server writes WAL on: the first eight hex digits of
+/// its current WAL file's name (a primary only; a promotion starts a new
+/// one at once, before its checkpoint).
+pub async fn timeline(conn: &mut PgConnection) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint",
+    )
+    .fetch_one(conn)
+    .await
+}
+
 /// One host of the list: its name for messages and its connect options.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -138,6 +153,10 @@ impl Targets {
     /// returns a session on the first one of the kind wanted (with
     /// `prefer-standby`: the first standby, else the first host that
     /// answers). Otherwise every host with why it was passed over.
+    ///
+    /// A writer goes on past the first writable host ([`Self::newest`]): a
+    /// primary failed over and started again unfenced takes writes too, and
+    /// libpq's "first in the list" would put msgx on the old history.
     pub async fn connect(&self) -> Result<Chosen, Vec<(String, Passed)>> {
         let passes: &[TargetSessionAttrs] = match self.attrs {
             TargetSessionAttrs::PreferStandby => {
@@ -157,12 +176,56 @@ impl Targets {
                     continue;
                 }
                 match self.try_host(t, want).await {
+                    Ok(conn) if want.writes() => {
+                        return Ok(self.newest(Chosen { conn, index }, want).await);
+                    }
                     Ok(conn) => return Ok(Chosen { conn, index }),
                     Err(why) => passed.push((t.name.clone(), why)),
                 }
             }
         }
         Err(passed)
+    }
+
+    /// Of `first` and the writable hosts after it in the list, the one on
+    /// the newest timeline (ties: list order). Two writable hosts are a split
+    /// brain: after a failover the promoted standby is on a newer timeline
+    /// than the old primary, which only fencing keeps away for good; the
+    /// choice is logged at ERROR naming both. A host that does not answer,
+    /// or whose timeline cannot be read, does not take `first`'s place.
+    async fn newest(&self, first: Chosen, want: TargetSessionAttrs) -> Chosen {
+        let mut best = first;
+        let mut best_line = timeline(&mut best.conn).await.unwrap_or(0);
+        let mut writable = vec![format!(
+            "{} (timeline {best_line})",
+            self.hosts[best.index].name
+        )];
+        // A later host that never answers must not hold up the choice made:
+        // without a `connect_timeout` each is given PROBE_TIMEOUT.
+        let bound = self.connect_timeout.unwrap_or(PROBE_TIMEOUT);
+        for (index, t) in self.hosts.iter().enumerate().skip(best.index + 1) {
+            let Ok(Ok(mut conn)) = tokio::time::timeout(bound, self.try_host(t, want)).await else {
+                continue;
+            };
+            let line = timeline(&mut conn).await.unwrap_or(0);
+            writable.push(format!("{} (timeline {line})", t.name));
+            if line > best_line {
+                let old = std::mem::replace(&mut best, Chosen { conn, index });
+                let _ = old.conn.close().await;
+                best_line = line;
+            } else {
+                let _ = conn.close().await;
+            }
+        }
+        if writable.len() > 1 {
+            tracing::error!(
+                writable = %writable.join(", "),
+                chosen = %self.hosts[best.index].name,
+                "More than one host of msgx.postgres.url takes writes (split brain); msgx writes to \
+                 the one on the newest timeline. Fence the other (docs/production/databases.md)"
+            );
+        }
+        best
     }
 
     /// What each host is, in list order: connects to every host (each

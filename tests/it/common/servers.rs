@@ -921,6 +921,30 @@ fn pg_pair_shared() -> Result<PgPair, String> {
     Ok(pair)
 }
 
+/// A second pair like [`pg_pair`] whose replica was promoted: two
+/// read-write servers of one history, the old primary on timeline 1 and the
+/// promoted one on timeline 2, as after a failover whose old primary came
+/// back unfenced. Leased the same way; its servers are its own.
+pub fn pg_split_pair() -> PgPair {
+    let split = || -> Result<PgPair, String> {
+        let (dir, ready, lease) = lease("msgx_pgsplit", start_pg_pair)?;
+        let pair = PgPair {
+            primary: ready_port(&ready, "primary")?,
+            replica: ready_port(&ready, "replica")?,
+            dir,
+            _lease: lease,
+        };
+        if pg_admin(&pair.dir, pair.replica, "SELECT pg_is_in_recovery()")?.trim() == "t" {
+            pg_admin(&pair.dir, pair.replica, "SELECT pg_promote(true, 60)")?;
+        }
+        Ok(pair)
+    };
+    match split() {
+        Ok(p) => p,
+        Err(e) => panic!("private PostgreSQL pair with its replica promoted: {e}"),
+    }
+}
+
 /// Runs SQL as `postgres` through the socket in `dir` on `port`; its output
 /// (unaligned, no headers).
 fn pg_admin(dir: &Path, port: u16, sql: &str) -> Result<String, String> {
