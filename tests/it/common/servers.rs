@@ -1091,6 +1091,22 @@ impl PgPair {
         };
         self.admin(Side::Primary, set);
         self.admin(Side::Primary, "SELECT pg_reload_conf()");
+        // The postmaster takes the reload in its own time: a session forked
+        // before that still starts with the old value. Wait (bounded) until a
+        // new session sees the new one.
+        let want = if on { "on" } else { "off" };
+        let started = Instant::now();
+        while self
+            .admin(Side::Primary, "SHOW default_transaction_read_only")
+            .trim()
+            != want
+        {
+            assert!(
+                started.elapsed() < START_TIMEOUT,
+                "default_transaction_read_only never became {want}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
