@@ -15,6 +15,8 @@ Python 3 standard library only; PostgreSQL through `psql`, Kafka through
                          --my-log F --my-db DB --my-range A:B
                                                        statements per second of the daemon's sessions
   harness.py latency-tables --run NAME=SCHEDULE=FILE…  bench-latency.sh's report (ratios of two runs)
+  harness.py failover-purge-report --clean JSON --run JSON [--raw-missing IDS] [--holes RANGES]
+                                                       failover.sh --purge: differences sorted
   harness.py tls-proxy --listen PORT --upstream PORT --cert FILE --key FILE
                                                        TLS in front of a plaintext broker (until killed)
 
@@ -585,6 +587,76 @@ def cmd_tls_proxy(a):
     return 0
 
 
+# ---------------------------------------------------- failover-purge-report --
+
+
+def cmd_failover_purge_report(a):
+    """scripts/failover.sh --purge: the differences between the undisturbed
+    run and the failover run with a purging mailbox owner, sorted into the
+    expected ones (a message the owner purged after its mark and the promoted
+    replica no longer knew: DEAD(MALFORMED, raw-missing), or gone without a
+    PROC_STATE row inside a released hole) and the rest. Exit 1 when a
+    PROC_STATE difference is not one of those, a row is not terminal, or an
+    outbox event is not SENT. The flights, schd records and msg events those
+    messages touched differ as a consequence: counted, not failed."""
+    clean = json.load(open(a.clean))
+    run = json.load(open(a.run))
+    raw_missing = {int(x) for x in a.raw_missing.split(",") if x}
+    holes = []
+    for r in [x for x in a.holes.split(",") if x]:
+        lo, hi = r.split("-")
+        holes.append((int(lo), int(hi)))
+    in_hole = lambda i: any(lo <= i <= hi for lo, hi in holes)
+    c = {o["msg_id"]: o for o in clean["proc_state"]}
+    r = {o["msg_id"]: o for o in run["proc_state"]}
+    named, vanished, other = [], [], []
+    for i in sorted(set(c) | set(r)):
+        if c.get(i) == r.get(i):
+            continue
+        if i in raw_missing and i in c:
+            named.append(i)
+        elif i not in r and in_hole(i):
+            vanished.append(i)
+        else:
+            other.append(i)
+            print(f"DIFF PROC_STATE {i}: clean={json.dumps(c.get(i))} run={json.dumps(r.get(i))}")
+    unfinished = [o["msg_id"] for o in run["proc_state"] if o["state"] in ("PENDING", "FAILED")]
+    not_sent = [o for o in run["outbox"] if o["status"] != "SENT"]
+    for o in not_sent:
+        print(f"DIFF outbox not SENT: {json.dumps(o)}")
+
+    def differing(x, y):
+        return sum(1 for k in set(x) | set(y) if x.get(k) != y.get(k))
+
+    def keyed(rows):
+        return {json.dumps(row, sort_keys=True): 1 for row in rows}
+    flights = sum(differing(keyed(clean["flights"].get(t, [])), keyed(run["flights"].get(t, [])))
+                  for t in set(clean["flights"]) | set(run["flights"]))
+
+    def events(records):
+        out = {}
+        for rec in sorted(records, key=lambda x: (x["partition"], x["offset"])):
+            out.setdefault((rec["key"], rec["state_version"]), []).append(json.dumps(rec["value"], sort_keys=True))
+        return out
+    ec, er = events(clean["msg_records"]), events(run["msg_records"])
+    missing = sum(1 for k in ec if k not in er)
+    conflicting = sum(1 for k, v in er.items() if len(set(v)) > 1 or (k in ec and ec[k][0] not in v))
+    summary = {
+        "raw_missing_dead": len(named),
+        "vanished_in_released_holes": len(vanished),
+        "other_proc_state_differences": len(other),
+        "unfinished": len(unfinished),
+        "flight_rows_differing": flights,
+        "schd_keys_differing": differing(clean["schd_last"], run["schd_last"]),
+        "msg_events_missing": missing,
+        "msg_versions_with_other_content": conflicting,
+        "raw_missing_ids": named[:10],
+        "vanished_ids": vanished[:10],
+    }
+    print("purge: " + json.dumps(summary))
+    return 1 if other or unfinished or not_sent else 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -626,8 +698,13 @@ def main():
     s.add_argument("--upstream", type=int, required=True)
     s.add_argument("--cert", required=True)
     s.add_argument("--key", required=True)
+    s = sub.add_parser("failover-purge-report")
+    s.add_argument("--clean", required=True, help="snapshot of the undisturbed run")
+    s.add_argument("--run", required=True, help="snapshot of the failover run")
+    s.add_argument("--raw-missing", default="", help="MSG_IDs DEAD(MALFORMED, raw-missing), comma-separated")
+    s.add_argument("--holes", default="", help="released holes FIRST-LAST, comma-separated")
     a = p.parse_args()
-    return {"watch-w": cmd_watch_w, "latency": cmd_latency,
+    return {"failover-purge-report": cmd_failover_purge_report,"watch-w": cmd_watch_w, "latency": cmd_latency,
             "latency-report": cmd_latency_report, "burst-catch-up": cmd_catch_up,
             "consumer-delay": cmd_consumer_delay, "idle-report": cmd_idle_report,
             "latency-tables": cmd_latency_tables,
