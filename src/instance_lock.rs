@@ -13,8 +13,15 @@
 //! hard fence, a job can also call [`Fence::verify`] inside its own
 //! transaction: it proves, on the server, that the holder's session still has
 //! the lock at that moment. Together these keep two active writers apart.
+//!
+//! With a host list (or `target_session_attrs`) in `msgx.postgres.url`, the
+//! lock session is opened on a host that takes writes, and each check also
+//! requires that server to still be one: a primary turned read-only or
+//! demoted loses the lock, so the instance stops as on any lost lock instead
+//! of holding it on a server its pool has left.
 
 use crate::store::pg::advisory;
+use crate::store::pg::hosts::TargetSessionAttrs;
 // The key and holder types and the statements live in the store; `holder`
 // answers who holds a key now, in this database.
 pub use crate::store::pg::advisory::{Holder, LockKey, holder_find as holder};
@@ -60,6 +67,9 @@ pub struct AdvisoryLock {
     key: LockKey,
     conn: Arc<Mutex<PgConnection>>,
     pid: i32,
+    /// The kind of server the session must stay on (`None`: a single host
+    /// without `target_session_attrs`, not checked).
+    server: Option<TargetSessionAttrs>,
     lost_tx: watch::Sender<bool>,
     released: AtomicBool,
 }
@@ -85,6 +95,10 @@ impl AdvisoryLock {
             .await
             .map_err(LockError::Connect)?;
         advisory::session_name_set(&mut conn, application_name).await?;
+        let server = crate::store::pg::writer_targets(url)
+            .ok()
+            .filter(|t| t.checked())
+            .map(|t| t.attrs());
         let advisory::TryLock { got, pid } = advisory::lock_try(&mut conn, key).await?;
         if !got {
             let _ = conn.close().await;
@@ -95,6 +109,7 @@ impl AdvisoryLock {
             key,
             conn: Arc::new(Mutex::new(conn)),
             pid,
+            server,
             lost_tx,
             released: AtomicBool::new(false),
         }))
@@ -126,8 +141,9 @@ impl AdvisoryLock {
         }
     }
 
-    /// Re-checks the session: it must answer and still hold the lock. On any
-    /// failure the lock is marked lost (for good).
+    /// Re-checks the session: it must answer, still hold the lock and, when
+    /// the URL names the kind of server, still be on one. On any failure the
+    /// lock is marked lost (for good).
     pub async fn check(&self) -> bool {
         if *self.lost_tx.borrow() {
             return false;
@@ -135,8 +151,27 @@ impl AdvisoryLock {
         let ok = {
             let mut conn = self.conn.lock().await;
             let fence = self.fence();
+            let checks = async {
+                if !fence.verify(&mut *conn).await? {
+                    return Ok(false);
+                }
+                match self.server {
+                    Some(want) => {
+                        let role = crate::store::pg::ha::role(&mut conn).await?;
+                        if !want.accepts(role) {
+                            tracing::error!(
+                                %role,
+                                wanted = %want,
+                                "The lock session's server no longer takes writes"
+                            );
+                        }
+                        Ok(want.accepts(role))
+                    }
+                    None => Ok::<_, sqlx::Error>(true),
+                }
+            };
             matches!(
-                tokio::time::timeout(Duration::from_secs(10), fence.verify(&mut *conn)).await,
+                tokio::time::timeout(Duration::from_secs(10), checks).await,
                 Ok(Ok(true))
             )
         };

@@ -20,7 +20,7 @@ pub fn check(loaded: &Loaded) -> Exit {
     let m = &loaded.config.msgx;
     let mut unusable = Vec::new();
     if !m.postgres.url.is_empty()
-        && let Err(e) = pg::connect_options(&m.postgres.url)
+        && let Err(e) = pg::writer_targets(&m.postgres.url)
     {
         unusable.push(format!("msgx.postgres.url: {e}"));
     }

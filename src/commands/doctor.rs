@@ -10,6 +10,8 @@
 //! | `config` | a connection URL is not set |
 //! | `postgres.connect` | PostgreSQL cannot be reached or refuses (TLS, auth) |
 //! | `postgres.tls` | never; says whether the session is encrypted |
+//! | `postgres.hosts` | no host of `msgx.postgres.url` takes writes (warn: a listed host does not answer); says what each host is |
+//! | `postgres.replication` | never; lists the standbys streaming from the server msgx writes to (state, replay lag) or says the role may not see them (warn: a host list but no standby streams) |
 //! | `postgres.schema` | the schema is not at this binary's migration |
 //! | `postgres.role` | the role lacks SELECT/INSERT/UPDATE/DELETE on a msgx table (warn: SUPERUSER) |
 //! | `postgres.identity` | `msgx.identity.include-day-boundary` differs from the value the database recorded at its first start (§2) |
@@ -118,6 +120,8 @@ async fn postgres(config: &Config, c: &mut Checks) {
         Ok(None) => c.ok("postgres.tls", "not encrypted (sslmode allows plaintext)"),
         Err(e) => c.fail("postgres.tls", e.to_string()),
     };
+    let listed = hosts(cfg, c).await;
+    replication(&pool, listed, c).await;
     let current = match pg::ensure_schema_current(&pool).await {
         Ok(v) => c.ok("postgres.schema", format!("migration {v}, current")),
         Err(e) => c.fail("postgres.schema", e.to_string()),
@@ -151,6 +155,115 @@ async fn postgres(config: &Config, c: &mut Checks) {
     };
     identity(config, &pool, c).await;
     pool.close().await;
+}
+
+/// `postgres.hosts`: what each host of the URL is, in list order, and the
+/// one msgx writes to (the first that takes writes, as the pool chose).
+/// Returns how many hosts the URL lists.
+async fn hosts(cfg: &crate::config::Postgres, c: &mut Checks) -> usize {
+    let targets = match pg::connect_targets(&cfg.url) {
+        Ok(t) => t,
+        Err(e) => {
+            c.fail("postgres.hosts", e.to_string());
+            return 0;
+        }
+    };
+    let survey = targets.survey(cfg.acquire_timeout.std()).await;
+    let mut writer = None;
+    let mut silent = 0;
+    let lines: Vec<String> = survey
+        .iter()
+        .map(|(host, r)| match r {
+            Ok(role) => {
+                if writer.is_none() && role.writable() {
+                    writer = Some(host.clone());
+                }
+                format!("{host} {role}")
+            }
+            Err(e) => {
+                silent += 1;
+                format!(
+                    "{host} does not answer ({})",
+                    crate::error_text::cut(&e.to_string())
+                )
+            }
+        })
+        .collect();
+    let detail = lines.join("; ");
+    match writer {
+        None => c.fail("postgres.hosts", format!("no host takes writes: {detail}")),
+        Some(w) if silent > 0 => c.add(
+            "postgres.hosts",
+            Status::Warn,
+            format!("msgx writes to {w}; {detail}"),
+        ),
+        Some(w) => c.ok("postgres.hosts", format!("msgx writes to {w}; {detail}")),
+    };
+    survey.len()
+}
+
+/// `postgres.replication`: the standbys streaming from the server msgx
+/// writes to, as far as the role may see them. Informational; warns when
+/// the URL lists several hosts but no standby streams (a failover would
+/// find no replica).
+async fn replication(pool: &sqlx::PgPool, listed: usize, c: &mut Checks) {
+    let r = match pg::preflight::replication(pool).await {
+        Ok(r) => r,
+        Err(e) => {
+            c.add("postgres.replication", Status::Warn, e.to_string());
+            return;
+        }
+    };
+    if r.standbys.is_empty() {
+        let hidden = if r.permitted {
+            ""
+        } else {
+            " (the role may see no replication details: not permitted without pg_monitor or \
+             pg_read_all_stats)"
+        };
+        let (status, detail) = if listed > 1 {
+            (
+                Status::Warn,
+                "no standby streams from this server, though msgx.postgres.url lists several hosts",
+            )
+        } else {
+            (Status::Ok, "no standby streams from this server")
+        };
+        c.add("postgres.replication", status, format!("{detail}{hidden}"));
+        return;
+    }
+    let standbys: Vec<String> = r
+        .standbys
+        .iter()
+        .map(|s| {
+            if !r.permitted {
+                return format!("{} (details not permitted)", s.application_name);
+            }
+            let lag = s
+                .replay_lag
+                .map(|l| format!("replay lag {l:.3}s"))
+                .unwrap_or_else(|| "replay lag none".into());
+            format!(
+                "{} from {} {} {lag}",
+                s.application_name,
+                s.client_addr.as_deref().unwrap_or("local socket"),
+                s.state.as_deref().unwrap_or("unknown"),
+            )
+        })
+        .collect();
+    let note = if r.permitted {
+        ""
+    } else {
+        "; client address, state and lag not permitted (grant pg_monitor or pg_read_all_stats)"
+    };
+    c.ok(
+        "postgres.replication",
+        format!(
+            "{} standby(s): {}{note}",
+            r.standbys.len(),
+            standbys.join(", ")
+        ),
+    );
 }
 
 /// `postgres.identity`: the configured identity algorithm against the one

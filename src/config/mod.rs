@@ -165,6 +165,16 @@ pub struct Postgres {
     /// instance-lock session is idle outside any transaction for the daemon's
     /// whole life.
     pub idle_in_transaction_timeout: Dur,
+    /// With a host list or `target_session_attrs` in the URL: how long a
+    /// pooled session's server may go unchecked; the next session taken from
+    /// the pool after that (or after a connection or read-only error) is
+    /// re-checked, and one on a server now read-only or in recovery is
+    /// discarded and the host chosen again.
+    ///
+    /// Bounds how long msgx keeps using a demoted primary that still answers;
+    /// the check is one query, so it runs at most this often, never on every
+    /// acquire.
+    pub recheck_interval: Dur,
 }
 
 impl Postgres {
@@ -173,6 +183,7 @@ impl Postgres {
     pub const DEFAULT_STATEMENT_TIMEOUT: Dur = Dur::secs(60);
     pub const DEFAULT_LOCK_TIMEOUT: Dur = Dur::secs(10);
     pub const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT: Dur = Dur::secs(60);
+    pub const DEFAULT_RECHECK_INTERVAL: Dur = Dur::secs(10);
 }
 
 impl Default for Postgres {
@@ -184,6 +195,7 @@ impl Default for Postgres {
             statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
             lock_timeout: Self::DEFAULT_LOCK_TIMEOUT,
             idle_in_transaction_timeout: Self::DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT,
+            recheck_interval: Self::DEFAULT_RECHECK_INTERVAL,
         }
     }
 }

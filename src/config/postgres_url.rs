@@ -6,8 +6,11 @@
 //! in `config check` and before sqlx sees it, and names only the parameter.
 
 /// The parameters sqlx's PostgreSQL driver reads (sqlx-postgres 0.9
-/// `options/parse.rs`), plus `options[NAME]`.
+/// `options/parse.rs`), plus `options[NAME]`, and the two msgx reads itself
+/// for host lists (`store::pg::hosts`; `host` and `port` may be lists).
 pub const POSTGRES_URL_PARAMETERS: &[&str] = &[
+    "target_session_attrs",
+    "connect_timeout",
     "sslmode",
     "ssl-mode",
     "sslrootcert",
@@ -64,6 +67,8 @@ mod tests {
     fn known_parameters_pass_and_unknown_ones_are_named_without_their_value() {
         let ok = "postgres://u:p@h/db?sslmode=verify-full&sslrootcert=/x&options[search_path]=a&application_name=m";
         assert!(unknown_postgres_url_parameters(ok).is_empty());
+        let list = "postgres://u:p@h1:1,h2:2/db?target_session_attrs=read-write&connect_timeout=3&host=a,b&port=1,2";
+        assert!(unknown_postgres_url_parameters(list).is_empty());
         assert!(unknown_postgres_url_parameters("postgres://u@h/db").is_empty());
         let bad = "postgres://u@h/db?sslmode=require&sslpassword=KEYPASS&ssl%70assword2=X#frag";
         assert_eq!(

@@ -128,6 +128,7 @@ fn postgres(m: &Msgx, out: &mut Issues) {
             "msgx.postgres.idle-in-transaction-timeout",
             p.idle_in_transaction_timeout,
         ),
+        ("msgx.postgres.recheck-interval", p.recheck_interval),
     ]);
     out.positive_counts([("msgx.postgres.max-connections", p.max_connections.into())]);
     if p.idle_in_transaction_timeout <= m.mailbox.timeout {

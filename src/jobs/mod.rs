@@ -120,7 +120,7 @@ impl JobConfigError {
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
     #[error("PostgreSQL: {0}{note}", note = crate::store::pg::timeout_note(.0))]
-    Db(#[from] sqlx::Error),
+    Db(sqlx::Error),
     #[error("{0}")]
     Mailbox(#[from] MailboxError),
     #[error("the lock this run holds was lost; stopped before the next write")]
@@ -140,6 +140,16 @@ pub enum JobError {
         error: Box<JobError>,
         done: report::DoneSoFar,
     },
+}
+
+/// Every PostgreSQL error a job meets passes here: one that says the
+/// server is gone or read-only makes the pool re-check its host
+/// ([`crate::store::pg::ha::note_error`]).
+impl From<sqlx::Error> for JobError {
+    fn from(e: sqlx::Error) -> Self {
+        crate::store::pg::ha::note_error(&e);
+        JobError::Db(e)
+    }
 }
 
 /// A schedulable, idempotent, bounded job.

@@ -477,6 +477,7 @@ impl MessageProcessor<'_> {
 /// [`ladder::database_failure`] for a PostgreSQL error `e` of the message's
 /// own statement (its SQLSTATE, and the timeout setting a timeout names).
 fn db_verdict(during: &str, e: &sqlx::Error) -> Verdict {
+    crate::store::pg::ha::note_error(e);
     let text = format!("{e}{}", crate::store::pg::timeout_note(e));
     ladder::database_failure(during, crate::store::pg::sqlstate(e).as_deref(), &text)
 }

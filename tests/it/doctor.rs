@@ -43,6 +43,8 @@ async fn a_healthy_setup_passes_every_check() {
         "config",
         "postgres.connect",
         "postgres.tls",
+        "postgres.hosts",
+        "postgres.replication",
         "postgres.schema",
         "postgres.identity",
         "mailbox.connect",
@@ -75,7 +77,7 @@ async fn a_healthy_setup_passes_every_check() {
     // The human form: one line per check.
     let out = msgx(cfg.path(), &["doctor"]);
     let lines = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(lines.lines().count(), 17, "{lines}");
+    assert_eq!(lines.lines().count(), 19, "{lines}");
     assert!(
         lines
             .lines()

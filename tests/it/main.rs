@@ -37,6 +37,7 @@ mod locks;
 mod maintenance_jobs;
 mod observability;
 mod operability;
+mod pg_hosts;
 mod pipeline;
 mod poison;
 mod requests;

@@ -9,6 +9,8 @@ pub mod facts;
 pub mod flight;
 pub mod flight_history;
 pub mod flight_search;
+pub mod ha;
+pub mod hosts;
 pub mod inbox;
 pub mod job_run;
 pub mod message_search;
@@ -48,6 +50,18 @@ pub enum StoreError {
          connect without them (docs/production/databases.md)"
     )]
     UnknownUrlParameters(String),
+    #[error("msgx.postgres.url: {0} (docs/configuration.md \"Several hosts\")")]
+    Url(#[from] hosts::UrlError),
+    #[error(
+        "msgx.postgres.url asks for target_session_attrs={0}, but this connection writes: it \
+         takes only read-write or primary (docs/configuration.md \"Several hosts\")"
+    )]
+    NotAWriter(hosts::TargetSessionAttrs),
+    #[error("no host of msgx.postgres.url is {wanted}: {hosts}")]
+    NoHost {
+        wanted: hosts::TargetSessionAttrs,
+        hosts: String,
+    },
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error(
@@ -65,22 +79,63 @@ pub async fn server_ping(pool: &PgPool) -> Result<i32, sqlx::Error> {
     sqlx::query_scalar("SELECT 1").fetch_one(pool).await
 }
 
-/// The connect options of every msgx session to PostgreSQL (the job pool and
-/// the instance-lock session alike), from the URL as libpq reads it:
-/// `sslmode`, `sslrootcert`, `sslcert`, `sslkey` parameters, else the
-/// `PGSSLMODE`/`PGSSLROOTCERT`/… environment (docs/production/databases.md).
+/// The hosts of `url` (one, or a libpq host list: [`hosts`]) with the
+/// connect options of each, as every msgx session to PostgreSQL uses them
+/// (the job pool, the console's pool, the instance-lock session, the
+/// commands). `target_session_attrs` and `connect_timeout` are read here.
 ///
+/// Each host's options come from the URL as libpq reads it: `sslmode`,
+/// `sslrootcert`, `sslcert`, `sslkey` parameters, else the
+/// `PGSSLMODE`/`PGSSLROOTCERT`/… environment (docs/production/databases.md).
 /// Two things are added to what sqlx does by itself: `require` with a root
 /// certificate verifies the CA, as libpq does ("verify-ca"), instead of
 /// trusting any certificate; and the named files are read up front, so a
 /// missing one is an error naming the parameter and the path.
-pub fn connect_options(url: &str) -> Result<PgConnectOptions, StoreError> {
+pub fn connect_targets(url: &str) -> Result<ha::Targets, StoreError> {
     crate::tls::init();
     // Before sqlx parses it: sqlx logs an unknown parameter with its value.
     let unknown = crate::config::unknown_postgres_url_parameters(url);
     if !unknown.is_empty() {
         return Err(StoreError::UnknownUrlParameters(unknown.join(", ")));
     }
+    let split = hosts::split(url)?;
+    let targets = split
+        .urls
+        .iter()
+        .map(|u| host_options(u).map(ha::Target::new))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ha::Targets::new(
+        targets,
+        split.attrs,
+        split.connect_timeout,
+    ))
+}
+
+/// [`connect_targets`] for a connection that writes (the job pool, the
+/// instance-lock session): a URL asking for a server that may refuse
+/// writes is a configuration error, not a session that fails later.
+pub fn writer_targets(url: &str) -> Result<ha::Targets, StoreError> {
+    let targets = connect_targets(url)?;
+    let attrs = targets.attrs();
+    if targets.checked() && !attrs.writes() {
+        return Err(StoreError::NotAWriter(attrs));
+    }
+    Ok(targets)
+}
+
+/// The connect options of the URL's first host (all a single-host URL
+/// has), read as [`connect_targets`] reads them.
+pub fn connect_options(url: &str) -> Result<PgConnectOptions, StoreError> {
+    let targets = connect_targets(url)?;
+    targets
+        .hosts()
+        .first()
+        .map(|t| t.options.clone())
+        .ok_or_else(|| StoreError::Url(hosts::UrlError::EmptyHost))
+}
+
+/// The options of one single-host URL (see [`connect_targets`]).
+fn host_options(url: &str) -> Result<PgConnectOptions, StoreError> {
     let mut opts: PgConnectOptions = url.parse()?;
     let files = tls_files(&opts);
     let mode = opts.get_ssl_mode();
@@ -116,9 +171,12 @@ struct TlsFiles {
 
 /// Read back through `to_url_lossy`, the one public view of the effective
 /// options: it renders a file input as `file: <path>`, inline PEM as text.
+/// On a copy with a plain host name: sqlx 0.9 cannot render an IPv6 host
+/// (it panics), and the host plays no part here.
 fn tls_files(opts: &PgConnectOptions) -> TlsFiles {
     let mut files = TlsFiles::default();
-    for (k, v) in opts.to_url_lossy().query_pairs() {
+    let plain = opts.clone().host("localhost");
+    for (k, v) in plain.to_url_lossy().query_pairs() {
         if v.trim_start().starts_with("-----BEGIN") {
             continue;
         }
@@ -237,22 +295,91 @@ pub fn with_index_plans(opts: PgConnectOptions) -> PgConnectOptions {
     opts.options([("enable_seqscan", "off")])
 }
 
-/// Opens the job pool, every session bounded by [`with_timeouts`] and
-/// planning with [`with_index_plans`].
-pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError> {
-    let opts = with_index_plans(with_timeouts(connect_options(&cfg.url)?, cfg));
-    PgPoolOptions::new()
-        .max_connections(cfg.max_connections)
-        .acquire_timeout(cfg.acquire_timeout.std())
-        .after_connect(|_conn, _meta| {
-            Box::pin(async {
-                nodelay::set_on_all_tcp_sockets();
-                Ok(())
-            })
+/// The error for a host list none of whose hosts would do: a single host's
+/// own connect error as before (TLS failures explained), else every host
+/// with why it was passed over.
+fn no_host(targets: &ha::Targets, passed: Vec<(String, ha::Passed)>) -> StoreError {
+    let options = |name: &str| {
+        targets
+            .hosts()
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.options.clone())
+            .unwrap_or_default()
+    };
+    let mut passed = passed;
+    if targets.hosts().len() == 1
+        && passed.len() == 1
+        && let Some((name, ha::Passed::Failed(_))) = passed.first()
+    {
+        let opts = options(name);
+        if let Some((_, ha::Passed::Failed(e))) = passed.pop() {
+            return connect_error(e, &opts);
+        }
+    }
+    let hosts = passed
+        .into_iter()
+        .map(|(name, why)| match why {
+            ha::Passed::Failed(e) => format!("{name}: {}", connect_error(e, &options(&name))),
+            ha::Passed::Unsuitable(r) => format!("{name}: {r}"),
         })
+        .collect::<Vec<_>>()
+        .join("; ");
+    StoreError::NoHost {
+        wanted: targets.attrs(),
+        hosts,
+    }
+}
+
+/// `base` as a pool on a single host without `target_session_attrs` has
+/// always been: TCP_NODELAY on each new session, sqlx's ping before each
+/// acquire.
+fn plain_pool(base: PgPoolOptions) -> PgPoolOptions {
+    base.after_connect(|_conn, _meta| {
+        Box::pin(async {
+            nodelay::set_on_all_tcp_sockets();
+            Ok(())
+        })
+    })
+}
+
+/// Starts `failover`'s watcher of `pool` ([`ha::Failover::watch`]). Without
+/// a runtime (never in msgx: every caller is async) the pool still checks
+/// its sessions; it only cannot be re-pointed.
+fn watch(failover: std::sync::Arc<ha::Failover>, pool: &PgPool) {
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(failover.watch(pool.clone()));
+    }
+}
+
+/// Opens the job pool, every session bounded by [`with_timeouts`] and
+/// planning with [`with_index_plans`], on a host that takes writes
+/// ([`writer_targets`], [`ha::Failover`]).
+pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError> {
+    let targets =
+        writer_targets(&cfg.url)?.map_options(|o| with_index_plans(with_timeouts(o, cfg)));
+    let base = PgPoolOptions::new()
+        .max_connections(cfg.max_connections)
+        .acquire_timeout(cfg.acquire_timeout.std());
+    if !targets.checked() {
+        let opts = targets.hosts()[0].options.clone();
+        return plain_pool(base)
+            .connect_with(opts.clone())
+            .await
+            .map_err(|e| connect_error(e, &opts));
+    }
+    // The host is chosen here, so a URL with no suitable host fails now.
+    let chosen = targets.connect().await.map_err(|p| no_host(&targets, p))?;
+    let _ = sqlx::Connection::close(chosen.conn).await;
+    let failover = ha::Failover::new(targets, chosen.index, cfg.recheck_interval.std());
+    let opts = failover.current_options();
+    let pool = failover
+        .pool_options(base)
         .connect_with(opts.clone())
         .await
-        .map_err(|e| connect_error(e, &opts))
+        .map_err(|e| connect_error(e, &opts))?;
+    watch(failover, &pool);
+    Ok(pool)
 }
 
 /// Opens the console's own pool: `msgx.console.pool-size`
@@ -261,7 +388,9 @@ pub async fn connect(cfg: &crate::config::Postgres) -> Result<PgPool, StoreError
 /// console never borrows the jobs' pool, so viewers' queries can neither
 /// take the pipeline's connections nor run longer than the console allows.
 /// Lazy: sessions open on a page's first query, so a database that is down
-/// at start fails pages, never the daemon's start.
+/// at start fails pages, never the daemon's start. Any
+/// `target_session_attrs` is taken (a read-only server serves the pages
+/// that only read).
 pub fn connect_console(
     pg: &crate::config::Postgres,
     console: &crate::config::Console,
@@ -275,28 +404,53 @@ pub fn connect_console(
     // generic plan of the Messages search could not use the trigram indexes
     // for a rare reason text (migration 0017), and console queries are too
     // few for planning time to matter.
-    let opts = with_index_plans(with_timeouts(connect_options(&cfg.url)?, &cfg))
-        .options([("plan_cache_mode", "force_custom_plan")])
-        .application_name(CONSOLE_APPLICATION);
-    Ok(PgPoolOptions::new()
+    let targets = connect_targets(&cfg.url)?.map_options(|o| {
+        with_index_plans(with_timeouts(o, &cfg))
+            .options([("plan_cache_mode", "force_custom_plan")])
+            .application_name(CONSOLE_APPLICATION)
+    });
+    let base = PgPoolOptions::new()
         .max_connections(cfg.max_connections)
-        .acquire_timeout(cfg.acquire_timeout.std())
-        .connect_lazy_with(opts))
+        .acquire_timeout(cfg.acquire_timeout.std());
+    if !targets.checked() {
+        return Ok(plain_pool(base).connect_lazy_with(targets.hosts()[0].options.clone()));
+    }
+    // Lazy too: the watcher chooses the host in the background; a page
+    // arriving first waits for it within the acquire timeout.
+    let failover = ha::Failover::new(targets, 0, cfg.recheck_interval.std());
+    failover.resolve_soon();
+    let pool = failover
+        .pool_options(base)
+        .connect_lazy_with(failover.current_options());
+    watch(failover, &pool);
+    Ok(pool)
 }
 
 /// `application_name` of the console's sessions ([`connect_console`]).
 pub const CONSOLE_APPLICATION: &str = "msgx console";
 
 /// Opens one unpooled session with the connection options of [`connect`]
-/// (the instance lock holds its advisory lock on such a session). It sits
+/// (the instance lock holds its advisory lock on such a session), on a host
+/// that takes writes ([`writer_targets`]: hosts in order). It sits
 /// idle for the daemon's whole life, so no idle limit may end it: the
 /// session turns off `idle_in_transaction_session_timeout` and, on
 /// PostgreSQL 14 and later, `idle_session_timeout`, whatever the server or
 /// role sets (ending it would release the instance lock).
 pub async fn connect_session(url: &str) -> Result<PgConnection, StoreError> {
-    let opts = connect_options(url)?.options([("idle_in_transaction_session_timeout", 0)]);
-    let mut conn = opts.connect().await.map_err(|e| connect_error(e, &opts))?;
-    nodelay::set_on_all_tcp_sockets();
+    let targets = writer_targets(url)?
+        .map_options(|o| o.options([("idle_in_transaction_session_timeout", 0)]));
+    let mut conn = if targets.checked() {
+        targets
+            .connect()
+            .await
+            .map_err(|p| no_host(&targets, p))?
+            .conn
+    } else {
+        let opts = &targets.hosts()[0].options;
+        let conn = opts.connect().await.map_err(|e| connect_error(e, opts))?;
+        nodelay::set_on_all_tcp_sockets();
+        conn
+    };
     sqlx::query(
         "SELECT CASE WHEN current_setting('server_version_num')::int >= 140000 \
          THEN set_config('idle_session_timeout', '0', false) END",
@@ -474,6 +628,48 @@ mod tests {
         assert!(matches!(opts.get_ssl_mode(), PgSslMode::VerifyCa));
         let opts = connect_options("postgres://u@h/db?sslmode=require").unwrap();
         assert!(matches!(opts.get_ssl_mode(), PgSslMode::Require));
+    }
+
+    #[test]
+    fn every_host_of_a_list_gets_its_options_and_writers_refuse_read_only_kinds() {
+        let t = connect_targets(
+            "postgres://u:pw@[::1]:5433,db2/msgx?sslmode=disable&target_session_attrs=primary",
+        )
+        .unwrap();
+        let names: Vec<&str> = t.hosts().iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(names, ["[::1]:5433", "db2:5432"]);
+        assert!(t.checked());
+        assert_eq!(t.attrs(), hosts::TargetSessionAttrs::Primary);
+        assert!(
+            t.hosts()
+                .iter()
+                .all(|h| h.options.get_database() == Some("msgx"))
+        );
+        // A single host without target_session_attrs is not checked.
+        assert!(!connect_targets("postgres://u@h/db").unwrap().checked());
+        assert_eq!(
+            connect_targets("postgres://u@h1,h2/db").unwrap().attrs(),
+            hosts::TargetSessionAttrs::ReadWrite
+        );
+        for (url, refused) in [
+            ("postgres://u@h1,h2/db?target_session_attrs=standby", true),
+            ("postgres://u@h1,h2/db?target_session_attrs=any", true),
+            ("postgres://u@h/db?target_session_attrs=read-only", true),
+            ("postgres://u@h/db?target_session_attrs=any", false),
+            ("postgres://u@h1,h2/db?target_session_attrs=primary", false),
+            ("postgres://u@h1,h2/db", false),
+        ] {
+            let r = writer_targets(url);
+            assert_eq!(
+                matches!(r, Err(StoreError::NotAWriter(_))),
+                refused,
+                "{url}"
+            );
+        }
+        assert!(matches!(
+            connect_targets("postgres://u@h1,h2,h3/db?port=1,2"),
+            Err(StoreError::Url(hosts::UrlError::PortCount { .. }))
+        ));
     }
 
     #[test]

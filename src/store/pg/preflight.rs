@@ -1,6 +1,7 @@
 //! What `msgx doctor` asks msgx's PostgreSQL: whether
-//! the role has what msgx needs and no more than it should (whether the
-//! session is encrypted: `pg::tls_in_use`) (docs/operations.md "Connecting to production" gives
+//! the role has what msgx needs and no more than it should, and which
+//! standbys stream from the server (whether the session is encrypted:
+//! `pg::tls_in_use`; what each listed host is: `pg::ha::Targets::survey`) (docs/operations.md "Connecting to production" gives
 //! the GRANTs).
 
 use sqlx::PgPool;
@@ -35,5 +36,61 @@ pub async fn role_check(pool: &PgPool) -> Result<RoleCheck, sqlx::Error> {
         role,
         superuser,
         missing,
+    })
+}
+
+/// One standby streaming from the server, as `pg_stat_replication` shows it
+/// (`None` where the role may not see it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Standby {
+    pub application_name: String,
+    pub client_addr: Option<String>,
+    pub state: Option<String>,
+    /// Seconds between a commit here and its replay there (`replay_lag`;
+    /// `None` when idle or not permitted).
+    pub replay_lag: Option<f64>,
+}
+
+/// What the server shows of its replication.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replication {
+    /// The role may read the other columns of `pg_stat_replication`
+    /// (superuser, or a member of `pg_read_all_stats`, e.g. `pg_monitor`).
+    pub permitted: bool,
+    pub standbys: Vec<Standby>,
+}
+
+/// A row of `pg_stat_replication`: application name, client address, state,
+/// replay lag in seconds.
+type StandbyRow = (String, Option<String>, Option<String>, Option<f64>);
+
+/// The standbys streaming from the server of `pool`.
+pub async fn replication(pool: &PgPool) -> Result<Replication, sqlx::Error> {
+    let permitted: bool = sqlx::query_scalar(
+        "SELECT rolsuper OR pg_has_role(current_user, 'pg_read_all_stats', 'USAGE') \
+         FROM pg_roles WHERE rolname = current_user",
+    )
+    .fetch_one(pool)
+    .await?;
+    let rows: Vec<StandbyRow> = sqlx::query_as(
+        "SELECT COALESCE(application_name, ''), host(client_addr), state, \
+                EXTRACT(EPOCH FROM replay_lag)::float8 \
+         FROM pg_stat_replication ORDER BY application_name, pid",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(Replication {
+        permitted,
+        standbys: rows
+            .into_iter()
+            .map(
+                |(application_name, client_addr, state, replay_lag)| Standby {
+                    application_name,
+                    client_addr,
+                    state,
+                    replay_lag,
+                },
+            )
+            .collect(),
     })
 }

@@ -18,7 +18,9 @@
 //! [`QuietMariaDb`] lease talks to it, so those counts are the test's own.
 //! A pair, `replica_pair` (issue 31 item 7), is a primary with its binary
 //! log on and a replica of it, leased the same way, for what msgx may trust
-//! when it reads a replica.
+//! when it reads a replica. `pg_pair` is the same for PostgreSQL: a primary
+//! and a streaming replica of it (`pg_basebackup -R`), for the host lists
+//! of `msgx.postgres.url`.
 //!
 //! They start once per test run, not per test: nextest runs every test in
 //! its own process, so the first process to take `<dir>/lock` starts them
@@ -209,6 +211,10 @@ fn start_all(dir: &Path, watch_pid: u32) -> Result<(), String> {
 /// (`<dir>/<name>.child`), for the watcher.
 const MARIADB_NAMES: [&str; 4] = ["my_tls", "my_plain", "my_primary", "my_replica"];
 
+/// The names of the private PostgreSQL clusters (`<dir>/<name>`), for the
+/// watcher.
+const PG_NAMES: [&str; 4] = ["pg_tls", "pg_plain", "pg_primary", "pg_replica"];
+
 /// Stops whatever `dir` records once `watch_pid` is gone, then removes `dir`.
 fn spawn_watcher(dir: &Path, watch_pid: u32) -> Result<(), String> {
     let d = dir.display();
@@ -221,7 +227,7 @@ fn spawn_watcher(dir: &Path, watch_pid: u32) -> Result<(), String> {
     let script = format!(
         r#"
 while kill -0 {watch_pid} 2>/dev/null; do sleep 0.5; done
-for c in pg_tls pg_plain; do
+for c in {pg}; do
   [ -f "{d}/$c/postmaster.pid" ] && {as_pg}{pg_ctl} -D "{d}/$c" -m immediate -w -t 20 stop >/dev/null 2>&1
 done
 for c in {my}; do
@@ -241,6 +247,7 @@ done
 rm -rf "{d}"
 "#,
         pg_ctl = pg_ctl.display(),
+        pg = PG_NAMES.join(" "),
         my = MARIADB_NAMES.join(" ")
     );
     Command::new("sh")
@@ -876,5 +883,210 @@ impl ReplicaPair {
         if let Err(e) = catch_up(&self.sock(Side::Primary), &self.sock(Side::Replica)) {
             panic!("{e}");
         }
+    }
+}
+
+/// A private PostgreSQL 15 primary and a streaming replica of it
+/// (`pg_basebackup -R`, asynchronous), for the host lists of
+/// `msgx.postgres.url`. Leased like [`QuietMariaDb`]: tests change the
+/// servers' state (the primary turned read-only), so one test at a time;
+/// dropping the lease turns the primary back read-write. Users `msgx`
+/// (password `msgx`, SUPERUSER) and `msgx_plain` (password `msgx`, no
+/// special privileges); database `postgres`.
+pub struct PgPair {
+    pub primary: u16,
+    pub replica: u16,
+    dir: PathBuf,
+    _lease: fs::File,
+}
+
+/// Leases the PostgreSQL primary/replica pair, starting it on first use in
+/// this test run (blocks while another test holds it).
+pub fn pg_pair() -> PgPair {
+    match pg_pair_shared() {
+        Ok(p) => p,
+        Err(e) => panic!("private PostgreSQL primary and replica: {e}"),
+    }
+}
+
+fn pg_pair_shared() -> Result<PgPair, String> {
+    let (dir, ready, lease) = lease("msgx_pgpair", start_pg_pair)?;
+    let port = |name: &str| -> Result<u16, String> {
+        ready
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| format!("no {name} port in the ready file"))
+    };
+    let pair = PgPair {
+        primary: port("primary")?,
+        replica: port("replica")?,
+        dir,
+        _lease: lease,
+    };
+    // A test before may have died between turning the primary read-only
+    // and its lease's drop.
+    pair.set_read_only(false);
+    Ok(pair)
+}
+
+/// Runs SQL as `postgres` through the socket in `dir` on `port`; its output
+/// (unaligned, no headers).
+fn pg_admin(dir: &Path, port: u16, sql: &str) -> Result<String, String> {
+    run_cmd(
+        Command::new(pgbin("psql"))
+            .arg("-h")
+            .arg(dir)
+            .args(["-p", &port.to_string(), "-U", "postgres", "-d", "postgres"])
+            .args(["-qXAt", "-v", "ON_ERROR_STOP=1", "-c", sql]),
+    )
+}
+
+/// initdb, a primary that accepts replication connections, a base backup
+/// of it started as its streaming replica; waits (bounded) until the
+/// replica streams.
+fn start_pg_pair(dir: &Path, watch_pid: u32) -> Result<(), String> {
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o1777)).map_err(|e| e.to_string())?;
+    spawn_watcher(dir, watch_pid)?;
+    let primary = free_port()?;
+    let replica = free_port()?;
+    let data = dir.join("pg_primary");
+    fs::create_dir(&data).map_err(|e| e.to_string())?;
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).map_err(|e| e.to_string())?;
+    give(&data, "postgres")?;
+    run_cmd(
+        as_user("postgres", pgbin("initdb"))
+            .arg("-D")
+            .arg(&data)
+            .args(["--auth=trust", "-U", "postgres", "-E", "UTF8", "--no-sync"]),
+    )?;
+    let mut conf = fs::read_to_string(data.join("postgresql.conf")).map_err(|e| e.to_string())?;
+    conf.push_str(&format!(
+        "\nport = {primary}\nlisten_addresses = '127.0.0.1'\n\
+         unix_socket_directories = '{}'\nfsync = off\nmax_connections = 40\n\
+         shared_buffers = 16MB\nwal_level = replica\nmax_wal_senders = 4\nhot_standby = on\n",
+        dir.display()
+    ));
+    write_file(&data.join("postgresql.conf"), &conf, 0o600)?;
+    write_file(
+        &data.join("pg_hba.conf"),
+        "local all all trust\nlocal replication all trust\n\
+         host all all 127.0.0.0/8 trust\nhost replication all 127.0.0.0/8 trust\n",
+        0o600,
+    )?;
+    give(&data, "postgres")?;
+    let start = |name: &str| -> Result<(), String> {
+        run_cmd(
+            as_user("postgres", pgbin("pg_ctl"))
+                .arg("-D")
+                .arg(dir.join(name))
+                .arg("-l")
+                .arg(dir.join(format!("{name}.log")))
+                .args(["-w", "-t", &START_TIMEOUT.as_secs().to_string(), "start"]),
+        )
+        .map(drop)
+        .map_err(|e| {
+            let log = fs::read_to_string(dir.join(format!("{name}.log"))).unwrap_or_default();
+            format!("{e}\n{name}.log:\n{log}")
+        })
+    };
+    start("pg_primary")?;
+    pg_admin(
+        dir,
+        primary,
+        "CREATE ROLE msgx LOGIN SUPERUSER PASSWORD 'msgx'; \
+         CREATE ROLE msgx_plain LOGIN PASSWORD 'msgx'",
+    )?;
+    // The replica: a base backup with its standby.signal and
+    // primary_conninfo (-R: over TCP, as in production), on a port of its own.
+    let standby = dir.join("pg_replica");
+    run_cmd(
+        as_user("postgres", pgbin("pg_basebackup"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &primary.to_string(),
+                "-U",
+                "postgres",
+                "-D",
+            ])
+            .arg(&standby)
+            .args(["-R", "-X", "stream", "--no-sync", "-c", "fast"]),
+    )?;
+    let mut conf =
+        fs::read_to_string(standby.join("postgresql.conf")).map_err(|e| e.to_string())?;
+    conf.push_str(&format!("\nport = {replica}\n"));
+    write_file(&standby.join("postgresql.conf"), &conf, 0o600)?;
+    give(&standby, "postgres")?;
+    start("pg_replica")?;
+    let started = Instant::now();
+    while pg_admin(
+        dir,
+        primary,
+        "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'",
+    )?
+    .trim()
+        != "1"
+    {
+        if started.elapsed() > START_TIMEOUT {
+            let log = fs::read_to_string(dir.join("pg_replica.log")).unwrap_or_default();
+            return Err(format!(
+                "the replica did not stream within {START_TIMEOUT:?}:\n{log}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    fs::write(
+        dir.join("ready"),
+        format!("primary={primary}\nreplica={replica}\n"),
+    )
+    .map_err(|e| format!("ready file: {e}"))
+}
+
+impl PgPair {
+    fn port(&self, side: Side) -> u16 {
+        match side {
+            Side::Primary => self.primary,
+            Side::Replica => self.replica,
+        }
+    }
+
+    /// `postgres://msgx:msgx@127.0.0.1:<p1>,127.0.0.1:<p2>,…/postgres?<query>`.
+    pub fn url(&self, ports: &[u16], query: &str) -> String {
+        let hosts: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        format!("postgres://msgx:msgx@{}/postgres?{query}", hosts.join(","))
+    }
+
+    /// Runs SQL as `postgres` on `side` (through its socket); its output.
+    pub fn admin(&self, side: Side, sql: &str) -> String {
+        match pg_admin(&self.dir, self.port(side), sql) {
+            Ok(out) => out,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Turns the primary's `default_transaction_read_only` on or off
+    /// (`ALTER SYSTEM`, reloaded): as on a primary being demoted.
+    pub fn set_read_only(&self, on: bool) {
+        let set = if on {
+            "ALTER SYSTEM SET default_transaction_read_only = on"
+        } else {
+            "ALTER SYSTEM RESET default_transaction_read_only"
+        };
+        self.admin(Side::Primary, set);
+        self.admin(Side::Primary, "SELECT pg_reload_conf()");
+    }
+}
+
+impl Drop for PgPair {
+    /// The next test gets a read-write primary, whatever this one did.
+    fn drop(&mut self) {
+        let _ = pg_admin(
+            &self.dir,
+            self.primary,
+            "ALTER SYSTEM RESET default_transaction_read_only",
+        )
+        .and_then(|_| pg_admin(&self.dir, self.primary, "SELECT pg_reload_conf()"));
     }
 }
