@@ -345,7 +345,9 @@ run_scenario() {
       ;;
     standby)
       local victim purl; purl=$(harness_pgc_url "$P")
-      victim=$(active_daemon) || { fail "standby: no active daemon before the kill"; }
+      if ! victim=$(active_daemon); then
+        fail "standby: no active daemon before the kill"; stop_daemons; harness_stop "$KAFKA_PID"; return 0
+      fi
       t_kill=$(now)
       kill -KILL "$(cat "$WORK/daemon-$victim.pid")"
       local other=a; [ "$victim" = a ] && other=b
@@ -355,23 +357,32 @@ run_scenario() {
       ;;
   esac
 
-  local sb_before="" sb_writes0="" sb_sessions=0
+  local sb_before="" sb_writes0="" sb_mid="" sb_writes_mid="" sb_sessions=0
   if [ "$sc" = split-brain ]; then
     sleep 5
     harness_pgc_ctl "$P" start
     sb_before=$(stats "$(harness_pgc_url "$P")")
     sb_writes0=$(writes "$(harness_pgc_url "$P")")
     log "old primary restarted as a primary (listed first in msgx's URL): W, rows, terminal, events, SENT = $sb_before"
-    # Then make both daemons connect afresh: kill the active one.
+    # Phase A: the daemons keep running (their pools and the lock session
+    # are on the new primary). Phase B: kill the active one, so that a new
+    # process resolves the host list afresh, the old primary listed first.
     sleep 10
+    sb_mid=$(stats "$(harness_pgc_url "$P")")
+    sb_writes_mid=$(writes "$(harness_pgc_url "$P")")
     local victim2; victim2=$(active_daemon || echo none)
     [ "$victim2" != none ] && kill -KILL "$(cat "$WORK/daemon-$victim2.pid")"
-    log "active daemon ($victim2) killed: both daemons connect afresh"
+    log "phase A over (old primary: $sb_mid, $sb_writes_mid tuple writes); active daemon ($victim2) killed: both daemons connect afresh"
     for _ in $(seq 1 20); do
       local s; s=$(q "$(harness_pgc_url "$P" postgres)" "SELECT count(*) FROM pg_stat_activity WHERE usename = 'msgx' AND pid <> pg_backend_pid()")
       [ "$s" -gt "$sb_sessions" ] && sb_sessions=$s
       sleep 1
     done
+    # Drain where the instance lock is now (the old primary, if msgx took it there).
+    if [ "$(q "$(harness_pgc_url "$P")" "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")" != 0 ]; then
+      MSGX_DATABASE_URL=$(harness_pgc_url "$P")
+      log "the instance lock is on the OLD primary: msgx went back to it"
+    fi
   fi
 
   wait "$feed" || true
@@ -423,10 +434,15 @@ run_scenario() {
     sb_after=$(stats "$(harness_pgc_url "$P")")
     sb_writes1=$(writes "$(harness_pgc_url "$P")")
     harness_pgc_ctl "$P" stop fast
-    if [ "$sb_after" = "$sb_before" ] && [ "$sb_writes1" = "$sb_writes0" ]; then
-      say "  split-brain        old primary unchanged since its restart (W, rows, terminal, events, SENT = $sb_after; $sb_writes1 tuple writes since it started); at most $sb_sessions msgx sessions seen on it"
+    if [ "$sb_mid" = "$sb_before" ] && [ "$sb_writes_mid" = "$sb_writes0" ]; then
+      say "  split-brain A      daemons running: old primary unchanged 10 s after its restart (W, rows, terminal, events, SENT = $sb_mid; $sb_writes_mid tuple writes since it started)"
     else
-      fail "split-brain: msgx wrote to the old primary after its restart: W, rows, terminal, events, SENT $sb_before -> $sb_after, tuple writes $sb_writes0 -> $sb_writes1; at most $sb_sessions msgx sessions seen on it"
+      fail "split-brain A (daemons running): msgx wrote to the old primary: $sb_before -> $sb_mid, tuple writes $sb_writes0 -> $sb_writes_mid"
+    fi
+    if [ "$sb_after" = "$sb_mid" ] && [ "$sb_writes1" = "$sb_writes_mid" ]; then
+      say "  split-brain B      active daemon killed, both connect afresh: old primary unchanged to the end ($sb_after; $sb_writes1 tuple writes); at most $sb_sessions msgx sessions seen on it"
+    else
+      fail "split-brain B (daemons connecting afresh, old primary first in the URL): msgx wrote to the old primary: $sb_mid -> $sb_after, tuple writes $sb_writes_mid -> $sb_writes1; at most $sb_sessions msgx sessions on it"
     fi
   fi
 
