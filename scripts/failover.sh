@@ -92,7 +92,7 @@ harness_build $BUILD
 # The documented defaults (retry tiers, max-commit-delay 30 s); logs on stdout.
 HARNESS_RETRY=defaults harness_config \
   -e 's/^max-commit-delay = [^#]*/max-commit-delay = "30s"        /' \
-  -e 's|^dir = ".*"|dir = ""|'
+  -e 's|^dir = "[^"]*"|dir = ""|'
 export RUST_LOG=${RUST_LOG:-info}
 started=$(date +%s)
 log() { echo "[$(date -u +%H:%M:%S)] $*"; }
@@ -151,7 +151,7 @@ wait_for() {
   local limit=$1 t0
   shift
   t0=$(now)
-  until "$@"; do
+  until "$@" >/dev/null; do
     [ "$(echo "$(now) - $t0 > $limit" | bc -l)" = 1 ] && return 1
     sleep 0.1
   done
@@ -193,6 +193,21 @@ first_sent_after() {
     sleep 0.1
   done
 }
+# lock_taken_after T: prints the epoch time of the first "Instance lock
+# taken" logged by either daemon after T; 1 while there is none.
+lock_taken_after() {
+  local t
+  t=$(grep -h 'Instance lock taken' "$WORK/daemon-a.log" "$WORK/daemon-b.log" 2>/dev/null | cut -d' ' -f1 |
+      while read -r ts; do date -d "$ts" +%s.%N; done | awk -v t="$1" '$1 > t' | sort -n | head -n 1)
+  [ -n "$t" ] && echo "$t"
+}
+# old_writer URL T_KILL T_LOCK: "SENT PROCESSED" on the new primary with
+# their times between the kill and the new instance's lock: written by an
+# instance that no longer held the lock (nothing else can have written them).
+old_writer() {
+  q "$1" "SELECT (SELECT count(*) FROM msg_event WHERE sent_at > to_timestamp($2) AND sent_at < to_timestamp($3)),
+                 (SELECT count(*) FROM proc_state WHERE updated_at > to_timestamp($2) AND updated_at < to_timestamp($3))" | tr '|' ' '
+}
 # replica_settled URL: the WAL receiver is gone and all it received is replayed.
 replica_settled() {
   [ "$(q "$1" "SELECT count(*) FROM pg_stat_wal_receiver WHERE status = 'streaming'" 2>/dev/null)" = 0 ] &&
@@ -216,6 +231,7 @@ kill_cluster() {
   for p in $(pgrep -u postgres); do
     [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$dir" ] && pids+=("$p")
   done
+  T_KILL=$(now)
   kill -KILL "${pids[@]}"
 }
 # drained_purge: `msgx dev drained` without its row-count test (the owner
@@ -266,7 +282,7 @@ log "drained in $clean_s s; snapshot taken"
 # ------------------------------------------------------------ a scenario --
 
 run_scenario() {
-  local sc=$1 t_kill t_promoted rto="-" takeover="-" lag rep_lsn rep_stats old_stats
+  local sc=$1 t_kill t_promoted t_lock="" first zombie_sent="" zombie_proc="" rto="-" takeover="-" lag rep_lsn rep_stats old_stats
   local kill_at=$(( SECONDS_FEED * 2 / 5 )) res="" purged=0 drained_s rc
   P=${sc//-/_}_1; R=${sc//-/_}_2; MB=msgx_mb_${sc//-/_}
   lag=${LAG:-0}
@@ -330,17 +346,24 @@ run_scenario() {
         log "primary stopped -m fast after $(secs_since "$t_kill") s"
       else
         kill_cluster "$P"
+        t_kill=$T_KILL
         log "primary killed (kill -9 of its postmaster and every process of its cluster)"
       fi
       wait_for 30 replica_settled "$rurl" || log "replica not settled after 30 s"
       rep_lsn=$(q "$rurl" "SELECT pg_last_wal_replay_lsn()")
       rep_stats=$(stats "$rurl")
+      q "$rurl" "SELECT event_id FROM msg_event WHERE status = 'SENT' ORDER BY 1" >"$WORK/$sc-replica-sent.txt"
       harness_pgc_ctl "$R" promote
       t_promoted=$(now)
       log "replica promoted $(secs_since "$t_kill") s after the kill (replayed to $rep_lsn)"
       MSGX_DATABASE_URL=$rurl
-      rto=$(first_sent_after "$rurl" "$t_kill" 180) || true
-      log "first event delivered by the new active instance $rto s after the kill"
+      if wait_for 180 lock_taken_after "$t_kill"; then
+        t_lock=$(lock_taken_after "$t_kill")
+        first=$(first_sent_after "$rurl" "$t_lock" 180) || true
+        [ "$first" != - ] && rto=$(echo "$t_lock + $first - $t_kill" | bc -l | xargs printf '%.2f')
+        read -r zombie_sent zombie_proc <<<"$(old_writer "$rurl" "$t_kill" "$t_lock")"
+      fi
+      log "instance lock taken on the new primary $(echo "${t_lock:-0} - $t_kill" | bc -l | xargs printf '%.2f') s after the kill; first event delivered by it $rto s after the kill"
       read -r wal_bytes wal_commits <<<"$(missed_wal "$P" "$rep_lsn")"
       ;;
     standby)
@@ -407,6 +430,7 @@ run_scenario() {
       if [ "$sc" != split-brain ]; then
         harness_pgc_ctl "$P" start
         old_stats=$(stats "$(harness_pgc_url "$P")")
+        q "$(harness_pgc_url "$P")" "SELECT event_id FROM msg_event WHERE status = 'SENT' ORDER BY 1" >"$WORK/$sc-old-sent.txt"
         harness_pgc_ctl "$P" stop fast
       else
         old_stats=$sb_before
@@ -414,7 +438,11 @@ run_scenario() {
       read -r ow _ ot _ os <<<"$old_stats"
       read -r rw _ rt _ rs <<<"$rep_stats"
       say "  RPO on PostgreSQL  the replica missed ${wal_bytes:-?} bytes of WAL, ${wal_commits:-?} commits (pg_waldump of the old primary from replay LSN $rep_lsn)"
+      log "W, rows, terminal, events, SENT: old primary $old_stats, replica at promotion $rep_stats"
       say "  rebuilt from mailbox  W $ow -> $rw ($(( ow - rw )) mailbox IDs ingested again), $(( ot - rt )) terminal outcomes and $(( os - rs )) SENT events lost and redone"
+      if [ -n "$zombie_sent$zombie_proc" ] && [ "$zombie_sent $zombie_proc" != "0 0" ]; then
+        fail "$sc: between the kill and the new instance's lock, $zombie_sent events were marked SENT and $zombie_proc messages processed on the new primary by an instance without the lock"
+      fi
       if [ "$rto" = - ]; then fail "$sc: no event delivered after the kill"
       else
         say "  RTO                kill -> first event delivered by the new active instance: $rto s (goal <= $RTO_GOAL s); promoted after $(echo "$t_promoted - $t_kill" | bc -l | xargs printf '%.1f') s"
@@ -473,7 +501,7 @@ run_scenario() {
   fi
   for c in "$P" "$R"; do harness_pgc_ctl "$c" stop immediate 2>/dev/null || true; done
   cp "$WORK/daemon-a.log" "$WORK/daemon-$sc-a.log"; cp "$WORK/daemon-b.log" "$WORK/daemon-$sc-b.log"
-  rm -rf "${WORK:?}/$P" "${WORK:?}/$R"
+  [ "${KEEP_WORK:-0}" = 1 ] || rm -rf "${WORK:?}/$P" "${WORK:?}/$R"
 }
 
 for sc in "${SCENARIOS[@]}"; do run_scenario "$sc"; done
