@@ -16,12 +16,14 @@
 #                WAL (pg_waldump from the replica's replay LSN)
 #   switchover   planned: the primary stopped `-m fast`, the replica replays
 #                everything, then is promoted
-#   split-brain  unplanned, then the old primary restarted as a primary (it
-#                is still listed first in msgx's URL); later the active
-#                daemon is killed so both daemons connect afresh. msgx must
-#                not write to it: its tuple-write counters and its state
-#                (W, PROC_STATE, outbox) right after the restart and at the
-#                end must be equal
+#   split-brain  unplanned (the replica cut off --lag 5 s before, so the old
+#                primary holds commits the new one lacks), then the old
+#                primary restarted as a primary, still listed first in msgx's
+#                URL. Phase A: 10 s with the daemons running; phase B: the
+#                active daemon killed, so both resolve the host list afresh
+#                (20 s). msgx must not write to it: its tuple-write counters
+#                and its state (W, PROC_STATE, outbox) right after the
+#                restart, after phase A and at the end must be equal
 #   standby      kill -9 of the active daemon; the standby takes over
 # After the feed stops and the daemons drain, the run is compared with an
 # undisturbed run of the same input (`msgx dev snapshot` / `compare-runs`, as

@@ -594,10 +594,12 @@ def cmd_failover_purge_report(a):
     """scripts/failover.sh --purge: the differences between the undisturbed
     run and the failover run with a purging mailbox owner, sorted into the
     expected ones (a message the owner purged after its mark and the promoted
-    replica no longer knew: DEAD(MALFORMED, raw-missing), or gone without a
-    PROC_STATE row inside a released hole) and the rest. Exit 1 when a
-    PROC_STATE difference is not one of those, a row is not terminal, or an
-    outbox event is not SENT. The flights, schd records and msg events those
+    replica no longer knew: DEAD(MALFORMED, raw-missing); a message whose
+    processing survived but whose mark confirmation did not, abandoned
+    MISSING_ROW by the next scan) and the rest. Exit 1 when a PROC_STATE
+    difference is not one of those (a purged message without any PROC_STATE
+    row, gone inside a released hole, is one: nothing names it as lost), a
+    row is not terminal, or an outbox event is not SENT. The flights, schd records and msg events those
     messages touched differ as a consequence: counted, not failed."""
     clean = json.load(open(a.clean))
     run = json.load(open(a.run))
@@ -609,7 +611,7 @@ def cmd_failover_purge_report(a):
     in_hole = lambda i: any(lo <= i <= hi for lo, hi in holes)
     c = {o["msg_id"]: o for o in clean["proc_state"]}
     r = {o["msg_id"]: o for o in run["proc_state"]}
-    named, vanished, other = [], [], []
+    named, vanished, mark_lost, other = [], [], [], []
     for i in sorted(set(c) | set(r)):
         if c.get(i) == r.get(i):
             continue
@@ -617,6 +619,9 @@ def cmd_failover_purge_report(a):
             named.append(i)
         elif i not in r and in_hole(i):
             vanished.append(i)
+        elif (i in c and i in r and r[i].get("backfill_abandoned_reason") == "MISSING_ROW"
+              and dict(r[i], marked=True, backfill_abandoned_reason=None) == c[i]):
+            mark_lost.append(i)
         else:
             other.append(i)
             print(f"DIFF PROC_STATE {i}: clean={json.dumps(c.get(i))} run={json.dumps(r.get(i))}")
@@ -644,6 +649,7 @@ def cmd_failover_purge_report(a):
     summary = {
         "raw_missing_dead": len(named),
         "vanished_in_released_holes": len(vanished),
+        "mark_confirmations_lost_then_missing_row": len(mark_lost),
         "other_proc_state_differences": len(other),
         "unfinished": len(unfinished),
         "flight_rows_differing": flights,
@@ -654,7 +660,10 @@ def cmd_failover_purge_report(a):
         "vanished_ids": vanished[:10],
     }
     print("purge: " + json.dumps(summary))
-    return 1 if other or unfinished or not_sent else 0
+    if vanished:
+        print(f"DIFF {len(vanished)} purged messages above the restored W have no PROC_STATE row: "
+              f"released as holes, not DEAD(MALFORMED, raw-missing), e.g. {vanished[:5]}")
+    return 1 if other or vanished or unfinished or not_sent else 0
 
 
 def main():
