@@ -15,6 +15,7 @@ Python 3 standard library only; PostgreSQL through `psql`, Kafka through
                          --my-log F --my-db DB --my-range A:B
                                                        statements per second of the daemon's sessions
   harness.py latency-tables --run NAME=SCHEDULE=FILE…  bench-latency.sh's report (ratios of two runs)
+  harness.py failover-compare --clean JSON --run JSON    failover.sh: compare-runs, rollback re-sends allowed
   harness.py failover-purge-report --clean JSON --run JSON [--raw-missing IDS] [--holes RANGES]
                                                        failover.sh --purge: differences sorted
   harness.py tls-proxy --listen PORT --upstream PORT --cert FILE --key FILE
@@ -666,6 +667,71 @@ def cmd_failover_purge_report(a):
     return 1 if other or vanished or unfinished or not_sent else 0
 
 
+# ------------------------------------------------------- failover-compare --
+
+
+def cmd_failover_compare(a):
+    """scripts/failover.sh: `msgx dev compare-runs`'s checks with one rule
+    widened for a PostgreSQL rollback. After a failover the new primary
+    lacks the last commits, so events already delivered are PENDING again and
+    are sent again in order: a FLID's topic shows versions 10, 11, 12, then
+    10, 11, 12 once more. compare-runs calls a version going back a
+    violation; here it is a rollback re-send when that (FLID, version) was
+    already on the topic with the same content (a consumer that keeps the
+    highest version per FLID drops it), and a violation otherwise (a version
+    never delivered before arriving after a later one would be dropped by
+    such a consumer: a lost update). Everything else as compare-runs:
+    identical PROC_STATE outcomes, flight tables and last schd records, the
+    same set of msg events with the same content, every outbox event SENT."""
+    clean = json.load(open(a.clean))
+    run = json.load(open(a.run))
+    diffs = []
+
+    def rows(name, x, y):
+        for k in sorted(set(x) | set(y), key=str):
+            if x.get(k) != y.get(k):
+                diffs.append(f"{name} {k}: clean={json.dumps(x.get(k))} run={json.dumps(y.get(k))}")
+    rows("PROC_STATE", {o["msg_id"]: o for o in clean["proc_state"]}, {o["msg_id"]: o for o in run["proc_state"]})
+    for t in sorted(set(clean["flights"]) | set(run["flights"])):
+        x, y = clean["flights"].get(t, []), run["flights"].get(t, [])
+        if x != y:
+            xs, ys = Counter(json.dumps(r, sort_keys=True) for r in x), Counter(json.dumps(r, sort_keys=True) for r in y)
+            diffs.extend(f"{t}: only in clean {r}" for r in (xs - ys))
+            diffs.extend(f"{t}: only in run {r}" for r in (ys - xs))
+    rows("schd", clean["schd_last"], run["schd_last"])
+
+    def sequence(records, name):
+        first, top, dup, resent = {}, {}, 0, 0
+        for rec in sorted(records, key=lambda r: (r["partition"], r["offset"])):
+            k, v, val = rec["key"], rec["state_version"], rec["value"]
+            if (k, v) in first:
+                dup += 1
+                if first[(k, v)] != val:
+                    diffs.append(f"msg ({name}): FLID {k} version {v} re-sent with other content")
+                elif v < top[k]:
+                    resent += 1
+            else:
+                if k in top and v < top[k]:
+                    diffs.append(f"msg ({name}): FLID {k}: version {v}, never sent before, after {top[k]}"
+                                 f" (partition {rec['partition']} offset {rec['offset']})")
+                first[(k, v)] = val
+            top[k] = max(top.get(k, v), v)
+        return first, dup, resent
+    ec, dup_c, _ = sequence(clean["msg_records"], "clean")
+    er, dup_r, resent = sequence(run["msg_records"], "run")
+    rows("msg event", {str(k): v for k, v in ec.items()}, {str(k): v for k, v in er.items()})
+    for o in run["outbox"]:
+        if o["status"] != "SENT":
+            diffs.append(f"outbox (run) not SENT: {json.dumps(o)}")
+    for d in diffs[:20]:
+        print("DIFF " + d)
+    print("failover-compare: " + json.dumps({
+        "differences": len(diffs), "msg_events": len(er), "msg_records_clean": len(clean["msg_records"]),
+        "msg_records_run": len(run["msg_records"]), "duplicates_run": dup_r,
+        "rollback_resends": resent}))
+    return 1 if diffs else 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -712,8 +778,11 @@ def main():
     s.add_argument("--run", required=True, help="snapshot of the failover run")
     s.add_argument("--raw-missing", default="", help="MSG_IDs DEAD(MALFORMED, raw-missing), comma-separated")
     s.add_argument("--holes", default="", help="released holes FIRST-LAST, comma-separated")
+    s = sub.add_parser("failover-compare")
+    s.add_argument("--clean", required=True, help="snapshot of the undisturbed run")
+    s.add_argument("--run", required=True, help="snapshot of the failover run")
     a = p.parse_args()
-    return {"failover-purge-report": cmd_failover_purge_report,"watch-w": cmd_watch_w, "latency": cmd_latency,
+    return {"failover-compare": cmd_failover_compare,"failover-purge-report": cmd_failover_purge_report,"watch-w": cmd_watch_w, "latency": cmd_latency,
             "latency-report": cmd_latency_report, "burst-catch-up": cmd_catch_up,
             "consumer-delay": cmd_consumer_delay, "idle-report": cmd_idle_report,
             "latency-tables": cmd_latency_tables,
