@@ -27,7 +27,7 @@
 #   standby      kill -9 of the active daemon; the standby takes over
 # After the feed stops and the daemons drain, the run is compared with an
 # undisturbed run of the same input (`msgx dev snapshot`, and compare-runs'
-# checks as scripts/chaos.sh, by `harness.py failover-compare`): every
+# checks as scripts/chaos.sh, by `msgx dev compare-runs --after-rollback`): every
 # mailbox row terminal, no (FLID, STATE_VERSION) missing from the msg topic,
 # the same flight states and last schd records, duplicates only as re-sends
 # of the same version with the same content (after a rollback the new
@@ -490,7 +490,7 @@ run_scenario() {
                       WHERE state = 'DEAD' AND error_class = 'MALFORMED' AND (last_error LIKE '%raw-missing%' OR outcome_reason LIKE '%raw-missing%')")
     local holes; holes=$(q "$MSGX_DATABASE_URL" "SELECT string_agg(first_id || '-' || last_id, ',') FROM inbox_hole")
     set +e
-    python3 "$HARNESS_PY" failover-purge-report --clean "$WORK/clean.json" --run "$WORK/$sc.json" \
+    "$MSGX" dev purge-report "$WORK/clean.json" "$WORK/$sc.json" \
       --raw-missing "${ids:-}" --holes "${holes:-}" >"$WORK/purge-report-$sc.out"
     rc=$?
     set -e
@@ -500,15 +500,16 @@ run_scenario() {
   else
     # compare-runs fails a version going back; after a rollback the new
     # primary re-sends what the old one had delivered, in order, so the
-    # verdict is failover-compare's (the same checks, a version going back
-    # allowed only as a re-send of one already on the topic with the same content).
+    # verdict is compare-runs --after-rollback's (the same checks, a version
+    # going back allowed only as a re-send of one already on the topic with
+    # the same content).
     set +e
-    python3 "$HARNESS_PY" failover-compare --clean "$WORK/clean.json" --run "$WORK/$sc.json" >"$WORK/fcompare-$sc.out"
+    "$MSGX" dev compare-runs --after-rollback "$WORK/clean.json" "$WORK/$sc.json" >"$WORK/fcompare-$sc.out"
     rc=$?
     set -e
-    fres=$(sed -n 's/^failover-compare: //p' "$WORK/fcompare-$sc.out")
+    fres=$(sed -n 's/^compare: //p' "$WORK/fcompare-$sc.out")
     ffield() { python3 -c "import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2], '?'))" "$fres" "$1"; }
-    say "  compare            $(ffield differences) differences; msg events $(ffield msg_events) distinct, records clean $(ffield msg_records_clean) / run $(ffield msg_records_run), duplicates $(ffield duplicates_run) (re-sends of one version, same content; $(ffield rollback_resends) of them after a later version: rollback re-sends); outcomes $(field outcomes); compare-runs: $(field differences) differences"
+    say "  compare            $(ffield differences) differences; msg events $(ffield msg_events) distinct, records clean $(ffield msg_records_clean) / run $(ffield msg_records_chaos), duplicates $(ffield duplicates_chaos) (re-sends of one version, same content; $(ffield rollback_resends) of them after a later version: rollback re-sends); outcomes $(ffield outcomes); compare-runs without --after-rollback: $(field differences) differences"
     if [ "$rc" != 0 ]; then
       grep '^DIFF' "$WORK/fcompare-$sc.out" | head -n 10 | sed 's/^/    /'
       fail "$sc: the run differs from the undisturbed one"
