@@ -15,16 +15,14 @@ Python 3 standard library only; PostgreSQL through `psql`, Kafka through
                          --my-log F --my-db DB --my-range A:B
                                                        statements per second of the daemon's sessions
   harness.py latency-tables --run NAME=SCHEDULE=FILE…  bench-latency.sh's report (ratios of two runs)
-  harness.py failover-compare --clean JSON --run JSON    failover.sh: compare-runs, rollback re-sends allowed
-  harness.py failover-purge-report --clean JSON --run JSON [--raw-missing IDS] [--holes RANGES]
-                                                       failover.sh --purge: differences sorted
   harness.py tls-proxy --listen PORT --upstream PORT --cert FILE --key FILE
                                                        TLS in front of a plaintext broker (until killed)
 
 The checks are hidden commands of the binary, on the typed lifecycle
 (src/domain/run_compare.rs, src/commands/dev.rs): `msgx dev drained`,
-`snapshot` and `compare-runs` (scripts/chaos.sh), `caught-up` and `verify`
-(scripts/soak.sh), `broker-verify` (scripts/real-broker.sh).
+`snapshot` and `compare-runs` (scripts/chaos.sh), `compare-runs
+--after-rollback` and `purge-report` (scripts/failover.sh), `caught-up` and
+`verify` (scripts/soak.sh), `broker-verify` (scripts/real-broker.sh).
 """
 
 import argparse
@@ -588,150 +586,6 @@ def cmd_tls_proxy(a):
     return 0
 
 
-# ---------------------------------------------------- failover-purge-report --
-
-
-def cmd_failover_purge_report(a):
-    """scripts/failover.sh --purge: the differences between the undisturbed
-    run and the failover run with a purging mailbox owner, sorted into the
-    expected ones (a message the owner purged after its mark and the promoted
-    replica no longer knew: DEAD(MALFORMED, raw-missing); a message whose
-    processing survived but whose mark confirmation did not, abandoned
-    MISSING_ROW by the next scan) and the rest. Exit 1 when a PROC_STATE
-    difference is not one of those (a purged message without any PROC_STATE
-    row, gone inside a released hole, is one: nothing names it as lost), a
-    row is not terminal, or an outbox event is not SENT. The flights, schd records and msg events those
-    messages touched differ as a consequence: counted, not failed."""
-    clean = json.load(open(a.clean))
-    run = json.load(open(a.run))
-    raw_missing = {int(x) for x in a.raw_missing.split(",") if x}
-    holes = []
-    for r in [x for x in a.holes.split(",") if x]:
-        lo, hi = r.split("-")
-        holes.append((int(lo), int(hi)))
-    in_hole = lambda i: any(lo <= i <= hi for lo, hi in holes)
-    c = {o["msg_id"]: o for o in clean["proc_state"]}
-    r = {o["msg_id"]: o for o in run["proc_state"]}
-    named, vanished, mark_lost, other = [], [], [], []
-    for i in sorted(set(c) | set(r)):
-        if c.get(i) == r.get(i):
-            continue
-        if i in raw_missing and i in c:
-            named.append(i)
-        elif i not in r and in_hole(i):
-            vanished.append(i)
-        elif (i in c and i in r and r[i].get("backfill_abandoned_reason") == "MISSING_ROW"
-              and dict(r[i], marked=True, backfill_abandoned_reason=None) == c[i]):
-            mark_lost.append(i)
-        else:
-            other.append(i)
-            print(f"DIFF PROC_STATE {i}: clean={json.dumps(c.get(i))} run={json.dumps(r.get(i))}")
-    unfinished = [o["msg_id"] for o in run["proc_state"] if o["state"] in ("PENDING", "FAILED")]
-    not_sent = [o for o in run["outbox"] if o["status"] != "SENT"]
-    for o in not_sent:
-        print(f"DIFF outbox not SENT: {json.dumps(o)}")
-
-    def differing(x, y):
-        return sum(1 for k in set(x) | set(y) if x.get(k) != y.get(k))
-
-    def keyed(rows):
-        return {json.dumps(row, sort_keys=True): 1 for row in rows}
-    flights = sum(differing(keyed(clean["flights"].get(t, [])), keyed(run["flights"].get(t, [])))
-                  for t in set(clean["flights"]) | set(run["flights"]))
-
-    def events(records):
-        out = {}
-        for rec in sorted(records, key=lambda x: (x["partition"], x["offset"])):
-            out.setdefault((rec["key"], rec["state_version"]), []).append(json.dumps(rec["value"], sort_keys=True))
-        return out
-    ec, er = events(clean["msg_records"]), events(run["msg_records"])
-    missing = sum(1 for k in ec if k not in er)
-    conflicting = sum(1 for k, v in er.items() if len(set(v)) > 1 or (k in ec and ec[k][0] not in v))
-    summary = {
-        "raw_missing_dead": len(named),
-        "vanished_in_released_holes": len(vanished),
-        "mark_confirmations_lost_then_missing_row": len(mark_lost),
-        "other_proc_state_differences": len(other),
-        "unfinished": len(unfinished),
-        "flight_rows_differing": flights,
-        "schd_keys_differing": differing(clean["schd_last"], run["schd_last"]),
-        "msg_events_missing": missing,
-        "msg_versions_with_other_content": conflicting,
-        "raw_missing_ids": named[:10],
-        "vanished_ids": vanished[:10],
-    }
-    print("purge: " + json.dumps(summary))
-    if vanished:
-        print(f"DIFF {len(vanished)} purged messages above the restored W have no PROC_STATE row: "
-              f"released as holes, not DEAD(MALFORMED, raw-missing), e.g. {vanished[:5]}")
-    return 1 if other or vanished or unfinished or not_sent else 0
-
-
-# ------------------------------------------------------- failover-compare --
-
-
-def cmd_failover_compare(a):
-    """scripts/failover.sh: `msgx dev compare-runs`'s checks with one rule
-    widened for a PostgreSQL rollback. After a failover the new primary
-    lacks the last commits, so events already delivered are PENDING again and
-    are sent again in order: a FLID's topic shows versions 10, 11, 12, then
-    10, 11, 12 once more. compare-runs calls a version going back a
-    violation; here it is a rollback re-send when that (FLID, version) was
-    already on the topic with the same content (a consumer that keeps the
-    highest version per FLID drops it), and a violation otherwise (a version
-    never delivered before arriving after a later one would be dropped by
-    such a consumer: a lost update). Everything else as compare-runs:
-    identical PROC_STATE outcomes, flight tables and last schd records, the
-    same set of msg events with the same content, every outbox event SENT."""
-    clean = json.load(open(a.clean))
-    run = json.load(open(a.run))
-    diffs = []
-
-    def rows(name, x, y):
-        for k in sorted(set(x) | set(y), key=str):
-            if x.get(k) != y.get(k):
-                diffs.append(f"{name} {k}: clean={json.dumps(x.get(k))} run={json.dumps(y.get(k))}")
-    rows("PROC_STATE", {o["msg_id"]: o for o in clean["proc_state"]}, {o["msg_id"]: o for o in run["proc_state"]})
-    for t in sorted(set(clean["flights"]) | set(run["flights"])):
-        x, y = clean["flights"].get(t, []), run["flights"].get(t, [])
-        if x != y:
-            xs, ys = Counter(json.dumps(r, sort_keys=True) for r in x), Counter(json.dumps(r, sort_keys=True) for r in y)
-            diffs.extend(f"{t}: only in clean {r}" for r in (xs - ys))
-            diffs.extend(f"{t}: only in run {r}" for r in (ys - xs))
-    rows("schd", clean["schd_last"], run["schd_last"])
-
-    def sequence(records, name):
-        first, top, dup, resent = {}, {}, 0, 0
-        for rec in sorted(records, key=lambda r: (r["partition"], r["offset"])):
-            k, v, val = rec["key"], rec["state_version"], rec["value"]
-            if (k, v) in first:
-                dup += 1
-                if first[(k, v)] != val:
-                    diffs.append(f"msg ({name}): FLID {k} version {v} re-sent with other content")
-                elif v < top[k]:
-                    resent += 1
-            else:
-                if k in top and v < top[k]:
-                    diffs.append(f"msg ({name}): FLID {k}: version {v}, never sent before, after {top[k]}"
-                                 f" (partition {rec['partition']} offset {rec['offset']})")
-                first[(k, v)] = val
-            top[k] = max(top.get(k, v), v)
-        return first, dup, resent
-    ec, dup_c, _ = sequence(clean["msg_records"], "clean")
-    er, dup_r, resent = sequence(run["msg_records"], "run")
-    rows("msg event", {str(k): v for k, v in ec.items()}, {str(k): v for k, v in er.items()})
-    for o in run["outbox"]:
-        if o["status"] != "SENT":
-            diffs.append(f"outbox (run) not SENT: {json.dumps(o)}")
-    for d in diffs[:20]:
-        print("DIFF " + d)
-    print("failover-compare: " + json.dumps({
-        "differences": len(diffs), "msg_events": len(er), "msg_records_clean": len(clean["msg_records"]),
-        "msg_records_run": len(run["msg_records"]), "duplicates_run": dup_r,
-        "rollback_resends": resent}))
-    return 1 if diffs else 0
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -773,16 +627,8 @@ def main():
     s.add_argument("--upstream", type=int, required=True)
     s.add_argument("--cert", required=True)
     s.add_argument("--key", required=True)
-    s = sub.add_parser("failover-purge-report")
-    s.add_argument("--clean", required=True, help="snapshot of the undisturbed run")
-    s.add_argument("--run", required=True, help="snapshot of the failover run")
-    s.add_argument("--raw-missing", default="", help="MSG_IDs DEAD(MALFORMED, raw-missing), comma-separated")
-    s.add_argument("--holes", default="", help="released holes FIRST-LAST, comma-separated")
-    s = sub.add_parser("failover-compare")
-    s.add_argument("--clean", required=True, help="snapshot of the undisturbed run")
-    s.add_argument("--run", required=True, help="snapshot of the failover run")
     a = p.parse_args()
-    return {"failover-compare": cmd_failover_compare,"failover-purge-report": cmd_failover_purge_report,"watch-w": cmd_watch_w, "latency": cmd_latency,
+    return {"watch-w": cmd_watch_w, "latency": cmd_latency,
             "latency-report": cmd_latency_report, "burst-catch-up": cmd_catch_up,
             "consumer-delay": cmd_consumer_delay, "idle-report": cmd_idle_report,
             "latency-tables": cmd_latency_tables,
