@@ -49,6 +49,72 @@ harness_private_pg() {
   psql "postgres://postgres@127.0.0.1:$PG_PORT/postgres" -qX -c "CREATE ROLE msgx LOGIN SUPERUSER PASSWORD 'msgx'" >/dev/null
 }
 
+# Private PostgreSQL clusters by name (scripts/failover.sh: a primary and its
+# streaming replica): $WORK/NAME is the data directory, $WORK/NAME.port its
+# port, $WORK/NAME.log its server log; run as the postgres user, trust auth,
+# loopback only. harness_pgc_init NAME: initdb, replication settings
+# (wal_level=replica, hot_standby=on, a replication entry with trust on
+# 127.0.0.1), start, a msgx superuser. harness_pgc_replica PRIMARY NAME:
+# `pg_basebackup -R -X stream` from PRIMARY (asynchronous streaming
+# replication: no synchronous_standby_names), started as a hot standby.
+# harness_pgc_ctl NAME start | stop [fast|immediate] | promote (start after a
+# kill -9: see there).
+# harness_pgc_url NAME [DB]: a single-host URL of it for the harness's own
+# commands (default database msgx).
+harness_pgc_port() { cat "$WORK/$1.port"; }
+harness_pgc_url() { echo "postgres://msgx:msgx@127.0.0.1:$(harness_pgc_port "$1")/${2:-msgx}"; }
+harness_pgc_ctl() {
+  local name=$1 action=$2 mode=${3:-fast} port
+  port=$(harness_pgc_port "$name")
+  case $action in
+    start)
+      # After a kill -9 the postmaster may linger as a zombie nobody reaps
+      # (the container's init), and PostgreSQL then refuses its data
+      # directory: a crashed host would not have that process, so its stale
+      # postmaster.pid goes.
+      local old
+      old=$(head -n 1 "$WORK/$name/postmaster.pid" 2>/dev/null || true)
+      if [ -n "$old" ]; then
+        case $(ps -o stat= -p "$old" 2>/dev/null || true) in ''|Z*) rm -f "$WORK/$name/postmaster.pid" ;; esac
+      fi
+      su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$WORK/$name' -l '$WORK/$name.log' -w -t 120 \
+             -o '-p $port -k $WORK -c listen_addresses=127.0.0.1 -c max_connections=100' start" >/dev/null ;;
+    stop) su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$WORK/$name' -w -t 120 -m $mode stop" >/dev/null ;;
+    promote) su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$WORK/$name' -w -t 120 promote" >/dev/null ;;
+    *) echo "harness_pgc_ctl: unknown action $action" >&2; return 2 ;;
+  esac
+}
+harness_pgc_settings() {
+  cat >>"$WORK/$1/postgresql.conf" <<CONF
+# harness (scripts/harness-lib.sh): streaming replication, asynchronous
+wal_level = replica
+hot_standby = on
+max_wal_senders = 10
+wal_keep_size = '512MB'
+CONF
+  echo 'host replication all 127.0.0.1/32 trust' >>"$WORK/$1/pg_hba.conf"
+}
+harness_pgc_init() {
+  local name=$1
+  harness_free_port >"$WORK/$name.port"
+  mkdir -m 700 "$WORK/$name" && chown postgres:postgres "$WORK/$name"
+  su postgres -s /bin/sh -c "$PGBIN/initdb -D '$WORK/$name' --auth=trust -U postgres -E UTF8" >/dev/null
+  harness_pgc_settings "$name"
+  echo "su postgres -s /bin/sh -c \"$PGBIN/pg_ctl -D '$WORK/$name' -m immediate stop\" >/dev/null 2>&1" >>"$WORK/on-exit"
+  harness_pgc_ctl "$name" start
+  psql "$(harness_pgc_url "$name" postgres | sed 's/msgx:msgx@/postgres@/')" -qX \
+    -c "CREATE ROLE msgx LOGIN SUPERUSER PASSWORD 'msgx'" >/dev/null
+}
+harness_pgc_replica() {
+  local primary=$1 name=$2
+  harness_free_port >"$WORK/$name.port"
+  su postgres -s /bin/sh -c "$PGBIN/pg_basebackup -h 127.0.0.1 -p $(harness_pgc_port "$primary") -U postgres \
+    -D '$WORK/$name' -R -X stream -c fast" >/dev/null
+  chmod 700 "$WORK/$name"
+  echo "su postgres -s /bin/sh -c \"$PGBIN/pg_ctl -D '$WORK/$name' -m immediate stop\" >/dev/null 2>&1" >>"$WORK/on-exit"
+  harness_pgc_ctl "$name" start
+}
+
 # Private MariaDB (own --datadir, --socket, --port) run as mysql. Sets
 # $MY_PORT and $MY_PID; mariadb_private_start / mariadb_private_stop.
 mariadb_private_start() {

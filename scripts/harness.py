@@ -20,8 +20,9 @@ Python 3 standard library only; PostgreSQL through `psql`, Kafka through
 
 The checks are hidden commands of the binary, on the typed lifecycle
 (src/domain/run_compare.rs, src/commands/dev.rs): `msgx dev drained`,
-`snapshot` and `compare-runs` (scripts/chaos.sh), `caught-up` and `verify`
-(scripts/soak.sh), `broker-verify` (scripts/real-broker.sh).
+`snapshot` and `compare-runs` (scripts/chaos.sh), `compare-runs
+--after-rollback` and `purge-report` (scripts/failover.sh), `caught-up` and
+`verify` (scripts/soak.sh), `broker-verify` (scripts/real-broker.sh).
 """
 
 import argparse

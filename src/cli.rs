@@ -9,6 +9,8 @@ use crate::commands::{
     jobs, mailbox, migrate, request, season, skip, status, tail,
 };
 use crate::config::{Config, ConfigError};
+use crate::domain::run_compare::Rules;
+use crate::domain::run_compare::purge::{Holes, MsgIds, PurgeFacts};
 use crate::exit::Exit;
 use crate::scheduler::daemon::{self, DaemonOptions};
 use crate::telemetry::{self, LogTarget};
@@ -342,6 +344,31 @@ pub enum DevAction {
         /// The disturbed run's snapshot.
         #[arg(value_name = "CHAOS.json")]
         chaos: PathBuf,
+        /// A FLID's version may go back to one already on the msg topic
+        /// with the same content (a PostgreSQL rollback re-sends what the
+        /// old primary delivered).
+        #[arg(long)]
+        after_rollback: bool,
+    },
+    /// Sort the PROC_STATE differences of a failover run with a purging
+    /// mailbox owner from the undisturbed run: named DEAD(MALFORMED,
+    /// raw-missing), vanished inside a released hole, mark confirmation lost
+    /// (abandoned MISSING_ROW), other. `DIFF` lines, then `purge: {…}`;
+    /// exit 1 when one vanished, on any other difference, a row PENDING or
+    /// FAILED or an outbox event not SENT.
+    PurgeReport {
+        /// The undisturbed run's snapshot.
+        #[arg(value_name = "CLEAN.json")]
+        clean: PathBuf,
+        /// The failover run's snapshot.
+        #[arg(value_name = "RUN.json")]
+        run: PathBuf,
+        /// The run's MSG_IDs DEAD(MALFORMED) with raw-missing, comma-separated.
+        #[arg(long, value_name = "IDS", default_value = "")]
+        raw_missing: MsgIds,
+        /// The run's released holes as FIRST-LAST, comma-separated.
+        #[arg(long, value_name = "RANGES", default_value = "")]
+        holes: Holes,
     },
     /// Exit 0 when every mailbox row up to --upto is processed, its events
     /// SENT and its mark written (`caught up to ID N`); 1 while not (what is
@@ -425,7 +452,9 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
         Command::Dev { action } => match action {
             DevAction::Drained => ("dev", Needs::BOTH, false),
             DevAction::Snapshot { .. } => ("dev", Needs::POSTGRES, false),
-            DevAction::CompareRuns { .. } => ("dev", Needs::NONE, false),
+            DevAction::CompareRuns { .. } | DevAction::PurgeReport { .. } => {
+                ("dev", Needs::NONE, false)
+            }
             DevAction::CaughtUp { .. } | DevAction::Verify { .. } | DevAction::BrokerVerify => {
                 ("dev", Needs::BOTH, false)
             }
@@ -474,11 +503,32 @@ pub async fn run(cli: Cli) -> Exit {
         return contract::export(dir, *check);
     }
     // So is comparing two snapshots.
-    if let Command::Dev {
-        action: DevAction::CompareRuns { clean, chaos },
-    } = &cli.command
-    {
-        return dev::compare_runs(clean, chaos, &mut std::io::stdout().lock());
+    if let Command::Dev { action } = &cli.command {
+        match action {
+            DevAction::CompareRuns {
+                clean,
+                chaos,
+                after_rollback,
+            } => {
+                let rules = Rules {
+                    resends_after_rollback: *after_rollback,
+                };
+                return dev::compare_runs(clean, chaos, rules, &mut std::io::stdout().lock());
+            }
+            DevAction::PurgeReport {
+                clean,
+                run,
+                raw_missing,
+                holes,
+            } => {
+                let facts = PurgeFacts {
+                    raw_missing: raw_missing.clone(),
+                    holes: holes.clone(),
+                };
+                return dev::purge_report(clean, run, &facts, &mut std::io::stdout().lock());
+            }
+            _ => {}
+        }
     }
     // So is the key reference: it is generated from the config types.
     if let Command::Config {
@@ -673,7 +723,7 @@ pub async fn run(cli: Cli) -> Exit {
             action: DevAction::Snapshot { out },
         } => dev::snapshot(&loaded.config, &out).await,
         Command::Dev {
-            action: DevAction::CompareRuns { .. },
+            action: DevAction::CompareRuns { .. } | DevAction::PurgeReport { .. },
         } => Exit::Ok, // handled above: no config
         Command::Dev {
             action: DevAction::CaughtUp { upto },

@@ -6,8 +6,12 @@
 //!   one line;
 //! - `snapshot --out FILE`: the run's outcome as JSON: PostgreSQL, and the
 //!   `msg` and `schd` topics read back from their beginning;
-//! - `compare-runs CLEAN CHAOS`: the differences of two snapshots, then the
-//!   `compare: {…}` line; exit 1 on any difference;
+//! - `compare-runs CLEAN CHAOS [--after-rollback]`: the differences of two
+//!   snapshots, then the `compare: {…}` line; exit 1 on any difference
+//!   (scripts/chaos.sh; with `--after-rollback`, scripts/failover.sh);
+//! - `purge-report CLEAN RUN [--raw-missing IDS] [--holes RANGES]`
+//!   (scripts/failover.sh `--purge`): the PROC_STATE differences sorted,
+//!   `DIFF …` lines for the failing ones, then `purge: {…}`; exit 1 on any;
 //! - `caught-up --upto N` (scripts/soak.sh): `caught up to ID N` (exit 0),
 //!   what is awaited (exit 1) or `FATAL …` (exit 3);
 //! - `verify [--w-log FILE]` (scripts/soak.sh): `FAIL …` lines, then
@@ -15,17 +19,19 @@
 //! - `broker-verify` (scripts/real-broker.sh): `FAIL …` lines, then
 //!   `broker-verify: {…}`; exit 1 on any failure.
 //!
-//! The rules are [`crate::domain::run_compare`]'s (the last three:
+//! The rules are [`crate::domain::run_compare`]'s (`purge-report`:
+//! [`crate::domain::run_compare::purge`]; the last three:
 //! [`crate::domain::run_compare::verify`]); the reads are
 //! [`crate::store::pg::run_snapshot`]'s and the mailbox's.
 
 use crate::commands::tail::{self, TailError, TailOptions, TailRecord};
 use crate::commands::{connect_current, emit, open_mailbox};
 use crate::config::{self, Config};
+use crate::domain::run_compare::purge::{self, PurgeFacts};
 use crate::domain::run_compare::verify::{
     self as checks, BrokerFacts, CatchUpFacts, Verdict, VerifyFacts,
 };
-use crate::domain::run_compare::{self, DrainFacts, MsgRecord, RecordPlace, Snapshot};
+use crate::domain::run_compare::{self, DrainFacts, MsgRecord, RecordPlace, Rules, Snapshot};
 use crate::exit::Exit;
 use crate::store::mailbox::{Mailbox, MailboxError};
 use crate::store::pg::run_snapshot;
@@ -221,23 +227,46 @@ fn read(path: &Path) -> Result<Snapshot, DevError> {
     })
 }
 
-/// `msgx dev compare-runs CLEAN CHAOS`: prints the differences and the
-/// `compare: {…}` line; exit 0 when the runs agree, 1 on any difference or
-/// an unreadable snapshot.
-pub fn compare_runs(clean: &Path, chaos: &Path, out: &mut dyn Write) -> Exit {
-    let (clean, chaos) = match (read(clean), read(chaos)) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => {
+/// `msgx dev compare-runs CLEAN CHAOS [--after-rollback]`: prints the
+/// differences under `rules` and the `compare: {…}` line; exit 0 when the
+/// runs agree, 1 on any difference or an unreadable snapshot.
+pub fn compare_runs(clean: &Path, chaos: &Path, rules: Rules, out: &mut dyn Write) -> Exit {
+    let (clean, chaos) = match read_both(clean, chaos) {
+        Ok(both) => both,
+        Err(e) => {
             eprintln!("msgx dev compare-runs: {e}");
             return Exit::Failure;
         }
     };
-    let found = run_compare::compare(&clean, &chaos);
+    let found = run_compare::compare(&clean, &chaos, rules);
     match emit(out, &found.text()) {
         Exit::Ok if found.summary.differences == 0 => Exit::Ok,
         Exit::Ok => Exit::Failure,
         failed => failed,
     }
+}
+
+/// `msgx dev purge-report CLEAN RUN [--raw-missing IDS] [--holes RANGES]`:
+/// prints the failing differences and the `purge: {…}` line
+/// ([`purge::purge_report`]); exit 0 when it passed, 1 when not or a
+/// snapshot is unreadable.
+pub fn purge_report(clean: &Path, run: &Path, facts: &PurgeFacts, out: &mut dyn Write) -> Exit {
+    let (clean, run) = match read_both(clean, run) {
+        Ok(both) => both,
+        Err(e) => {
+            eprintln!("msgx dev purge-report: {e}");
+            return Exit::Failure;
+        }
+    };
+    let report = purge::purge_report(&clean, &run, facts);
+    match emit(out, &report.text()) {
+        Exit::Ok => Exit::from_success(report.passed()),
+        failed => failed,
+    }
+}
+
+fn read_both(a: &Path, b: &Path) -> Result<(Snapshot, Snapshot), DevError> {
+    Ok((read(a)?, read(b)?))
 }
 
 /// What `caught-up` found.

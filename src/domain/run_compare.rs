@@ -8,10 +8,14 @@
 //! flight tables, the same last `schd` record per FLID and the same set of
 //! `msg` events. Delivery is at-least-once (§8.1): a re-send of a (FLID,
 //! STATE_VERSION) is a duplicate and allowed, but it must carry the same
-//! content, and per FLID the versions on the topic never go back.
+//! content, and per FLID the versions on the topic never go back, except,
+//! after a PostgreSQL rollback ([`Rules::resends_after_rollback`]), to a
+//! version already read with the same content.
 //!
-//! The soak's and the independent broker's end checks are [`verify`]'s.
+//! The soak's and the independent broker's end checks are [`verify`]'s; the
+//! failover run with a purging mailbox owner is [`purge`]'s.
 
+pub mod purge;
 pub mod verify;
 
 use crate::domain::delivery::EventStatus;
@@ -233,6 +237,29 @@ pub fn flight_rows(table: &str, rows: Vec<Value>) -> Vec<Value> {
 /// A (FLID, STATE_VERSION) of the `msg` topic.
 pub type EventKey = (Option<String>, i64);
 
+/// Which re-sends the `msg` topic may hold beyond at-least-once delivery's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// A FLID's version may go back, but only to a (FLID, STATE_VERSION)
+    /// already read on the topic with the same content: after a PostgreSQL
+    /// rollback the new primary re-sends, in order, what the old primary had
+    /// delivered (a consumer keeping the highest version per FLID drops
+    /// them). A version never read before that arrives after a later one is
+    /// still a violation (such a consumer would drop a real update).
+    pub resends_after_rollback: bool,
+}
+
+impl Rules {
+    /// Per FLID the versions never go back.
+    pub const STRICT: Rules = Rules {
+        resends_after_rollback: false,
+    };
+    /// [`Rules::resends_after_rollback`].
+    pub const AFTER_ROLLBACK: Rules = Rules {
+        resends_after_rollback: true,
+    };
+}
+
 /// The `msg` topic of one run, read in partition and offset order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sequence {
@@ -240,32 +267,46 @@ pub struct Sequence {
     pub violations: Vec<String>,
     /// Re-sends of a (FLID, STATE_VERSION) already read.
     pub duplicates: usize,
+    /// Of those, re-sends below the FLID's highest version so far allowed
+    /// by [`Rules::resends_after_rollback`].
+    pub rollback_resends: usize,
     /// Each distinct event with the content it was first read with.
     pub events: BTreeMap<EventKey, Option<Value>>,
 }
 
-/// Per FLID, STATE_VERSION only increases; a re-send of the same version is
-/// a duplicate (allowed) that must carry the same content.
-pub fn msg_sequence(records: &[MsgRecord]) -> Sequence {
+/// Per FLID, STATE_VERSION only increases (or, under
+/// [`Rules::resends_after_rollback`], goes back only to a version already
+/// read); a re-send of the same version is a duplicate (allowed) that must
+/// carry the same content.
+pub fn msg_sequence(records: &[MsgRecord], rules: Rules) -> Sequence {
     let mut in_order: Vec<&MsgRecord> = records.iter().collect();
     in_order.sort_by_key(|r| (r.partition, r.offset));
     let mut last: BTreeMap<&Option<String>, i64> = BTreeMap::new();
     let mut seq = Sequence::default();
     for r in in_order {
         let (flid, v) = (&r.key, r.state_version);
+        let key = (flid.clone(), v);
         let before = last.get(flid).copied();
         if let Some(before) = before
             && v < before
         {
-            seq.violations.push(format!(
-                "FLID {}: version {v} after {before} (partition {} offset {})",
-                flid_text(flid),
-                r.partition,
-                r.offset
-            ));
+            match seq.events.get(&key) {
+                // Other content is the re-send violation below.
+                Some(first) if rules.resends_after_rollback => {
+                    if *first == r.value {
+                        seq.rollback_resends += 1;
+                    }
+                }
+                _ => seq.violations.push(format!(
+                    "FLID {}: version {v} after {before} (partition {} offset {})",
+                    flid_text(flid),
+                    r.partition,
+                    r.offset
+                )),
+            }
         }
         last.insert(flid, before.map_or(v, |b| b.max(v)));
-        match seq.events.get(&(flid.clone(), v)) {
+        match seq.events.get(&key) {
             Some(first) => {
                 seq.duplicates += 1;
                 if *first != r.value {
@@ -276,7 +317,7 @@ pub fn msg_sequence(records: &[MsgRecord]) -> Sequence {
                 }
             }
             None => {
-                seq.events.insert((flid.clone(), v), r.value.clone());
+                seq.events.insert(key, r.value.clone());
             }
         }
     }
@@ -308,6 +349,9 @@ pub struct Summary {
     pub msg_records_chaos: usize,
     pub duplicates_clean: usize,
     pub duplicates_chaos: usize,
+    /// Of the chaos run's duplicates, re-sends below a later version
+    /// allowed by [`Rules::resends_after_rollback`] (0 without it).
+    pub rollback_resends: usize,
     /// Released holes of the chaos run.
     pub holes_released: i64,
     /// The chaos run's PROC_STATE rows by state.
@@ -408,8 +452,8 @@ fn flid_of(row: &Value) -> String {
 /// `schd` record, a `msg` event missing, extra or with other content, a
 /// version that went back or a re-send with other content (in either run),
 /// a flight without a `schd` record (the topic lost records) and an outbox
-/// not all SENT.
-pub fn compare(clean: &Snapshot, chaos: &Snapshot) -> Comparison {
+/// not all SENT. `rules` says which versions may go back ([`msg_sequence`]).
+pub fn compare(clean: &Snapshot, chaos: &Snapshot, rules: Rules) -> Comparison {
     let mut found = Found::default();
     let by_id = |s: &Snapshot| -> BTreeMap<i64, Outcome> {
         s.proc_state.iter().map(|o| (o.msg_id, o.clone())).collect()
@@ -439,8 +483,8 @@ pub fn compare(clean: &Snapshot, chaos: &Snapshot) -> Comparison {
     }
     found.rows("schd", &clean.schd_last, &chaos.schd_last, Clone::clone);
 
-    let seq_clean = msg_sequence(&clean.msg_records);
-    let seq_chaos = msg_sequence(&chaos.msg_records);
+    let seq_clean = msg_sequence(&clean.msg_records, rules);
+    let seq_chaos = msg_sequence(&chaos.msg_records, rules);
     for (name, seq) in [("clean", &seq_clean), ("chaos", &seq_chaos)] {
         found.total += seq.violations.len();
         found.lines.extend(
@@ -505,6 +549,7 @@ pub fn compare(clean: &Snapshot, chaos: &Snapshot) -> Comparison {
         msg_records_chaos: chaos.msg_records.len(),
         duplicates_clean: seq_clean.duplicates,
         duplicates_chaos: seq_chaos.duplicates,
+        rollback_resends: seq_chaos.rollback_resends,
         holes_released: chaos.holes_released,
         outcomes,
         differences: found.total,
@@ -520,7 +565,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn outcome(msg_id: i64, state: ProcState) -> Outcome {
+    pub(super) fn outcome(msg_id: i64, state: ProcState) -> Outcome {
         Outcome {
             msg_id,
             state,
@@ -534,7 +579,7 @@ mod tests {
         }
     }
 
-    fn record(flid: &str, partition: i32, offset: i64, version: i64) -> MsgRecord {
+    pub(super) fn record(flid: &str, partition: i32, offset: i64, version: i64) -> MsgRecord {
         MsgRecord {
             key: Some(flid.into()),
             partition,
@@ -547,7 +592,7 @@ mod tests {
 
     /// A drained run: two flights (one deleted), three messages, each
     /// flight's versions 1 and 2 on the topic.
-    fn snapshot() -> Snapshot {
+    pub(super) fn snapshot() -> Snapshot {
         let schd = flight_rows(
             FLIGHT_SCHD,
             vec![
@@ -614,7 +659,7 @@ mod tests {
     }
 
     fn differences(clean: &Snapshot, chaos: &Snapshot) -> (usize, Vec<String>) {
-        let c = compare(clean, chaos);
+        let c = compare(clean, chaos, Rules::STRICT);
         (c.summary.differences, c.lines)
     }
 
@@ -681,7 +726,7 @@ mod tests {
     #[test]
     fn a_run_equals_itself_and_the_summary_counts_the_chaos_run() {
         let s = snapshot();
-        let c = compare(&s, &s);
+        let c = compare(&s, &s, Rules::STRICT);
         assert!(c.lines.is_empty(), "{:?}", c.lines);
         assert_eq!(
             c.summary,
@@ -693,6 +738,7 @@ mod tests {
                 msg_records_chaos: 4,
                 duplicates_clean: 0,
                 duplicates_chaos: 0,
+                rollback_resends: 0,
                 holes_released: 1,
                 outcomes: BTreeMap::from([("DEAD".into(), 1), ("SUCCEEDED".into(), 2)]),
                 differences: 0,
@@ -708,7 +754,7 @@ mod tests {
         let clean = snapshot();
         let mut chaos = snapshot();
         chaos.msg_records.push(record("101", 0, 2, 2));
-        let c = compare(&clean, &chaos);
+        let c = compare(&clean, &chaos, Rules::STRICT);
         assert_eq!(c.summary.differences, 0, "{:?}", c.lines);
         assert_eq!(c.summary.duplicates_chaos, 1);
         assert_eq!(c.summary.msg_records_chaos, 5);
@@ -750,10 +796,97 @@ mod tests {
             record("7", 0, 2, 2),
             record("7", 0, 3, 3),
         ];
-        let seq = msg_sequence(&chaos.msg_records);
+        let seq = msg_sequence(&chaos.msg_records, Rules::STRICT);
         assert_eq!(seq.violations.len(), 1, "{:?}", seq.violations);
         assert_eq!(seq.duplicates, 1);
         assert_eq!(seq.events.len(), 3);
+    }
+
+    /// The snapshot's topic after a rollback: flight 101's versions 1 and 2
+    /// delivered, then sent again in order by the new primary, then its
+    /// version 3 (in both runs).
+    fn rolled_back() -> (Snapshot, Snapshot) {
+        let mut clean = snapshot();
+        clean.msg_records.push(record("101", 0, 2, 3));
+        let mut chaos = snapshot();
+        chaos.msg_records = vec![
+            record("101", 0, 0, 1),
+            record("101", 0, 1, 2),
+            record("101", 0, 2, 1),
+            record("101", 0, 3, 2),
+            record("101", 0, 4, 3),
+            record("102", 1, 0, 1),
+            record("102", 1, 1, 2),
+        ];
+        (clean, chaos)
+    }
+
+    #[test]
+    fn a_rollback_resend_is_allowed_only_after_a_rollback() {
+        let (clean, chaos) = rolled_back();
+        let c = compare(&clean, &chaos, Rules::AFTER_ROLLBACK);
+        assert!(c.lines.is_empty(), "{:?}", c.lines);
+        assert_eq!(
+            (c.summary.duplicates_chaos, c.summary.rollback_resends),
+            (2, 1),
+            "version 2 re-sent at its own level is a plain duplicate"
+        );
+        let (n, lines) = differences(&clean, &chaos);
+        assert_eq!(n, 1, "{lines:?}");
+        assert_eq!(
+            lines,
+            ["msg (chaos): FLID 101: version 1 after 2 (partition 0 offset 2)"]
+        );
+        assert_eq!(
+            compare(&clean, &chaos, Rules::STRICT)
+                .summary
+                .rollback_resends,
+            0
+        );
+    }
+
+    #[test]
+    fn after_a_rollback_a_new_lower_version_other_content_or_a_lost_record_still_fail() {
+        // A lower version never read before (version 3 read first).
+        let (clean, mut chaos) = rolled_back();
+        chaos.msg_records[0..5]
+            .iter_mut()
+            .zip([3, 1, 2, 1, 2])
+            .for_each(|(r, v)| {
+                *r = record("101", 0, r.offset, v);
+            });
+        let c = compare(&clean, &chaos, Rules::AFTER_ROLLBACK);
+        assert_eq!(c.summary.differences, 2, "{:?}", c.lines);
+        assert_eq!(
+            c.lines,
+            [
+                "msg (chaos): FLID 101: version 1 after 3 (partition 0 offset 1)",
+                "msg (chaos): FLID 101: version 2 after 3 (partition 0 offset 2)",
+            ]
+        );
+        assert_eq!(c.summary.rollback_resends, 2, "the later 1 and 2");
+
+        // A re-send below the highest version with other content.
+        let (clean, mut chaos) = rolled_back();
+        chaos.msg_records[2].value = Some(json!({"flid": "101", "state_version": 1, "remc": "b"}));
+        let c = compare(&clean, &chaos, Rules::AFTER_ROLLBACK);
+        assert_eq!(
+            c.lines,
+            ["msg (chaos): FLID 101 version 1 re-sent with different content"]
+        );
+        assert_eq!(c.summary.rollback_resends, 0);
+
+        // A record dropped: its event is missing, though every version read
+        // is a re-send.
+        let (clean, mut chaos) = rolled_back();
+        chaos.msg_records.remove(4);
+        let c = compare(&clean, &chaos, Rules::AFTER_ROLLBACK);
+        assert_eq!(c.summary.differences, 1, "{:?}", c.lines);
+        assert!(
+            c.lines[0].starts_with("msg event (101, 3): clean={"),
+            "{:?}",
+            c.lines
+        );
     }
 
     #[test]
@@ -781,7 +914,7 @@ mod tests {
         let mut chaos = snapshot();
         chaos.proc_state[1].state = ProcState::Skipped;
         chaos.proc_state[2].marked = false;
-        let c = compare(&clean, &chaos);
+        let c = compare(&clean, &chaos, Rules::STRICT);
         assert_eq!(c.summary.differences, 2, "{:?}", c.lines);
         assert!(
             c.lines[0].starts_with("PROC_STATE 2: clean={"),

@@ -197,6 +197,49 @@ async fn a_drained_run_equals_itself_and_every_difference_fails_the_comparison()
         text(&out)
     );
 
+    // The purging run's report: equal runs pass; the changed outcome is not
+    // explained by the purge, unless message 2 is named raw-missing.
+    let (c, o) = (clean.to_string_lossy(), outcome.to_string_lossy());
+    let out = dev(cfg.path(), &["purge-report", &c, &c]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let out = dev(cfg.path(), &["purge-report", &c, &o, "--holes", "2-3"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(
+        stdout(&out).starts_with("DIFF PROC_STATE 2: clean={"),
+        "{}",
+        text(&out)
+    );
+    let report = |out: &Output| -> serde_json::Value {
+        let text = stdout(out);
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("purge: "))
+            .unwrap_or_else(|| panic!("no purge line:\n{}", common::text(out)));
+        serde_json::from_str(line).expect("the purge line is JSON")
+    };
+    assert_eq!(report(&out)["other_proc_state_differences"], 1);
+    let out = dev(
+        cfg.path(),
+        &[
+            "purge-report",
+            &c,
+            &o,
+            "--raw-missing",
+            "2,9",
+            "--holes",
+            "",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(report(&out)["raw_missing_ids"], serde_json::json!([2]));
+    let out = dev(cfg.path(), &["purge-report", &c, &o, "--holes", "3"]);
+    assert_ne!(code(&out), 0, "{}", text(&out));
+    assert!(
+        text(&out).contains("not a hole FIRST-LAST"),
+        "{}",
+        text(&out)
+    );
+
     // A flight row changed in the database.
     sqlx::query("UPDATE flight_schd SET remc = 'changed by hand' WHERE flid = 9001")
         .execute(&db.pool)
@@ -233,6 +276,14 @@ async fn a_drained_run_equals_itself_and_every_difference_fails_the_comparison()
         events,
         "no event missing or extra"
     );
+    // After a PostgreSQL rollback they are allowed: each version going back
+    // is one already on the topic with the same content.
+    let (f, b) = (flight.to_string_lossy(), backwards.to_string_lossy());
+    let out = dev(cfg.path(), &["compare-runs", &f, &b, "--after-rollback"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let s = summary(&out);
+    assert_eq!(s["differences"], 0, "{s}");
+    assert!(s["rollback_resends"].as_u64() > Some(0), "{s}");
 
     // A file that is not a snapshot.
     let out = compare(cfg.path(), &clean, &dir.path().join("missing.json"));

@@ -11,7 +11,7 @@
 //! independent broker no fault is injected: the topics hold exactly the
 //! outbox, per FLID on one partition in strictly increasing versions.
 
-use super::{EventKey, MsgRecord, flid_text, msg_sequence, record_value};
+use super::{EventKey, MsgRecord, Rules, flid_text, msg_sequence, record_value};
 use crate::domain::proc_state::ErrorClass;
 use serde::Serialize;
 use serde_json::Value;
@@ -341,7 +341,7 @@ pub fn verify(facts: &VerifyFacts) -> Verdict<VerifySummary> {
 
     let (expected, bad) = expected_events(&facts.msg_events, true);
     failures.extend(bad);
-    let seq = msg_sequence(&facts.msg_records);
+    let seq = msg_sequence(&facts.msg_records, Rules::STRICT);
     failures.extend(seq.violations.iter().take(SEQUENCE_SHOWN).cloned());
     failures.extend(undelivered(&expected, &seq.events));
 
