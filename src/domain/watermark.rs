@@ -58,6 +58,25 @@ pub struct ReleasedHole {
     pub reason: ReleaseReason,
 }
 
+/// The most IDs a released hole may span and still be taken for purged
+/// rows ([`purged_after_mark`]); a wider gap is an ID jump, not a purge.
+pub const MAX_PURGED_HOLE: i64 = 100_000;
+
+/// Whether a hole being released is rows the mailbox owner purged after
+/// msgx had marked them, not IDs that were never committed: the first row
+/// after it carries a processing mark (`next_row_marked`). Above W nothing
+/// is marked unless msgx's own record of it was rolled back (a restore, a
+/// failover to a replica behind the primary), and the owner purges marked
+/// rows (C-8), so the gap is most likely messages msgx had processed. They
+/// are enqueued instead of released, and the pump, finding no raw text,
+/// records each DEAD(MALFORMED, raw-missing): what cannot be rebuilt is
+/// named, not skipped. An ID in that gap that was never committed is named
+/// the same way; a mailbox msgx only reads (shadow mode, whose marks are
+/// another system's) never takes this path.
+pub fn purged_after_mark(hole: &ReleasedHole, next_row_marked: bool, shadow: bool) -> bool {
+    next_row_marked && !shadow && hole.last_id - hole.first_id < MAX_PURGED_HOLE
+}
+
 /// What one round does: enqueue the first `take` rows of the batch and save
 /// `next`. `released` is set when a hole was given up this round.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,6 +249,30 @@ pub fn plan_round_with(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn only_a_gap_below_a_marked_row_of_a_mailbox_msgx_owns_is_purged_rows() {
+        let gap = |first: i64, last: i64| ReleasedHole {
+            first_id: first,
+            last_id: last,
+            first_seen: Utc::now(),
+            reason: ReleaseReason::MaxCommitDelay,
+        };
+        assert!(purged_after_mark(&gap(5, 9), true, false));
+        assert!(
+            !purged_after_mark(&gap(5, 9), false, false),
+            "unmarked: a hole"
+        );
+        assert!(
+            !purged_after_mark(&gap(5, 9), true, true),
+            "shadow: not our marks"
+        );
+        assert!(purged_after_mark(&gap(1, MAX_PURGED_HOLE), true, false));
+        assert!(
+            !purged_after_mark(&gap(1, MAX_PURGED_HOLE + 1), true, false),
+            "an ID jump"
+        );
+    }
     use super::*;
     use chrono::TimeZone;
     use proptest::prelude::*;

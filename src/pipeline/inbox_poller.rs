@@ -52,7 +52,7 @@
 use crate::config::{Config, CutoverWatermark};
 use crate::domain::evidence::{EvidenceState, ServerRole};
 use crate::domain::watermark::{
-    Cleared, Cursor, ReleaseReason, Sighting, no_live_writer, plan_round_with,
+    self, Cleared, Cursor, ReleaseReason, Sighting, no_live_writer, plan_round_with,
 };
 use crate::jobs::{
     Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
@@ -78,6 +78,8 @@ pub struct InboxPollerConfig {
     pub raw_retention: chrono::Duration,
     /// `msgx.pipeline.late-row-recheck`: each hole at most this often.
     pub late_row_recheck: chrono::Duration,
+    /// `msgx.mailbox.shadow`: the marks are another system's.
+    pub shadow: bool,
 }
 
 impl JobSettings for InboxPollerConfig {
@@ -91,6 +93,7 @@ impl JobSettings for InboxPollerConfig {
             timezone: config.msgx.airport.tz(),
             raw_retention: config.msgx.mailbox.raw_retention.chrono(),
             late_row_recheck: p.late_row_recheck.chrono(),
+            shadow: config.msgx.mailbox.shadow,
         }
     }
 }
@@ -110,6 +113,9 @@ job_counts! {
         late_rows,
         late_row_holes_checked,
         late_row_check_failures,
+        /// IDs of released holes below a marked row, enqueued as purged
+        /// ([`crate::domain::watermark::purged_after_mark`]).
+        purged_after_mark,
     }
 }
 
@@ -354,6 +360,15 @@ impl InboxPoller {
             };
             let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
             let plan = plan_round_with(current, &ids, now, delay, cleared);
+            // A hole below a row msgx had marked is purged rows: enqueued
+            // (the pump records them raw-missing), not recorded as a hole.
+            let purged = plan.released.filter(|h| {
+                let next_marked = rows
+                    .iter()
+                    .find(|r| r.id > h.last_id)
+                    .is_some_and(|r| r.marked);
+                watermark::purged_after_mark(h, next_marked, cfg.shadow)
+            });
             let mut inserted = 0;
             if plan.take > 0 || plan.released.is_some() || plan.next != current {
                 let mut tx = ctx.pg.begin().await?;
@@ -371,9 +386,15 @@ impl InboxPoller {
                     .iter()
                     .map(|r| r.received_at.and_then(|t| to_utc(cfg, t)))
                     .collect();
-                let taken_ids: Vec<i64> = taken.iter().map(|r| r.id).collect();
+                let mut taken_ids: Vec<i64> = taken.iter().map(|r| r.id).collect();
+                let mut received = received;
+                if let Some(h) = purged {
+                    let gap: Vec<i64> = (h.first_id..=h.last_id).collect();
+                    received.splice(0..0, gap.iter().map(|_| None));
+                    taken_ids.splice(0..0, gap);
+                }
                 inserted = inbox::enqueue(&mut tx, &taken_ids, &received, now).await?;
-                if let Some(hole) = plan.released {
+                if let (Some(hole), None) = (plan.released, purged) {
                     inbox::record_hole(&mut tx, hole, now).await?;
                 }
                 if plan.next != current {
@@ -406,7 +427,17 @@ impl InboxPoller {
             // W, the open hole, released holes and late rows are database
             // state: `/metrics` reads them (crate::prometheus::refresh).
             metrics::counter!("msgx_ingest_enqueued_total").increment(inserted);
-            if let Some(hole) = plan.released {
+            if let Some(h) = purged {
+                let n = u64::try_from(h.last_id - h.first_id + 1).unwrap_or(0);
+                report.details.purged_after_mark.add(n);
+                tracing::error!(
+                    first_id = h.first_id,
+                    last_id = h.last_id,
+                    "Rows missing below a row msgx had already marked: msgx's record was rolled \
+                     back (a restore or failover) and the mailbox owner purged these after their \
+                     mark; enqueued, they end DEAD(MALFORMED, raw-missing)"
+                );
+            } else if let Some(hole) = plan.released {
                 report.details.holes_released.add(1);
                 match hole.reason {
                     ReleaseReason::NoLiveTransaction => {

@@ -550,3 +550,58 @@ async fn an_idle_poll_under_the_daemons_lock_issues_no_postgresql_statement() {
     assert_eq!(cursor(&db).await, (3, None));
     lock.release().await;
 }
+
+/// After msgx's record was rolled back (a restore, a failover to a replica
+/// behind), rows it had marked and the owner then purged are named, not
+/// skipped: a gap below a marked row is enqueued and the pump records each
+/// of its IDs DEAD(MALFORMED, raw-missing). The same gap below a row
+/// without a mark is a released hole, as ever.
+#[tokio::test]
+async fn a_gap_below_a_marked_row_is_named_raw_missing_not_released_as_a_hole() {
+    for marked in [true, false] {
+        let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+        mb.insert(XML).await; // 1
+        let two = mb.insert(XML).await;
+        let three = mb.insert(XML).await;
+        let four = mb.insert(XML).await;
+        mb.exec(&format!(
+            "DELETE FROM cminmsgs WHERE CMINMSGS_ID IN ({two}, {three})"
+        ))
+        .await;
+        if marked {
+            mb.exec(&format!(
+                "UPDATE cminmsgs SET CMINMSGS_DATE_PROCESSED = NOW() WHERE CMINMSGS_ID = {four}"
+            ))
+            .await;
+        }
+        let (clock, shared) = manual_clock();
+        let (r, _stop) = runner(&db, Some(&mb), shared, time_rule_only);
+        ingest(&r).await;
+        clock.advance(Duration::seconds(31));
+        let s = ingest(&r).await;
+        let holes: i64 = sqlx::query_scalar("SELECT count(*) FROM inbox_hole")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+        if !marked {
+            assert_eq!(enqueued(&db).await, vec![1, four], "released as a hole");
+            assert_eq!((holes, detail(&s, "purged_after_mark")), (1, 0));
+            continue;
+        }
+        assert_eq!(enqueued(&db).await, vec![1, two, three, four], "{s:?}");
+        assert_eq!((holes, detail(&s, "purged_after_mark")), (0, 2));
+        common::jobs::drain(&r).await;
+        let named: Vec<_> = common::queries::outcomes(&db)
+            .await
+            .into_iter()
+            .filter(|o| o.0 == two || o.0 == three)
+            .map(|(_, state, class, why)| (state, class, why))
+            .collect();
+        let dead = (
+            "DEAD".to_string(),
+            Some("MALFORMED".to_string()),
+            Some("raw-missing".to_string()),
+        );
+        assert_eq!(named, vec![dead.clone(), dead]);
+    }
+}

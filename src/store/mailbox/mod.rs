@@ -445,6 +445,9 @@ pub struct InboxRow {
     pub id: i64,
     /// CMINMSGS_DATE_RECEIVED, naive local time of the mailbox; may be NULL.
     pub received_at: Option<NaiveDateTime>,
+    /// The row carries a processing mark (ingest: above W only after msgx's
+    /// record was rolled back, `domain::watermark::purged_after_mark`).
+    pub marked: bool,
 }
 
 /// One ingest read: the rows and the server's time of the statement.
@@ -472,11 +475,13 @@ impl Mailbox {
     pub async fn fetch_after(&self, after: i64, limit: u32) -> Result<InboxBatch, MailboxError> {
         let sql = format!(
             "SELECT CMINMSGS_ID, CMINMSGS_DATE_RECEIVED, \
-             UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)), @@server_id FROM {} \
+             UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)), @@server_id, \
+             {} IS NOT NULL FROM {} \
              WHERE CMINMSGS_ID > ? ORDER BY CMINMSGS_ID LIMIT ?",
+            self.processed_column,
             self.inbox().await?.sql()
         );
-        let rows: Vec<(i64, Option<NaiveDateTime>, i64, i64)> = self
+        let rows: Vec<(i64, Option<NaiveDateTime>, i64, i64, bool)> = self
             .bounded(async {
                 let mut conn = self.pool.get_conn().await?;
                 conn.exec(sql, (after, limit)).await
@@ -487,7 +492,11 @@ impl Mailbox {
             server_id: rows.first().map(|r| r.3),
             rows: rows
                 .into_iter()
-                .map(|(id, received_at, _, _)| InboxRow { id, received_at })
+                .map(|(id, received_at, _, _, marked)| InboxRow {
+                    id,
+                    received_at,
+                    marked,
+                })
                 .collect(),
         })
     }
@@ -506,7 +515,11 @@ impl Mailbox {
             .await?;
         Ok(rows
             .into_iter()
-            .map(|(id, received_at)| InboxRow { id, received_at })
+            .map(|(id, received_at)| InboxRow {
+                id,
+                received_at,
+                marked: false,
+            })
             .collect())
     }
 
