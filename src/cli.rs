@@ -6,7 +6,7 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::commands::target::{self, Needs, Target};
 use crate::commands::{
     backfill, config, console, contract, decode, dev, dev_kafka, doctor, events, generate, inspect,
-    jobs, mailbox, migrate, request, season, skip, status, tail,
+    jobs, mailbox, migrate, request, season, skip, status, tail, version,
 };
 use crate::config::{Config, ConfigError};
 use crate::exit::Exit;
@@ -18,7 +18,14 @@ use std::sync::Arc;
 
 /// msgx: SIS mailbox → flight state (PostgreSQL) → Kafka, as scheduled jobs.
 #[derive(Debug, Parser)]
-#[command(name = "msgx", version, about, long_about = None, after_help = EXIT_HELP)]
+#[command(
+    name = "msgx",
+    version = crate::build_info::short_version(),
+    long_version = crate::build_info::long_version(),
+    about,
+    long_about = None,
+    after_help = EXIT_HELP
+)]
 pub struct Cli {
     /// Config file (default: $MSGX_CONFIG, else ./config/msgx.toml if present, else built-in defaults).
     #[arg(long, global = true, value_name = "FILE")]
@@ -189,6 +196,13 @@ pub enum Command {
         /// Show at most N released holes and N late rows (newest first).
         #[arg(long, default_value_t = 100, value_name = "N")]
         limit: i64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Version, git commit, build date, target, features, rustc and librdkafka
+    /// (as `msgx --version`, or one JSON object).
+    Version {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -450,11 +464,16 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
         Command::Console { action: Some(_) } => ("console", Needs::NONE, false),
         // The doctor reports a missing URL as its first failed check.
         Command::Doctor { .. } => ("doctor", Needs::NONE, false),
+        Command::Version { .. } => ("version", Needs::NONE, false),
     }
 }
 
 /// Runs the parsed command; returns the exit code.
 pub async fn run(cli: Cli) -> Exit {
+    // What this binary is needs no configuration.
+    if let Command::Version { json } = &cli.command {
+        return version::run(*json, &mut std::io::stdout().lock());
+    }
     // Decoding is pure: it needs no configuration, so it works anywhere.
     if let Command::Decode { inputs, json } = &cli.command {
         return decode::run(inputs, *json, &mut std::io::stdout().lock());
@@ -628,6 +647,7 @@ pub async fn run(cli: Cli) -> Exit {
             .await
         }
         Command::Console { action: Some(_) } => Exit::Ok, // handled above: no config
+        Command::Version { .. } => Exit::Ok,              // handled above: no config
         Command::Holes { limit, json } => {
             inspect::holes_command(&loaded.config, clock, limit, json).await
         }

@@ -23,6 +23,7 @@ pub mod skip;
 pub mod status;
 pub mod tail;
 pub mod target;
+pub mod version;
 
 use crate::config::Config;
 use crate::exit::Exit;
