@@ -16,6 +16,7 @@ pub mod generate;
 pub mod inspect;
 pub mod jobs;
 pub mod mailbox;
+pub mod manual;
 pub mod migrate;
 pub mod request;
 pub mod season;

@@ -1,5 +1,6 @@
-//! `msgx --version` and `msgx version --json` through the binary: every build
-//! fact is present and non-empty, and the two agree.
+//! `msgx --version`, `msgx version --json`, `msgx completions` and
+//! `msgx man-pages` through the binary: every build fact is present and
+//! non-empty, the two forms agree, and the generated files describe the CLI.
 
 use crate::common;
 
@@ -65,4 +66,24 @@ fn dash_dash_version_prints_the_same_facts_without_a_config() {
     let plain = msgx_args(&["version"]);
     assert_eq!(code(&plain), 0, "{}", text(&plain));
     assert_eq!(String::from_utf8_lossy(&plain.stdout), shown);
+}
+
+#[test]
+fn completions_and_man_pages_describe_the_cli() {
+    let bash = msgx_args(&["completions", "bash"]);
+    assert_eq!(code(&bash), 0, "{}", text(&bash));
+    let script = String::from_utf8_lossy(&bash.stdout);
+    assert!(
+        script.contains("complete -F") && script.contains("doctor"),
+        "{script}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = msgx_args(&["man-pages", dir.path().to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let page = std::fs::read_to_string(dir.path().join("msgx.1")).expect("msgx.1");
+    assert!(page.contains(".TH msgx 1"), "{page}");
+    assert!(dir.path().join("msgx-doctor.1").exists());
+    // Hidden commands get no page.
+    assert!(!dir.path().join("msgx-man-pages.1").exists());
 }
