@@ -27,8 +27,8 @@ mariadb -h 127.0.0.1 -umsgx -pmsgx -N -e \
 echo "== format"
 cargo fmt --all -- --check
 
-# Known advisories in Cargo.lock (issue 32 item 9): fails on any.
-echo "== advisories"
+# Known advisories, licenses, bans and sources of Cargo.lock (scripts/audit.sh, deny.toml): fails on any.
+echo "== supply chain (cargo audit, cargo deny)"
 bash scripts/audit.sh
 
 # One compile for the lints and the tests (issue 33 item 1): clippy-driver

@@ -6,7 +6,7 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::commands::target::{self, Needs, Target};
 use crate::commands::{
     backfill, config, console, contract, decode, dev, dev_kafka, doctor, events, generate, inspect,
-    jobs, mailbox, migrate, request, season, skip, status, tail,
+    jobs, mailbox, manual, migrate, request, season, skip, status, tail, version,
 };
 use crate::config::{Config, ConfigError};
 use crate::domain::run_compare::Rules;
@@ -14,13 +14,20 @@ use crate::domain::run_compare::purge::{Holes, MsgIds, PurgeFacts};
 use crate::exit::Exit;
 use crate::scheduler::daemon::{self, DaemonOptions};
 use crate::telemetry::{self, LogTarget};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// msgx: SIS mailbox → flight state (PostgreSQL) → Kafka, as scheduled jobs.
 #[derive(Debug, Parser)]
-#[command(name = "msgx", version, about, long_about = None, after_help = EXIT_HELP)]
+#[command(
+    name = "msgx",
+    version = crate::build_info::short_version(),
+    long_version = crate::build_info::long_version(),
+    about,
+    long_about = None,
+    after_help = EXIT_HELP
+)]
 pub struct Cli {
     /// Config file (default: $MSGX_CONFIG, else ./config/msgx.toml if present, else built-in defaults).
     #[arg(long, global = true, value_name = "FILE")]
@@ -194,6 +201,24 @@ pub enum Command {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+    },
+    /// Version, git commit, build date, target, features, rustc and librdkafka
+    /// (as `msgx --version`, or one JSON object).
+    Version {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (msgx.1 and one a subcommand) into a directory.
+    #[command(hide = true)]
+    ManPages {
+        /// Where to write them (created).
+        dir: PathBuf,
     },
 }
 
@@ -479,11 +504,25 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
         Command::Console { action: Some(_) } => ("console", Needs::NONE, false),
         // The doctor reports a missing URL as its first failed check.
         Command::Doctor { .. } => ("doctor", Needs::NONE, false),
+        Command::Version { .. } => ("version", Needs::NONE, false),
+        Command::Completions { .. } => ("completions", Needs::NONE, false),
+        Command::ManPages { .. } => ("man-pages", Needs::NONE, false),
     }
 }
 
 /// Runs the parsed command; returns the exit code.
 pub async fn run(cli: Cli) -> Exit {
+    // What this binary is needs no configuration.
+    if let Command::Version { json } = &cli.command {
+        return version::run(*json, &mut std::io::stdout().lock());
+    }
+    // So are the completions and the man pages: they describe this CLI.
+    if let Command::Completions { shell } = &cli.command {
+        return manual::completions(Cli::command(), *shell, &mut std::io::stdout().lock());
+    }
+    if let Command::ManPages { dir } = &cli.command {
+        return manual::man_pages(Cli::command(), dir);
+    }
     // Decoding is pure: it needs no configuration, so it works anywhere.
     if let Command::Decode { inputs, json } = &cli.command {
         return decode::run(inputs, *json, &mut std::io::stdout().lock());
@@ -678,6 +717,10 @@ pub async fn run(cli: Cli) -> Exit {
             .await
         }
         Command::Console { action: Some(_) } => Exit::Ok, // handled above: no config
+        // Handled above: no config.
+        Command::Version { .. } | Command::Completions { .. } | Command::ManPages { .. } => {
+            Exit::Ok
+        }
         Command::Holes { limit, json } => {
             inspect::holes_command(&loaded.config, clock, limit, json).await
         }

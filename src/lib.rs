@@ -19,6 +19,7 @@
 pub use mimalloc::MiMalloc as Allocator;
 
 pub mod backfill;
+pub mod build_info;
 pub mod cli;
 pub mod clock;
 pub mod codec;

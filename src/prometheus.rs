@@ -5,9 +5,9 @@
 //! base units (`_seconds`, timestamps as `_timestamp_seconds`, counts of
 //! mailbox IDs as `_ids`), counters end in `_total`. The area is one of
 //! `ingest`, `codec`, `pipeline`, `outbox`, `backfill`, `job`, `instance`,
-//! `scheduler`, `collector`, `http`. A name the design writes with dots maps by
-//! replacing each dot with `_`: `msgx.pipeline.backlog.oldest_unprocessed_seconds`
-//! (§5.1) is `msgx_pipeline_backlog_oldest_unprocessed_seconds`.
+//! `scheduler`, `collector`, `http`, `console`, `build`. A name the design
+//! writes with dots maps by replacing each dot with `_`:
+//! `msgx.pipeline.backlog.oldest_unprocessed_seconds` (§5.1) is `msgx_pipeline_backlog_oldest_unprocessed_seconds`.
 //!
 //! **Two sources.** Counters and histograms are counted where things happen
 //! (the pump, the outbox, the job runner, ingest, backfill) in the process
@@ -326,6 +326,21 @@ pub const CATALOG: &[MetricSpec] = &[
         &["job"],
         "When the job last succeeded (JOB_RUN of any process, or an unrecorded idle run of this daemon), Unix time.",
     ),
+    // build
+    m(
+        "msgx_build_info",
+        Gauge,
+        &[
+            "version",
+            "commit",
+            "build_date",
+            "target",
+            "features",
+            "rustc",
+            "librdkafka",
+        ],
+        "Always 1; the labels say what this binary is (as msgx --version).",
+    ),
     // instance
     m(
         "msgx_instance_lock_held",
@@ -487,6 +502,18 @@ fn register_known_series() {
         let _ = metrics::histogram!("msgx_job_duration_seconds", "job" => job);
     }
     metrics::gauge!("msgx_instance_lock_held").set(0.0);
+    let b = crate::build_info::get();
+    metrics::gauge!(
+        "msgx_build_info",
+        "version" => b.version,
+        "commit" => b.commit,
+        "build_date" => b.build_date.clone(),
+        "target" => b.target,
+        "features" => b.features_text(),
+        "rustc" => b.rustc,
+        "librdkafka" => b.librdkafka.clone(),
+    )
+    .set(1.0);
     // Unknown until the poller first reads evidence (at the first hole).
     for state in EvidenceState::ALL {
         let on = state == EvidenceState::Unknown;
@@ -623,6 +650,7 @@ mod tests {
             "collector",
             "http",
             "console",
+            "build",
         ];
         let mut seen = std::collections::BTreeSet::new();
         for s in CATALOG {

@@ -16,6 +16,7 @@ pub mod generate;
 pub mod inspect;
 pub mod jobs;
 pub mod mailbox;
+pub mod manual;
 pub mod migrate;
 pub mod request;
 pub mod season;
@@ -23,6 +24,7 @@ pub mod skip;
 pub mod status;
 pub mod tail;
 pub mod target;
+pub mod version;
 
 use crate::config::Config;
 use crate::exit::Exit;

@@ -21,6 +21,8 @@ pub struct Nav {
     pub csrf: String,
     /// The `id` of the active menu entry.
     pub active: &'static str,
+    /// What this binary is, for the footer (as `msgx --version`).
+    pub build: String,
 }
 
 impl Nav {
@@ -32,6 +34,7 @@ impl Nav {
             session: matches!(who, Principal::Session { .. }),
             csrf: who.csrf().to_string(),
             active,
+            build: crate::build_info::get().one_line(),
         }
     }
 }

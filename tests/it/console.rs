@@ -770,6 +770,15 @@ async fn every_page_renders_on_a_drained_database_and_a_viewer_sees_no_action() 
             );
             assert!(!a.body.contains(&c.db.url), "{path} shows no database URL");
             assert!(!a.body.contains("password"), "{path} shows no password");
+            let build = msgx::build_info::get();
+            assert!(
+                a.body.contains("id=\"build-info\"")
+                    && a.body
+                        .contains(&format!("msgx {} · commit {}", build.version, build.commit))
+                    && a.body.contains(&build.librdkafka),
+                "{path}: the footer names the build: {}",
+                a.body
+            );
         }
     }
     // The overview's facts and charts.

@@ -47,3 +47,4 @@ mod skip;
 mod tls;
 mod trace_context;
 mod traceability;
+mod version_cli;

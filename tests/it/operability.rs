@@ -135,6 +135,21 @@ async fn the_endpoint_exposes_every_documented_metric_and_the_backlog_drains() {
             "{name} ({kind}) is documented but not exposed:\n{page}"
         );
     }
+    let build = msgx::build_info::get();
+    assert_eq!(
+        value(
+            &page,
+            "msgx_build_info",
+            &[
+                ("version", build.version),
+                ("commit", build.commit),
+                ("rustc", build.rustc),
+                ("librdkafka", &build.librdkafka),
+            ]
+        ),
+        Some(1.0),
+        "{page}"
+    );
     let pending = ids.len() as f64;
     assert_eq!(
         value(&page, "msgx_pipeline_messages", &[("state", "PENDING")]),
