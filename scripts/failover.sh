@@ -38,8 +38,9 @@
 # (the kill to the first event delivered by the new active instance, goal
 # <= 10 s; standby takeover goal <= 5 s).
 #
-# --purge adds a mailbox owner that deletes every marked row each second
-# (C-8: the owner may purge a row once msgx's mark is written) and makes the
+# --purge adds a mailbox owner that deletes marked rows --purge-after (10) s
+# after it first saw their mark (C-8: the owner may purge a row once msgx's
+# mark is written; a raw retention shorter than the replica's lag), and makes the
 # replica lag --lag seconds (its WAL receiver cut off, as a network partition
 # would) before the kill: rows the old primary had processed and marked, and
 # the owner then purged, are above the restored watermark. The report counts
@@ -47,7 +48,7 @@
 # released holes; every other difference from the undisturbed run fails.
 #
 #   scripts/failover.sh [--scenario all|unplanned|switchover|split-brain|standby]
-#                       [--short] [--purge] [--lag S] [--rate R] [--seconds S]
+#                       [--short] [--purge] [--purge-after S] [--lag S] [--rate R] [--seconds S]
 #                       [--flights F] [--seed N] [--debug]
 #
 # --short: one scenario (unplanned unless --scenario is given), a 25 s feed.
@@ -58,13 +59,14 @@
 # shellcheck disable=SC2317 # the predicates are called through wait_for
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SCENARIO=all; SHORT=0; PURGE=0; LAG=""; RATE=200; SECONDS_FEED=""; FLIGHTS=1000; SEED=12; BUILD=""
+PURGE_AFTER=10; SCENARIO=all; SHORT=0; PURGE=0; LAG=""; RATE=200; SECONDS_FEED=""; FLIGHTS=1000; SEED=12; BUILD=""
 usage() { sed -n '/^#   scripts\/failover.sh/,/^#  *\[--flights/p' "$0" | sed 's/^# *//'; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --scenario) SCENARIO=$2; shift 2 ;;
     --short) SHORT=1; shift ;;
     --purge) PURGE=1; shift ;;
+    --purge-after) PURGE_AFTER=$2; shift 2 ;;
     --lag) LAG=$2; shift 2 ;;
     --rate) RATE=$2; shift 2 ;;
     --seconds) SECONDS_FEED=$2; shift 2 ;;
@@ -321,7 +323,12 @@ run_scenario() {
 
   if [ "$PURGE" = 1 ]; then
     ( while true; do
-        n=$(my "$MB" -e 'DELETE FROM cminmsgs WHERE CMINMSGS_DATE_PROCESSED IS NOT NULL; SELECT ROW_COUNT()' 2>/dev/null || echo 0)
+        # The owner's own bookkeeping (its database, not msgx's tables): when
+        # it first saw each mark; rows marked PURGE_AFTER seconds ago go.
+        n=$(my "$MB" -e "CREATE TABLE IF NOT EXISTS owner_seen_marked (id BIGINT PRIMARY KEY, seen DATETIME(6) NOT NULL);
+          INSERT IGNORE INTO owner_seen_marked SELECT CMINMSGS_ID, NOW(6) FROM cminmsgs WHERE CMINMSGS_DATE_PROCESSED IS NOT NULL;
+          DELETE c FROM cminmsgs c JOIN owner_seen_marked o ON o.id = c.CMINMSGS_ID WHERE o.seen <= NOW(6) - INTERVAL $PURGE_AFTER SECOND;
+          SELECT ROW_COUNT()" 2>/dev/null || echo 0)
         echo "$n" >>"$WORK/purge-$sc.log"
         sleep 1
       done ) &

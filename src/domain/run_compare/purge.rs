@@ -19,6 +19,7 @@
 //! a consequence: counted, not failed.
 
 use super::{EventKey, OutboxCount, Outcome, SHOWN, Snapshot, json};
+use crate::domain::ProcState;
 use crate::domain::delivery::EventStatus;
 use serde::Serialize;
 use serde_json::Value;
@@ -108,6 +109,10 @@ pub struct PurgeSummary {
     /// Messages equal but for their mark: abandoned MISSING_ROW instead of
     /// confirmed (expected).
     pub mark_confirmations_lost_then_missing_row: usize,
+    /// Later messages after a named raw-missing one, finished in both runs
+    /// with another outcome: their flights missed the purged updates
+    /// (counted).
+    pub later_outcomes_changed: usize,
     /// Every other PROC_STATE difference (a failure).
     pub other_proc_state_differences: usize,
     /// The run's rows still PENDING or FAILED (a failure).
@@ -164,6 +169,7 @@ enum Kind {
     RawMissing,
     Vanished,
     MarkLost,
+    Consequence,
     Other,
 }
 
@@ -183,6 +189,19 @@ fn kind(id: i64, clean: Option<&Outcome>, run: Option<&Outcome>, facts: &PurgeFa
                 } == *c =>
         {
             Kind::MarkLost
+        }
+        // A later message of the same identity, finished in both runs with
+        // another outcome: its flight missed an update that was purged (the
+        // named raw-missing before it), so "no change" and "changed", or a
+        // skip for a flight deleted by a lost FDEL, trade places.
+        (Some(c), Some(r))
+            if facts.raw_missing.0.first().is_some_and(|first| id > *first)
+                && c.identity_key == r.identity_key
+                && [c.state, r.state]
+                    .iter()
+                    .all(|s| matches!(s, ProcState::Succeeded | ProcState::Skipped)) =>
+        {
+            Kind::Consequence
         }
         _ => Kind::Other,
     }
@@ -215,10 +234,11 @@ pub fn purge_report(clean: &Snapshot, run: &Snapshot, facts: &PurgeFacts) -> Pur
         of_kind.push(id);
     }
     let ids_of = |k: Kind| sorted.get(&k).cloned().unwrap_or_default();
-    let (named, vanished, mark_lost, other) = (
+    let (named, vanished, mark_lost, consequences, other) = (
         ids_of(Kind::RawMissing),
         ids_of(Kind::Vanished),
         ids_of(Kind::MarkLost),
+        ids_of(Kind::Consequence),
         ids_of(Kind::Other),
     );
     if other.len() > SHOWN {
@@ -291,6 +311,7 @@ pub fn purge_report(clean: &Snapshot, run: &Snapshot, facts: &PurgeFacts) -> Pur
         raw_missing_dead: named.len(),
         vanished_in_released_holes: vanished.len(),
         mark_confirmations_lost_then_missing_row: mark_lost.len(),
+        later_outcomes_changed: consequences.len(),
         other_proc_state_differences: other.len(),
         unfinished: unfinished.len(),
         flight_rows_differing,
@@ -362,7 +383,8 @@ mod tests {
         assert_eq!(
             report.text(),
             "purge: {\"raw_missing_dead\":0,\"vanished_in_released_holes\":0,\
-             \"mark_confirmations_lost_then_missing_row\":0,\"other_proc_state_differences\":0,\
+             \"mark_confirmations_lost_then_missing_row\":0,\"later_outcomes_changed\":0,\
+             \"other_proc_state_differences\":0,\
              \"unfinished\":0,\"flight_rows_differing\":0,\"schd_keys_differing\":0,\
              \"msg_events_missing\":0,\"msg_versions_with_other_content\":0,\
              \"raw_missing_ids\":[],\"vanished_ids\":[]}\n"
@@ -406,6 +428,32 @@ mod tests {
             ),
             (2, 1, 1, 0)
         );
+    }
+
+    #[test]
+    fn a_later_outcome_changed_after_a_named_loss_is_a_consequence_not_a_failure() {
+        let clean = snapshot();
+        let mut run = snapshot();
+        fn done(run: &mut Snapshot) -> &mut Outcome {
+            run.proc_state
+                .iter_mut()
+                .find(|o| o.state == ProcState::Succeeded)
+                .expect("a SUCCEEDED message")
+        }
+        done(&mut run).outcome_reason = Some("no-change: no field changed".into());
+        // Named raw-missing before it: ID 0, below every message.
+        let report = purge_report(&clean, &run, &facts("0", ""));
+        assert_eq!(report.summary.later_outcomes_changed, 1);
+        assert!(report.passed(), "{:?}", report.lines);
+        // With nothing named before it, it is another difference.
+        let report = purge_report(&clean, &run, &facts("", ""));
+        assert_eq!(report.summary.other_proc_state_differences, 1);
+        assert!(!report.passed());
+        // A message left DEAD is never a consequence.
+        done(&mut run).state = ProcState::Dead;
+        let report = purge_report(&clean, &run, &facts("0", ""));
+        assert_eq!(report.summary.other_proc_state_differences, 1);
+        assert!(!report.passed());
     }
 
     #[test]
