@@ -188,6 +188,14 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The outbox counts of events not SENT (a drained run has none).
+    pub fn outbox_not_sent(&self) -> Vec<&OutboxCount> {
+        self.outbox
+            .iter()
+            .filter(|o| o.status != EventStatus::Sent)
+            .collect()
+    }
+
     /// One line: what the snapshot holds.
     pub fn describe(&self) -> String {
         format!(
@@ -524,11 +532,7 @@ pub fn compare(clean: &Snapshot, chaos: &Snapshot, rules: Rules) -> Comparison {
                 &no_schd[..no_schd.len().min(SHOWN)]
             ));
         }
-        let not_sent: Vec<&OutboxCount> = snap
-            .outbox
-            .iter()
-            .filter(|o| o.status != EventStatus::Sent)
-            .collect();
+        let not_sent = snap.outbox_not_sent();
         if !not_sent.is_empty() {
             found.one(format!(
                 "outbox ({name}) not all SENT: {}",

@@ -18,9 +18,8 @@
 //! Flights, `schd` records and `msg` events those messages touched differ as
 //! a consequence: counted, not failed.
 
-use super::{EventKey, OutboxCount, Outcome, SHOWN, Snapshot, json};
+use super::{EventKey, Outcome, SHOWN, Snapshot, json};
 use crate::domain::ProcState;
-use crate::domain::delivery::EventStatus;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -265,11 +264,7 @@ pub fn purge_report(clean: &Snapshot, run: &Snapshot, facts: &PurgeFacts) -> Pur
             &unfinished[..unfinished.len().min(SHOWN)]
         ));
     }
-    let not_sent: Vec<&OutboxCount> = run
-        .outbox
-        .iter()
-        .filter(|o| o.status != EventStatus::Sent)
-        .collect();
+    let not_sent = run.outbox_not_sent();
     if !not_sent.is_empty() {
         lines.push(format!(
             "outbox not all SENT: {}",
@@ -345,6 +340,7 @@ mod tests {
     use super::super::FLIGHT_SCHD;
     use super::super::tests::{outcome, record, snapshot};
     use super::*;
+    use crate::domain::delivery::EventStatus;
     use crate::domain::proc_state::{ErrorClass, ProcState};
     use serde_json::json;
 
