@@ -43,7 +43,19 @@ Environment: MSGX_CONFIG, MSGX_DATABASE_URL, MSGX_MAILBOX_URL, MSGX_KAFKA_BROKER
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Apply the embedded PostgreSQL migrations (idempotent).
-    Migrate,
+    ///
+    /// With --check: apply nothing; say whether this binary can run on the
+    /// database (exit 0 when the schema is at its newest migration, 1 when it
+    /// is older, unmigrated or migrated by a newer msgx). The package's
+    /// upgrade step restarts a running daemon only when this passes.
+    Migrate {
+        /// Read the schema's version only: change nothing.
+        #[arg(long)]
+        check: bool,
+        /// Machine-readable output (with --check).
+        #[arg(long, requires = "check")]
+        json: bool,
+    },
     /// Check or show the configuration.
     Config {
         #[command(subcommand)]
@@ -459,7 +471,7 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
     use backfill::BackfillAction as B;
     use request::RequestAction as R;
     match command {
-        Command::Migrate => ("migrate", Needs::POSTGRES, true),
+        Command::Migrate { check, .. } => ("migrate", Needs::POSTGRES, !check),
         Command::Config { .. } => ("config", Needs::NONE, false),
         Command::Jobs { .. } => ("jobs", Needs::NONE, false),
         Command::Run { dry_run, .. } => ("run", Needs::BOTH, !dry_run),
@@ -624,7 +636,8 @@ pub async fn run(cli: Cli) -> Exit {
         | Command::Config {
             action: ConfigAction::Docs { .. },
         } => Exit::Ok, // handled above: no config
-        Command::Migrate => migrate::run(&loaded.config).await,
+        Command::Migrate { check: false, .. } => migrate::run(&loaded.config).await,
+        Command::Migrate { check: true, json } => migrate::check(&loaded.config, json).await,
         Command::Jobs { json } => jobs::list(json),
         Command::Run {
             job,

@@ -297,6 +297,54 @@ async fn migrate_command_is_idempotent() {
     assert!(String::from_utf8_lossy(&second.stdout).contains("current"));
 }
 
+/// `msgx migrate --check` (issue 35, the package's upgrade step): applies
+/// nothing, exits 0 only on a current schema, and names what stands in the
+/// way otherwise.
+#[tokio::test]
+async fn migrate_check_applies_nothing_and_passes_only_a_current_schema() {
+    let db = TestDb::empty().await;
+    let cfg = db.config_file();
+    let json = |out: &std::process::Output| -> serde_json::Value {
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(out)))
+    };
+    let expected = msgx::store::pg::expected_version();
+
+    let fresh = msgx(cfg.path(), &["migrate", "--check", "--json"]);
+    assert_eq!(code(&fresh), 1, "{}", text(&fresh));
+    assert_eq!(json(&fresh)["status"], "unmigrated");
+    assert_eq!(
+        msgx::store::pg::applied_version(&db.pool).await.unwrap(),
+        None,
+        "--check applied nothing"
+    );
+
+    assert_eq!(code(&msgx(cfg.path(), &["migrate"])), 0);
+    let current = msgx(cfg.path(), &["migrate", "--check"]);
+    assert_eq!(code(&current), 0, "{}", text(&current));
+    assert!(text(&current).contains(&format!("current (v{expected})")));
+
+    sqlx::query("DELETE FROM _sqlx_migrations WHERE version = $1")
+        .bind(expected)
+        .execute(&db.pool)
+        .await
+        .unwrap();
+    let behind = msgx(cfg.path(), &["migrate", "--check", "--json"]);
+    assert_eq!(code(&behind), 1, "{}", text(&behind));
+    assert_eq!(json(&behind)["status"], "behind");
+    assert_eq!(json(&behind)["pending"], serde_json::json!([expected]));
+
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES (99999999, 'from the future', true, '\\x00', 0)",
+    )
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    let newer = msgx(cfg.path(), &["migrate", "--check"]);
+    assert_eq!(code(&newer), 1, "{}", text(&newer));
+    assert!(text(&newer).contains("newer msgx"), "{}", text(&newer));
+}
+
 #[tokio::test]
 async fn migration_0004_adds_the_close_note_and_the_degraded_match_audit_action() {
     let db = TestDb::migrated().await;

@@ -498,28 +498,133 @@ pub async fn applied_version(pool: &PgPool) -> Result<Option<i64>, StoreError> {
     )
 }
 
+/// How a database's schema stands against this binary's migrations: the
+/// daemon runs only on `Current` (it refuses an older schema and one migrated
+/// by a newer msgx; `msgx migrate --check`, the package's upgrade step).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum SchemaStatus {
+    /// At this binary's newest migration.
+    Current { version: i64 },
+    /// No migration applied yet (a new database).
+    Unmigrated { expected: i64, pending: Vec<i64> },
+    /// Older: `msgx migrate` applies `pending`.
+    Behind {
+        applied: i64,
+        expected: i64,
+        pending: Vec<i64>,
+    },
+    /// Migrated by a newer msgx: this binary must not run on it.
+    Newer { applied: i64, expected: i64 },
+}
+
+impl SchemaStatus {
+    /// Classifies the newest applied migration against the embedded ones.
+    pub fn of(applied: Option<i64>, embedded: &[i64]) -> SchemaStatus {
+        let expected = embedded.iter().copied().max().unwrap_or(0);
+        let after = |v: i64| -> Vec<i64> { embedded.iter().copied().filter(|m| *m > v).collect() };
+        match applied {
+            Some(v) if v == expected => SchemaStatus::Current { version: v },
+            Some(v) if v > expected => SchemaStatus::Newer {
+                applied: v,
+                expected,
+            },
+            Some(v) => SchemaStatus::Behind {
+                applied: v,
+                expected,
+                pending: after(v),
+            },
+            None => SchemaStatus::Unmigrated {
+                expected,
+                pending: after(0),
+            },
+        }
+    }
+
+    pub fn is_current(&self) -> bool {
+        matches!(self, SchemaStatus::Current { .. })
+    }
+
+    /// The error the daemon and the commands refuse a non-current schema with.
+    pub fn into_result(self) -> Result<i64, StoreError> {
+        match self {
+            SchemaStatus::Current { version } => Ok(version),
+            SchemaStatus::Newer { applied, expected } => Err(StoreError::SchemaMismatch {
+                found: Some(applied),
+                expected,
+                hint: "A newer msgx migrated it; run that version (never downgrade a live schema).",
+            }),
+            SchemaStatus::Behind {
+                applied, expected, ..
+            } => Err(StoreError::SchemaMismatch {
+                found: Some(applied),
+                expected,
+                hint: "Run `msgx migrate` first.",
+            }),
+            SchemaStatus::Unmigrated { expected, .. } => Err(StoreError::SchemaMismatch {
+                found: None,
+                expected,
+                hint: "Run `msgx migrate` first.",
+            }),
+        }
+    }
+}
+
+/// Reads how the schema stands (read-only: takes no lock, applies nothing).
+pub async fn schema_status(pool: &PgPool) -> Result<SchemaStatus, StoreError> {
+    let embedded: Vec<i64> = MIGRATOR.iter().map(|m| m.version).collect();
+    Ok(SchemaStatus::of(applied_version(pool).await?, &embedded))
+}
+
 /// Refuses an unmigrated database and one migrated by a newer msgx.
 pub async fn ensure_schema_current(pool: &PgPool) -> Result<i64, StoreError> {
-    let expected = expected_version();
-    match applied_version(pool).await? {
-        Some(v) if v == expected => Ok(v),
-        Some(v) if v > expected => Err(StoreError::SchemaMismatch {
-            found: Some(v),
-            expected,
-            hint: "A newer msgx migrated it; run that version (never downgrade a live schema).",
-        }),
-        found => Err(StoreError::SchemaMismatch {
-            found,
-            expected,
-            hint: "Run `msgx migrate` first.",
-        }),
-    }
+    schema_status(pool).await?.into_result()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::ProcState;
+
+    #[test]
+    fn the_schema_status_compares_the_newest_applied_migration_with_the_embedded_ones() {
+        let embedded = [1, 2, 3];
+        assert_eq!(
+            SchemaStatus::of(Some(3), &embedded),
+            SchemaStatus::Current { version: 3 }
+        );
+        assert_eq!(
+            SchemaStatus::of(Some(1), &embedded),
+            SchemaStatus::Behind {
+                applied: 1,
+                expected: 3,
+                pending: vec![2, 3]
+            }
+        );
+        assert_eq!(
+            SchemaStatus::of(None, &embedded),
+            SchemaStatus::Unmigrated {
+                expected: 3,
+                pending: vec![1, 2, 3]
+            }
+        );
+        let newer = SchemaStatus::of(Some(4), &embedded);
+        assert_eq!(
+            newer,
+            SchemaStatus::Newer {
+                applied: 4,
+                expected: 3
+            }
+        );
+        assert!(
+            newer
+                .into_result()
+                .unwrap_err()
+                .to_string()
+                .contains("newer msgx")
+        );
+        assert!(SchemaStatus::of(Some(3), &embedded).is_current());
+    }
 
     /// The quoted states `pred` admits, as the SQL lists them.
     fn state_list(pred: fn(ProcState) -> bool) -> String {
