@@ -107,4 +107,19 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   log "installing Chromium and chromedriver"; apt_install chromium chromium-driver
 fi
 
+# --- the package install test (scripts/package-test.sh, issue 35) --------------
+# What the .deb depends on beyond the base system comes from the archive, as on
+# a server; the test itself then installs offline with dpkg. binutils: objcopy
+# strips the packaged binary; rpm: rpm -qpl/-qpR and rpm2archive check the RPM;
+# lintian.
+pkg_missing=
+for p in libsasl2-modules-gssapi-mit binutils rpm lintian; do
+  dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -qx 'install ok installed' || pkg_missing="$pkg_missing $p"
+done
+if [ -n "$pkg_missing" ]; then
+  log "installing$pkg_missing (package test)"
+  # shellcheck disable=SC2086
+  apt_install $pkg_missing
+fi
+
 log "ready: postgres://$PG_USER:****@127.0.0.1:5432/$PG_DB and mysql://$MB_USER:****@127.0.0.1:3306/$MB_DB"

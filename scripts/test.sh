@@ -62,3 +62,13 @@ fi
 # profile): `cargo build` of the dev profile would compile everything again.
 echo "== chaos drain (short)"
 MSGX_BIN=target/debug/msgx bash scripts/chaos.sh --debug --runs 3 --messages 2000
+
+# The packages (issue 35, docs/operations.md §1): scripts/package.sh packages
+# the binary the tests ran (--binary; the layout, maintainer scripts and
+# dependencies are the release package's, and a release build would double
+# this run's compile time), then scripts/package-test.sh checks the .deb, its
+# -dbgsym, the RPM, the SBOM and SHA256SUMS, installs the .deb on this machine,
+# runs it as user msgx, reinstalls, upgrades and purges it.
+echo "== packages (install test)"
+bash scripts/package.sh --binary target/debug/msgx --fast target/package-test
+bash scripts/package-test.sh target/package-test
