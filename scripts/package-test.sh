@@ -61,11 +61,12 @@ assert not missing, f"components missing: {missing}"
 print(f"[package-test] SBOM: CycloneDX {bom['specVersion']}, {len(names)} components")
 PY
 
-if command -v lintian >/dev/null; then
-  lintian --fail-on error "$deb" >"$dir/lintian.txt" 2>&1 ||
-    fail "lintian: $(grep '^E:' "$dir/lintian.txt" || cat "$dir/lintian.txt")"
-  log "lintian: no error ($(grep -c '^W:' "$dir/lintian.txt" || true) warnings, $dir/lintian.txt)"
-fi
+for tool in lintian rpm rpm2archive readelf systemd-analyze; do
+  command -v "$tool" >/dev/null || fail "$tool is missing: run scripts/services.sh"
+done
+lintian_out=$(lintian --fail-on error "$deb" 2>&1) || fail "lintian: $lintian_out"
+log "lintian: no error; $(printf '%s\n' "$lintian_out" | grep -c '^[WI]:' || true) warnings and notes:"
+printf '%s\n' "$lintian_out" | grep '^[WI]:' || true
 
 log "RPM $(basename "$rpm_file") (static checks: installing an RPM is out of reach on Debian)"
 rpm_q() { rpm -qp --nosignature "$@" "$rpm_file" 2>/dev/null; }
@@ -155,10 +156,8 @@ build_id=$(readelf -n /usr/bin/msgx | sed -n 's/^ *Build ID: //p')
 dpkg-deb -c "$ddeb" | grep -q "/usr/lib/debug/.build-id/${build_id:0:2}/${build_id:2}.debug$" ||
   fail "$ddeb has no debug file for build id $build_id"
 readelf -S /usr/bin/msgx | grep -q '\.debug_line' && fail "/usr/bin/msgx is not stripped"
-if command -v systemd-analyze >/dev/null; then
-  systemd-analyze verify /usr/lib/systemd/system/msgx.service /usr/lib/systemd/system/msgx-standby.service
-  log "systemd-analyze verify: ok"
-fi
+systemd-analyze verify /usr/lib/systemd/system/msgx.service /usr/lib/systemd/system/msgx-standby.service
+log "systemd-analyze verify: ok"
 if [ -d /run/systemd/system ]; then
   ! systemctl is-enabled --quiet msgx.service || fail "msgx.service enabled on install"
   ! systemctl is-active --quiet msgx.service || fail "msgx.service started on install"

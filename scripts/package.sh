@@ -20,7 +20,8 @@
 # Reproducible for one toolchain: SOURCE_DATE_EPOCH (default: the commit time
 # of HEAD) fixes the build date msgx reports and every time in the archives;
 # the release build runs in target/dist with the checkout's and cargo's paths
-# remapped (--remap-path-prefix), so the checkout's location does not show.
+# remapped (rustc --remap-path-prefix, cc -ffile-prefix-map), so the
+# checkout's location does not show.
 #
 # Usage: scripts/package.sh [--binary FILE] [--fast] [OUT_DIR]   (default target/dist/pkg)
 #   --binary FILE  package FILE, an msgx built already, instead of building
@@ -87,8 +88,13 @@ else
   dist=target/dist
   cargo_home=${CARGO_HOME:-$HOME/.cargo}
   log "cargo build --release --locked (target/dist, paths remapped)"
+  # Rust's paths, and the C libraries' (librdkafka is compiled inside
+  # target/, so its debug info would name the checkout; the build id, which
+  # the linker computes over the debug info too, would then differ).
+  remap_c="-ffile-prefix-map=$PWD=/build/msgx -ffile-prefix-map=$cargo_home=/build/cargo"
   CARGO_TARGET_DIR=$dist \
     RUSTFLAGS="--remap-path-prefix=$PWD=/build/msgx --remap-path-prefix=$cargo_home=/build/cargo" \
+    CFLAGS="${CFLAGS:+$CFLAGS }$remap_c" CXXFLAGS="${CXXFLAGS:+$CXXFLAGS }$remap_c" \
     cargo build --release --locked --bin msgx
 fi
 bin=$dist/release/msgx
@@ -111,7 +117,7 @@ cp deploy/msgx.cron deploy/schedule-pipeline.toml "$stage/examples/"
 "$bin" completions fish >"$stage/completions/msgx.fish"
 # The RPM's binary: stripped, its debug symbols in a file of their own that
 # the binary names (.gnu_debuglink), so gdb finds it in /usr/lib/debug/usr/bin/.
-objcopy --only-keep-debug "$bin" "$stage/rpm/msgx.debug"
+objcopy --only-keep-debug --compress-debug-sections=zlib "$bin" "$stage/rpm/msgx.debug"
 objcopy --strip-debug --strip-unneeded --add-gnu-debuglink="$stage/rpm/msgx.debug" "$bin" "$stage/rpm/msgx"
 # One file time for everything staged: the archives' times do not depend on
 # when the checkout was made.

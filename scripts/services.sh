@@ -111,9 +111,9 @@ fi
 # What the .deb depends on beyond the base system comes from the archive, as on
 # a server; the test itself then installs offline with dpkg. binutils: objcopy
 # strips the packaged binary; rpm: rpm -qpl/-qpR and rpm2archive check the RPM;
-# lintian.
+# lintian; systemd-analyze verifies the units.
 pkg_missing=
-for p in libsasl2-modules-gssapi-mit binutils rpm lintian; do
+for p in libsasl2-modules-gssapi-mit binutils rpm lintian systemd; do
   dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -qx 'install ok installed' || pkg_missing="$pkg_missing $p"
 done
 if [ -n "$pkg_missing" ]; then
