@@ -1404,3 +1404,36 @@ async fn cli_commands_exit_codes_and_json() {
         "{err}"
     );
 }
+
+/// The harness drops a test mailbox even while a connection holds a metadata
+/// lock on its tables (an open transaction that is never ended), as a
+/// test's pools could at its end under load: the DROP waited for it forever
+/// and hung the suite (seen once, in this file, 2026-12-06).
+#[tokio::test]
+async fn a_test_mailbox_is_dropped_while_a_transaction_holds_its_tables() {
+    use mysql_async::prelude::Queryable;
+    let mb = TestMailbox::new().await;
+    let (name, table) = (mb.name.clone(), mb.inbox);
+    let holder = mysql_async::Pool::from_url(mb.url.as_str()).expect("url");
+    let mut conn = holder.get_conn().await.expect("connects");
+    conn.query_drop("START TRANSACTION").await.unwrap();
+    let _: Vec<i64> = conn
+        .query(format!("SELECT CMINMSGS_ID FROM {table}"))
+        .await
+        .unwrap();
+    drop(mb);
+    let admin = mysql_async::Pool::from_url(mysql_admin_url()).expect("url");
+    let left: Vec<String> = admin
+        .get_conn()
+        .await
+        .unwrap()
+        .exec(
+            "SELECT schema_name FROM information_schema.schemata WHERE schema_name = ?",
+            (name.as_str(),),
+        )
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "{name} left");
+    drop(conn);
+    let _ = admin.disconnect().await;
+}

@@ -449,6 +449,22 @@ impl Drop for TestMailbox {
             if let Ok(admin) = mysql_async::Pool::from_url(admin_url)
                 && let Ok(mut conn) = admin.get_conn().await
             {
+                // As PostgreSQL's DROP DATABASE … WITH (FORCE): the test's
+                // own pools may still hold a connection whose failed
+                // transaction keeps a metadata lock (mysql_async rolls it
+                // back on a task this blocked runtime cannot run), and the
+                // DROP would wait for it forever.
+                let others: Vec<u64> = conn
+                    .exec(
+                        "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()",
+                        (name.as_str(),),
+                    )
+                    .await
+                    .unwrap_or_default();
+                for id in others {
+                    let _ = conn.query_drop(format!("KILL CONNECTION {id}")).await;
+                }
+                let _ = conn.query_drop("SET SESSION lock_wait_timeout = 60").await;
                 let _ = conn
                     .query_drop(format!("DROP DATABASE IF EXISTS `{name}`"))
                     .await;
