@@ -136,7 +136,9 @@ rpm_file=$(ls "$out"/msgx-*.rpm)
 cp "$stage/rpm/msgx.debug" "${rpm_file%.rpm}.debug"
 log "cargo cyclonedx (SBOM)"
 cargo cyclonedx --format json --spec-version 1.5 --license-accept-named Proprietary --override-filename "msgx-$version.cdx" >/dev/null
-mv "msgx-$version.cdx.json" "$out/"
+# Its references name the checkout's path: the same one for every build.
+sed "s#path+file://$PWD#path+file:///build/msgx#g" "msgx-$version.cdx.json" >"$out/msgx-$version.cdx.json"
+rm -f "msgx-$version.cdx.json"
 
 case $(. /etc/os-release 2>/dev/null && echo "${ID_LIKE:-} ${ID:-}") in
   *rhel* | *fedora*) ;;
