@@ -30,7 +30,7 @@ use chrono::{DateTime, SubsecRound, Utc};
 use crate::codec::{DecodedMessage, MsgKind, SchdStyp};
 use crate::domain::config::DomainConfig;
 use crate::domain::error::DomainError;
-use crate::domain::events::{DomainEvent, events_for};
+use crate::domain::events::{DomainEvent, Provenance, WriteFacts, events_for};
 use crate::domain::flight_state::{FlightSet, FlightState, FlightStatus};
 use crate::domain::mafl;
 use crate::domain::rules::convert::Conv;
@@ -266,7 +266,17 @@ impl FlightStateEngine {
         };
         match staged {
             Err(reason) => Decision::Rejected { reason },
-            Ok(staged) => finish(ctx.msg_id, now, &kind, current, staged),
+            Ok(staged) => {
+                let nonempty = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
+                let provenance = Provenance {
+                    msg_id: ctx.msg_id,
+                    sndr: nonempty(&msg.meta.sndr),
+                    msg_kind: kind,
+                    dttm: msg.meta.dttm.map(|t| self.config.local_time(t)),
+                    seqn: nonempty(&msg.meta.seqn),
+                };
+                finish(&provenance, now, current, staged)
+            }
         }
     }
 
@@ -285,9 +295,11 @@ impl FlightStateEngine {
                 reason: NoChangeReason::AlreadyDeleted { flid },
             },
             Some(f) => finish(
-                ctx.msg_id,
+                &Provenance {
+                    msg_id: ctx.msg_id,
+                    ..Provenance::internal(LIFECYCLE_CLEAN)
+                },
                 ctx.now.trunc_subsecs(6),
-                LIFECYCLE_CLEAN,
                 current,
                 vec![fdel::deleted(f)],
             ),
@@ -301,14 +313,15 @@ pub const LIFECYCLE_CLEAN: &str = "LIFECYCLE-CLEAN";
 
 /// Turns staged next states into the decision: keeps changed flights, runs
 /// the master/share cascade and MAFL propagation (§11.4, §12.3), bumps
-/// versions (INV-13) and builds the events.
+/// versions (INV-13) and builds the events, each notification with the
+/// field-level changes against the loaded state, its kind and `provenance`.
 fn finish(
-    msg_id: i64,
+    provenance: &Provenance,
     now: DateTime<Utc>,
-    kind: &str,
     current: &FlightSet,
     staged: Vec<FlightState>,
 ) -> Decision {
+    let msg_id = provenance.msg_id;
     // 1. Named flights that changed (a new flight is always a write).
     let mut writes: Vec<Pending> = Vec::new();
     for next in staged {
@@ -419,8 +432,17 @@ fn finish(
     // 5. Events (INV-13): one notification and one projection/tombstone each.
     let mut events = Vec::with_capacity(writes.len() * 2);
     for w in &writes {
-        let m = after.mafl(w.next.flid);
-        events.extend(events_for(&w.next, m, kind, w.changed.clone()));
+        let flid = w.next.flid;
+        let m = after.mafl(flid);
+        let facts = WriteFacts::of_write(
+            current.get(flid),
+            &w.next,
+            before.mafl(flid).as_deref(),
+            m.as_deref(),
+            w.changed.clone(),
+            provenance.clone(),
+        );
+        events.extend(events_for(&w.next, m, facts));
     }
     Decision::Applied {
         writes: writes.into_iter().map(|w| w.next).collect(),

@@ -7,11 +7,12 @@
 //! with microsecond precision. The same state at the same STATE_VERSION
 //! therefore always yields the same bytes.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, FixedOffset, Utc};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use crate::codec::ScalarTag;
+use crate::domain::changes::FieldChange;
 use crate::domain::flight_state::{FlightState, FlightStatus};
 use crate::domain::mafl::MaflEntry;
 
@@ -53,10 +54,85 @@ pub enum ChangeKind {
     Delete,
 }
 
+/// What kind of write a notification reports (docs/events.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum EventKind {
+    /// The flight is new, or was DELETED and is ACTIVE again.
+    Create,
+    /// Content of an ACTIVE flight changed.
+    Update,
+    /// The flight became DELETED (by FDEL, SCHD DEL, a deleted master's
+    /// cascade or flight-history-clean).
+    Delete,
+    /// Only the master/share relation changed: a master's MAFL after a share
+    /// joined, left or was deleted, or a share's MAID.
+    Merge,
+    /// Re-sent on an operator's request (`msgx events republish`); nothing
+    /// changed.
+    Request,
+}
+
+impl EventKind {
+    /// The kind of the write from `old` (`None`: never written) to `next`
+    /// that changed `changed` (SIS names).
+    pub fn of(old: Option<&FlightState>, next: &FlightState, changed: &[String]) -> EventKind {
+        const RELATION: [&str; 2] = ["MAFL", "MAID"];
+        if next.state == FlightStatus::Deleted {
+            EventKind::Delete
+        } else if !old.is_some_and(FlightState::is_active) {
+            EventKind::Create
+        } else if !changed.is_empty() && changed.iter().all(|f| RELATION.contains(&f.as_str())) {
+            EventKind::Merge
+        } else {
+            EventKind::Update
+        }
+    }
+}
+
+/// The message that made a change (docs/events.md "Provenance").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Provenance {
+    /// Mailbox ID (`CMINMSGS_ID`); 0 when no message caused it (`LIFECYCLE-CLEAN`).
+    pub msg_id: i64,
+    /// The message's SNDR; null when no message caused it.
+    pub sndr: Option<String>,
+    /// `TYPE-STYP`, e.g. `FLOP-GTDT`, `SCHD-DNLD`, `FLOP-FDEL`, `LIFECYCLE-CLEAN`.
+    pub msg_kind: String,
+    /// The message's DTTM with the airport's offset; null when not sent.
+    pub dttm: Option<DateTime<FixedOffset>>,
+    /// The message's SEQN as sent; null when not sent.
+    pub seqn: Option<String>,
+}
+
+impl Provenance {
+    /// A change no message caused (flight-history-clean's deletes).
+    pub fn internal(msg_kind: &str) -> Provenance {
+        Provenance {
+            msg_id: 0,
+            sndr: None,
+            msg_kind: msg_kind.to_string(),
+            dttm: None,
+            seqn: None,
+        }
+    }
+}
+
+/// The fields [`ChangeNotification`] gained after release 0.1.0 (issue 36): not
+/// required by the published schema, so the records of the previous release
+/// still validate against it (docs/events.md "Compatibility").
+pub const FIELDS_ADDED_AFTER_0_1: [&str; 3] = ["event_kind", "changes", "provenance"];
+
+fn optional_after_0_1(schema: &mut schemars::Schema) {
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|k| !FIELDS_ADDED_AFTER_0_1.iter().any(|f| k == f));
+    }
+}
+
 /// `KAFKA:msg`: "this flight changed" (not authoritative state; read the
 /// `schd` topic or msgx for the state). docs/events.md.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[schemars(title = "msg value: change notification")]
+#[schemars(title = "msg value: change notification", transform = optional_after_0_1)]
 pub struct ChangeNotification {
     /// The flight (also the record key).
     pub flid: i64,
@@ -68,11 +144,59 @@ pub struct ChangeNotification {
     pub msg_kind: String,
     /// `DELETE` when the flight became DELETED, else `UPSERT`.
     pub change: ChangeKind,
+    /// CREATE, UPDATE, DELETE, MERGE or REQUEST (added after 0.1.0).
+    pub event_kind: EventKind,
     /// Changed content fields (SIS names, `STATE`, `OPERATION_DAY`; `MAFL` when a master's share
     /// list changed), in the fixed order of docs/events.md.
     pub changed_fields: Vec<String>,
+    /// Each changed path with its old and new value, in the order of
+    /// `changed_fields` (added after 0.1.0; docs/events.md "Field-level changes").
+    pub changes: Vec<FieldChange>,
+    /// The message that made the change (added after 0.1.0).
+    pub provenance: Provenance,
     /// UTC audit time of the write; consumers guard with `(flid, state_version, updated_at)`.
     pub updated_at: DateTime<Utc>,
+}
+
+/// What the notification of one write says beyond the flight itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteFacts {
+    pub provenance: Provenance,
+    pub event_kind: EventKind,
+    pub changed_fields: Vec<String>,
+    pub changes: Vec<FieldChange>,
+}
+
+impl WriteFacts {
+    /// The facts of the write from `old` (`None`: never written) to `next`,
+    /// whose MAFL was `old_mafl` and is `new_mafl` (`None` for a share):
+    /// its kind and its field-level changes (against an empty flight when
+    /// it was never written or DELETED), with the `changed_fields` the
+    /// engine listed.
+    pub fn of_write(
+        old: Option<&FlightState>,
+        next: &FlightState,
+        old_mafl: Option<&[MaflEntry]>,
+        new_mafl: Option<&[MaflEntry]>,
+        changed_fields: Vec<String>,
+        provenance: Provenance,
+    ) -> WriteFacts {
+        // A flight that was never written or DELETED (a tombstone to the
+        // consumer) is created anew: its changes are against an empty flight.
+        let changes = match old.filter(|o| o.is_active()) {
+            Some(o) => crate::domain::changes::changes(o, next, old_mafl, new_mafl),
+            None => {
+                let never_written = FlightState::new(next.flid, next.created_at);
+                crate::domain::changes::changes(&never_written, next, old_mafl, new_mafl)
+            }
+        };
+        WriteFacts {
+            provenance,
+            event_kind: EventKind::of(old, next, &changed_fields),
+            changed_fields,
+            changes,
+        }
+    }
 }
 
 /// `KAFKA:schd` full-state projection of one flight at one STATE_VERSION.
@@ -317,21 +441,23 @@ impl DomainEvent {
 pub fn events_for(
     next: &FlightState,
     mafl: Option<Vec<MaflEntry>>,
-    msg_kind: &str,
-    changed_fields: Vec<String>,
+    facts: WriteFacts,
 ) -> [DomainEvent; 2] {
     let deleted = next.state == FlightStatus::Deleted;
     let note = ChangeNotification {
         flid: next.flid,
         state_version: next.state_version,
         msg_id: next.last_msg_id,
-        msg_kind: msg_kind.to_string(),
+        msg_kind: facts.provenance.msg_kind.clone(),
         change: if deleted {
             ChangeKind::Delete
         } else {
             ChangeKind::Upsert
         },
-        changed_fields,
+        event_kind: facts.event_kind,
+        changed_fields: facts.changed_fields,
+        changes: facts.changes,
+        provenance: facts.provenance,
         updated_at: next.updated_at,
     };
     let payload = if deleted {

@@ -48,6 +48,14 @@ impl Serialize for FlightValue {
     }
 }
 
+/// What [`FlightState::walk_content`] shows each content field to: its SIS
+/// name (the `schd` projection's key in lower case) and the two values,
+/// a plain value or a list (compared by ordinal).
+pub trait FieldVisitor {
+    fn value<T: Serialize + PartialEq>(&mut self, name: &str, old: &T, new: &T);
+    fn list<T: Serialize + PartialEq>(&mut self, name: &str, old: &[T], new: &[T]);
+}
+
 /// `FLIGHT_SCHD.STATE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
@@ -283,6 +291,30 @@ impl FlightState {
     /// scalar tags, FDIV/FRET/FLAB, group names (ROUT, ERUT, GTDT, …), STATE,
     /// OPERATION_DAY. Version, message ID and audit times are not content.
     pub fn changed_fields(&self, next: &FlightState) -> Vec<String> {
+        struct Names(Vec<String>);
+        impl FieldVisitor for Names {
+            fn value<T: Serialize + PartialEq>(&mut self, name: &str, old: &T, new: &T) {
+                if old != new {
+                    self.0.push(name.to_string());
+                }
+            }
+            fn list<T: Serialize + PartialEq>(&mut self, name: &str, old: &[T], new: &[T]) {
+                if old != new {
+                    self.0.push(name.to_string());
+                }
+            }
+        }
+        let mut names = Names(Vec::new());
+        self.walk_content(next, &mut names);
+        names.0
+    }
+
+    /// Shows `visitor` every content field of `self` and `next` side by side,
+    /// in the fixed order of docs/events.md (the order of `changed_fields`
+    /// and of `changes`): STATE, OPERATION_DAY, the scalars in
+    /// `ScalarTag::ALL` order, FDIV, FRET, FLAB, then the lists. One walk
+    /// for every consumer of "what differs", so they cannot drift.
+    pub fn walk_content(&self, next: &FlightState, visitor: &mut impl FieldVisitor) {
         // Exhaustive destructuring: a new field must be added here to compile.
         let FlightState {
             flid: _,
@@ -312,36 +344,30 @@ impl FlightState {
             tipt,
             psht,
         } = self;
-        let mut out: Vec<String> = Vec::new();
-        let mut check = |name: &str, differs: bool| {
-            if differs {
-                out.push(name.to_string());
-            }
-        };
-        check("STATE", *state != next.state);
-        check("OPERATION_DAY", *operation_day != next.operation_day);
+        let v = visitor;
+        v.value("STATE", state, &next.state);
+        v.value("OPERATION_DAY", operation_day, &next.operation_day);
         for tag in ScalarTag::ALL {
-            check(tag.name(), self.scalar(*tag) != next.scalar(*tag));
+            v.value(tag.name(), &self.scalar(*tag), &next.scalar(*tag));
         }
-        check("FDIV", *fdiv != next.fdiv);
-        check("FRET", *fret != next.fret);
-        check("FLAB", *flab != next.flab);
-        check("ROUT", *rout != next.rout);
-        check("ERUT", *erut != next.erut);
-        check("PSDT", *psdt != next.psdt);
-        check("GTDT", *gtdt != next.gtdt);
-        check("CKDT", *ckdt != next.ckdt);
-        check("CLDT", *cldt != next.cldt);
-        check("CHDT", *chdt != next.chdt);
-        check("CHOT", *chot != next.chot);
-        check("ABTM", *abtm != next.abtm);
-        check("DELY", *dely != next.dely);
-        check("SRVT", *srvt != next.srvt);
-        check("VIPF", *vipf != next.vipf);
-        check("PORT", *port != next.port);
-        check("TIPT", *tipt != next.tipt);
-        check("PSHT", *psht != next.psht);
-        out
+        v.value("FDIV", fdiv, &next.fdiv);
+        v.value("FRET", fret, &next.fret);
+        v.value("FLAB", flab, &next.flab);
+        v.list("ROUT", rout, &next.rout);
+        v.list("ERUT", erut, &next.erut);
+        v.list("PSDT", psdt, &next.psdt);
+        v.list("GTDT", gtdt, &next.gtdt);
+        v.list("CKDT", ckdt, &next.ckdt);
+        v.list("CLDT", cldt, &next.cldt);
+        v.list("CHDT", chdt, &next.chdt);
+        v.list("CHOT", chot, &next.chot);
+        v.list("ABTM", abtm, &next.abtm);
+        v.list("DELY", dely, &next.dely);
+        v.list("SRVT", srvt, &next.srvt);
+        v.list("VIPF", vipf, &next.vipf);
+        v.list("PORT", port, &next.port);
+        v.list("TIPT", tipt, &next.tipt);
+        v.list("PSHT", psht, &next.psht);
     }
 
     /// The same flight with every content field emptied (used when a deleted

@@ -9,6 +9,7 @@
 //!
 //! Rules and decisions: docs/domain.md. Event JSON: docs/events.md.
 
+pub mod changes;
 pub mod config;
 pub mod delivery;
 pub mod engine;
@@ -30,12 +31,13 @@ pub mod watermark;
 #[cfg(test)]
 mod tests;
 
+pub use changes::{ChangeOp, FieldChange};
 pub use config::{AbsentFieldPolicy, DomainConfig};
 pub use engine::{ApplyContext, Decision, FlightStateEngine, NoChangeReason, NoMatchReason};
 pub use error::DomainError;
 pub use events::{
-    ChangeKind, ChangeNotification, DomainEvent, EventTarget, EventType, SchdEvent, SchdPayload,
-    SchdProjection, schd_projection,
+    ChangeKind, ChangeNotification, DomainEvent, EventKind, EventTarget, EventType, Provenance,
+    SchdEvent, SchdPayload, SchdProjection, WriteFacts, schd_projection,
 };
 pub use flight_state::{FlightSet, FlightState, FlightStatus, FlightValue};
 pub use mafl::MaflEntry;

@@ -97,13 +97,10 @@ fn the_asyncapi_document_names_every_topic_and_schema() {
     assert!(events.contains("asyncapi.yaml") && events.contains("../schemas/"));
 }
 
-/// The project's samples, then the real ones (when ../shared is there),
-/// through ingest and the pump until nothing is left: every record msgx
-/// appended is in the harness's log and keeps the contract; rows a test
-/// inserts by hand are not msgx's and are not in it.
-#[tokio::test]
-async fn every_outbox_record_of_the_samples_keeps_the_contract() {
-    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+/// Inserts the project's samples, the real ones (when ../shared is there)
+/// and `extra` into `mb`, then runs ingest and the pump until nothing is
+/// left (the clock jumps past every retry backoff).
+async fn drain_samples(db: &TestDb, mb: &TestMailbox, extra: Vec<String>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = xml_files(&root.join("tests/fixtures/sis"));
     let shared = root.join("../shared/fixtures/sis");
@@ -116,9 +113,12 @@ async fn every_outbox_record_of_the_samples_keeps_the_contract() {
         mb.insert(&String::from_utf8_lossy(&std::fs::read(f).unwrap()))
             .await;
     }
+    for xml in &extra {
+        mb.insert(xml).await;
+    }
     let (clock, shared_clock) = manual_clock();
-    let (r, _stop) = runner(&db, Some(&mb), shared_clock, |_| {});
-    for _ in 0..60 {
+    let (r, _stop) = runner(db, Some(mb), shared_clock, |_| {});
+    for _ in 0..200 {
         run(&r, "ingest-sweep").await;
         run(&r, "pump-drain").await;
         let open: i64 = sqlx::query_scalar(
@@ -132,6 +132,16 @@ async fn every_outbox_record_of_the_samples_keeps_the_contract() {
         }
         clock.advance(Duration::minutes(30));
     }
+}
+
+/// The project's samples, then the real ones (when ../shared is there),
+/// through ingest and the pump until nothing is left: every record msgx
+/// appended is in the harness's log and keeps the contract; rows a test
+/// inserts by hand are not msgx's and are not in it.
+#[tokio::test]
+async fn every_outbox_record_of_the_samples_keeps_the_contract() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    drain_samples(&db, &mb, Vec::new()).await;
     sqlx::query(
         "INSERT INTO msg_event (target, partition_key, event_type, state_version, payload, created_at) \
          VALUES ('KAFKA:msg', '1', 'UPSERT', 1, 'not json', now())",
@@ -193,4 +203,176 @@ async fn a_record_that_breaks_the_contract_is_reported() {
         .execute(&db.pool)
         .await
         .unwrap();
+}
+
+/// Issue 36 item 1: over the project's and the real samples and a generated
+/// day (`msgx mailbox generate`), every `msg` record's `changes` turn the
+/// flight's previous `schd` record into its next one, as a consumer would
+/// apply them (`msgx::domain::changes::apply`): replayed from the harness's
+/// log of every appended record, replaced `schd` rows included.
+#[tokio::test]
+async fn the_changes_of_every_msg_record_turn_the_previous_schd_record_into_the_next() {
+    use msgx::domain::{FlightState, changes, schd_projection};
+    use serde_json::Value;
+    use std::collections::HashMap;
+
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let day = msgx::commands::generate::Spec {
+        messages: 1_500,
+        flights: 120,
+        seed: 36,
+        duplicates: 0.02,
+        malformed: 0.0,
+        holes: 0,
+        first_seqn: 500_000,
+        package_flights: 40,
+        rich: true,
+    };
+    let generated = msgx::commands::generate::messages(&day)
+        .into_iter()
+        .flatten();
+    drain_samples(&db, &mb, generated.collect()).await;
+
+    let content = |mut v: Value| -> Value {
+        if let Some(o) = v.as_object_mut() {
+            for k in ["state_version", "last_msg_id", "created_at", "updated_at"] {
+                o.remove(k);
+            }
+        }
+        v
+    };
+    let empty = |flid: i64| {
+        content(schd_projection(&FlightState::new(flid, chrono::Utc::now()), None).to_json())
+    };
+    let log: Vec<(String, String, String, Option<Vec<u8>>)> = sqlx::query_as(
+        "SELECT target, partition_key, event_type, payload FROM msgx_test.event_log ORDER BY n",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .unwrap();
+    // What a consumer holds per flight (the last schd record), and what the
+    // notifications since then say it became.
+    let mut held: HashMap<i64, Value> = HashMap::new();
+    let mut expected: HashMap<i64, Value> = HashMap::new();
+    let (mut notes, mut compared) = (0usize, 0usize);
+    let mut seen: std::collections::BTreeSet<String> = Default::default();
+    for (target, key, event_type, payload) in log {
+        if !matches!(target.as_str(), "KAFKA:msg" | "KAFKA:schd") {
+            continue; // the season topic's records are keyed by series
+        }
+        let flid: i64 = key.parse().expect("a FLID key");
+        let value = || -> Value {
+            serde_json::from_slice(payload.as_deref().expect("a value")).expect("JSON")
+        };
+        match (target.as_str(), event_type.as_str()) {
+            ("KAFKA:msg", _) => {
+                let note = value();
+                let kind = note["event_kind"].as_str().expect("event_kind").to_string();
+                let base = match kind.as_str() {
+                    "CREATE" => empty(flid),
+                    _ => expected
+                        .remove(&flid)
+                        .or_else(|| held.get(&flid).cloned())
+                        .unwrap_or_else(|| panic!("FLID {flid}: {kind} of a flight never seen")),
+                };
+                let list: Vec<changes::FieldChange> =
+                    serde_json::from_value(note["changes"].clone())
+                        .unwrap_or_else(|e| panic!("FLID {flid}: changes: {e}"));
+                let mut next = base;
+                changes::apply(&mut next, &list)
+                    .unwrap_or_else(|e| panic!("FLID {flid} {}: {e}", note["msg_kind"]));
+                for c in &list {
+                    seen.insert(format!("{:?}", c.op));
+                }
+                seen.insert(kind);
+                expected.insert(flid, next);
+                notes += 1;
+            }
+            ("KAFKA:schd", "UPSERT") => {
+                let state = content(value());
+                if let Some(want) = expected.remove(&flid) {
+                    assert_eq!(
+                        want, state,
+                        "FLID {flid}: the changes applied differ from the record"
+                    );
+                    compared += 1;
+                }
+                held.insert(flid, state);
+            }
+            ("KAFKA:schd", _) => {
+                held.remove(&flid);
+                expected.remove(&flid);
+            }
+            _ => {}
+        }
+    }
+    println!("{notes} notifications, {compared} compared with the next schd record; seen {seen:?}");
+    assert!(
+        notes > 1_000 && compared > 1_000,
+        "{notes} notifications, {compared} compared"
+    );
+    for must in [
+        "CREATE", "UPDATE", "DELETE", "Set", "Added", "Changed", "Removed",
+    ] {
+        assert!(seen.contains(must), "no {must} among {seen:?}");
+    }
+}
+
+/// Issue 36 item 5 for the `msg` record's new keys (docs/events.md
+/// "Compatibility"): a record as 0.1 wrote it still validates against the
+/// current schema, every key of the 0.1 schema keeps its definition, and the
+/// 0.1 schema (`additionalProperties: false`) refuses a current record: a
+/// consumer validating with it takes the new schema.
+#[test]
+fn a_msg_record_of_the_previous_release_still_validates() {
+    use msgx::domain::events::{Provenance, WriteFacts, events_for};
+    use msgx::domain::{FlightState, FlightValue};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schema = |path: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let (old, new) = (
+        schema(&root.join("tests/fixtures/contract-0.1/msg-value.schema.json")),
+        schema(&schemas_dir().join("msg-value.schema.json")),
+    );
+    let validator = |s: &serde_json::Value| jsonschema::validator_for(s).expect("a schema");
+    let (old_v, new_v) = (validator(&old), validator(&new));
+
+    let mut f = FlightState::new(15, chrono::Utc::now());
+    f.state_version = 1;
+    f.last_msg_id = 4711;
+    f.set_scalar(
+        msgx::codec::ScalarTag::FLNO,
+        Some(FlightValue::Text("YG15".into())),
+    );
+    let facts = WriteFacts::of_write(
+        None,
+        &f,
+        None,
+        None,
+        vec!["FLNO".into()],
+        Provenance::internal("SCHD-DNLD"),
+    );
+    let [msg, _] = events_for(&f, None, facts);
+    let record: serde_json::Value = serde_json::from_slice(&msg.to_bytes().unwrap()).unwrap();
+    let mut as_01 = record.clone();
+    for k in msgx::domain::events::FIELDS_ADDED_AFTER_0_1 {
+        as_01.as_object_mut().unwrap().remove(k);
+    }
+    assert!(old_v.is_valid(&as_01), "the 0.1 schema takes a 0.1 record");
+    assert!(
+        new_v.is_valid(&as_01),
+        "the current schema takes a 0.1 record"
+    );
+    assert!(new_v.is_valid(&record));
+    assert!(
+        !old_v.is_valid(&record),
+        "0.1's schema is closed: consumers take the new one"
+    );
+    for (key, def) in old["properties"].as_object().unwrap() {
+        assert_eq!(Some(def), new["properties"].get(key), "{key} changed");
+    }
+    for key in old["required"].as_array().unwrap() {
+        assert!(new["required"].as_array().unwrap().contains(key), "{key}");
+    }
 }

@@ -11,7 +11,7 @@ use msgx::clock::Clock;
 use msgx::clock::ManualClock;
 use msgx::commands::tail::TailRecord;
 use msgx::config::Config;
-use msgx::domain::events::{DomainEvent, events_for};
+use msgx::domain::events::{DomainEvent, Provenance, WriteFacts, events_for};
 use msgx::domain::{FlightState, FlightStatus};
 use msgx::scheduler::runner::{JobRunner, RunOptions};
 use msgx::store::pg::msg_event;
@@ -53,7 +53,15 @@ fn notification_bytes(flid: i64, version: i64) -> Vec<u8> {
     let mut state = FlightState::new(flid, clock_now());
     state.state_version = version;
     state.last_msg_id = version;
-    let [msg, _] = events_for(&state, None, "FLOP-GTDT", vec!["GTDT".into()]);
+    let facts = WriteFacts::of_write(
+        None,
+        &state,
+        None,
+        None,
+        vec!["GTDT".into()],
+        Provenance::internal("FLOP-GTDT"),
+    );
+    let [msg, _] = events_for(&state, None, facts);
     msg.to_bytes().expect("a notification has a value")
 }
 
@@ -92,7 +100,15 @@ fn schd_event(flid: i64, version: i64, deleted: bool) -> DomainEvent {
     if deleted {
         state.state = FlightStatus::Deleted;
     }
-    let [_, schd] = events_for(&state, None, "FLOP-GTDT", vec![]);
+    let facts = WriteFacts::of_write(
+        None,
+        &state,
+        None,
+        None,
+        vec![],
+        Provenance::internal("FLOP-GTDT"),
+    );
+    let [_, schd] = events_for(&state, None, facts);
     schd
 }
 

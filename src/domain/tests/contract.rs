@@ -11,7 +11,7 @@ use proptest::prelude::*;
 
 use crate::codec::{ScalarKind, ScalarTag};
 use crate::domain::events::contract_check::check_record;
-use crate::domain::events::events_for;
+use crate::domain::events::{Provenance, WriteFacts, events_for};
 use crate::domain::flight_state::*;
 use crate::domain::mafl::MaflEntry;
 use crate::domain::{EventType, FlightState};
@@ -373,7 +373,8 @@ proptest! {
         changed in vec(prop::sample::select(vec!["STATE", "GTDT", "MAFL", "SODT"]), 0..4),
     ) {
         let changed: Vec<String> = changed.into_iter().map(String::from).collect();
-        for e in events_for(&f, mafl, kind, changed) {
+        let facts = WriteFacts::of_write(None, &f, None, mafl.as_deref(), changed, Provenance::internal(kind));
+        for e in events_for(&f, mafl, facts) {
             let event_type = match e.event_type() {
                 EventType::Upsert => "UPSERT",
                 EventType::Tombstone => "TOMBSTONE",
@@ -391,7 +392,15 @@ proptest! {
 fn the_check_refuses_what_the_contract_does_not_allow() {
     let mut f = FlightState::new(15, DateTime::<Utc>::UNIX_EPOCH);
     f.state_version = 1;
-    let [msg, schd] = events_for(&f, Some(Vec::new()), "SCHD-DNLD", vec!["STATE".into()]);
+    let facts = WriteFacts::of_write(
+        None,
+        &f,
+        None,
+        Some(&[]),
+        vec!["STATE".into()],
+        Provenance::internal("SCHD-DNLD"),
+    );
+    let [msg, schd] = events_for(&f, Some(Vec::new()), facts);
     let good = schd.to_bytes().expect("a projection");
     assert_eq!(check_record("schd", b"15", "UPSERT", Some(&good)), Ok(()));
     let doc: serde_json::Value = serde_json::from_slice(&good).expect("json");

@@ -25,7 +25,7 @@ fn notification_json_has_the_documented_layout() {
     let json = String::from_utf8(events[0].to_bytes().expect("value")).expect("utf8");
     assert_eq!(
         json,
-        r#"{"flid":15,"state_version":2,"msg_id":42,"msg_kind":"FLOP-APPT","change":"UPSERT","changed_fields":["APPT"],"updated_at":"2026-01-01T08:00:00Z"}"#
+        r#"{"flid":15,"state_version":2,"msg_id":42,"msg_kind":"FLOP-APPT","change":"UPSERT","event_kind":"UPDATE","changed_fields":["APPT"],"changes":[{"field":"APPT","index":null,"op":"SET","old":null,"new":"2021-01-23T06:10:00+08:00"}],"provenance":{"msg_id":42,"sndr":"AODB","msg_kind":"FLOP-APPT","dttm":null,"seqn":"1"},"updated_at":"2026-01-01T08:00:00Z"}"#
     );
 }
 

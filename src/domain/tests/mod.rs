@@ -1,6 +1,7 @@
 //! Domain tests (style §6): one module per area.
 
 mod cascade;
+mod changes;
 mod contract;
 mod events;
 mod fixtures;

@@ -53,7 +53,7 @@ fn coll<T: Clone + std::fmt::Debug + 'static>(
     .boxed()
 }
 
-fn payload() -> impl Strategy<Value = FlopPayload> {
+pub(super) fn payload() -> impl Strategy<Value = FlopPayload> {
     use FlopPayload as P;
     let gate = (proptest::option::of(0i64..4), field(code()), field(ntime())).prop_map(
         |(seq, gate, pgot)| GateAlloc {
