@@ -291,6 +291,11 @@ pub enum EventsAction {
         #[arg(long)]
         actor: Option<String>,
     },
+    /// Re-send the current `msg` + `schd` records of flights as REQUEST
+    /// records (a new consumer's bootstrap), in per-flight order, through the
+    /// outbox; recorded in operator_action. More than one flight is a bulk
+    /// action: --yes or a typed confirmation.
+    Republish(crate::commands::events::RepublishArgs),
     /// Delete DEAD events; the row, payload and reason are recorded.
     Discard {
         /// EVENT_IDs.
@@ -483,7 +488,11 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
         Command::Events { action } => (
             "events",
             Needs::POSTGRES,
-            !matches!(action, EventsAction::Dead { .. }),
+            match action {
+                EventsAction::Dead { .. } => false,
+                EventsAction::Republish(a) => !a.dry_run,
+                _ => true,
+            },
         ),
         Command::DevKafka { .. } => ("dev-kafka", Needs::NONE, false),
         Command::Dev { action } => match action {
@@ -755,6 +764,9 @@ pub async fn run(cli: Cli) -> Exit {
         Command::Events {
             action: EventsAction::Discard { ids, reason, actor },
         } => events::discard_command(&loaded.config, clock, &ids, &reason, actor.as_deref()).await,
+        Command::Events {
+            action: EventsAction::Republish(args),
+        } => events::republish_command(&loaded.config, clock, args).await,
         Command::Doctor { json } => {
             let report = doctor::diagnose(&loaded.config).await;
             doctor::print(&report, json, &mut std::io::stdout())

@@ -174,3 +174,116 @@ pub async fn discard_command(
     )
     .await
 }
+
+/// `msgx events republish …` (issue 36 item 4).
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["day", "flid", "all_active"])))]
+pub struct RepublishArgs {
+    /// The ACTIVE flights of this operation day (YYYY-MM-DD).
+    #[arg(long, value_name = "DAY")]
+    pub day: Option<chrono::NaiveDate>,
+    /// These flights (repeatable; a DELETED one re-sends its tombstone).
+    #[arg(long, value_name = "FLID", num_args = 1..)]
+    pub flid: Vec<i64>,
+    /// Every ACTIVE flight.
+    #[arg(long)]
+    pub all_active: bool,
+    /// Why (required; recorded with the action).
+    #[arg(long, required = true)]
+    pub reason: String,
+    /// At most this many flights; more refuses the whole request.
+    #[arg(long, value_name = "N", default_value_t = REPUBLISH_MAX_DEFAULT)]
+    pub max: usize,
+    /// Confirm re-sending more than one flight without being asked.
+    #[arg(long)]
+    pub yes: bool,
+    /// Show which flights would be re-sent; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Who (default: $USER).
+    #[arg(long)]
+    pub actor: Option<String>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--max` unless given: a busy airport's day is about 2,000 flights.
+pub const REPUBLISH_MAX_DEFAULT: usize = 10_000;
+
+/// `msgx events republish`: selects, confirms, re-sends.
+pub async fn republish_command(config: &Config, clock: SharedClock, args: RepublishArgs) -> Exit {
+    use crate::store::pg::flight::FlightStore;
+    use crate::store::pg::republish::{self, Request, Selection};
+    let selection = match (args.day, args.flid.is_empty(), args.all_active) {
+        (Some(d), _, _) => Selection::Day(d),
+        (None, false, _) => Selection::Flids(args.flid.clone()),
+        _ => Selection::AllActive,
+    };
+    if args.reason.trim().is_empty() {
+        eprintln!("msgx events republish: --reason must say why (it is recorded)");
+        return Exit::Config;
+    }
+    let pool = match super::connect_current(config, "events").await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let store = FlightStore::new(&crate::jobs::domain_config(config));
+    let actor = actor(args.actor.as_deref());
+    let request = |dry_run: bool| Request {
+        selection: &selection,
+        limit: args.max,
+        actor: &actor,
+        reason: &args.reason,
+        at: clock.now(),
+        dry_run,
+    };
+    let plan = match republish::republish(&pool, &store, &request(true)).await {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("msgx events republish: {e}; nothing re-sent");
+            return Exit::Failure;
+        }
+    };
+    let on = Target::of(config, Needs::POSTGRES);
+    let done = if args.dry_run || plan.flids.is_empty() {
+        plan
+    } else {
+        if plan.flids.len() > 1 {
+            let ask = confirm::Bulk {
+                what: "re-send the records of",
+                rows: plan.flids.len(),
+                reason: Some(&args.reason),
+                yes: args.yes,
+                json: args.json,
+            };
+            if let Err(e) = confirm::bulk(ask, &on) {
+                eprintln!("msgx events republish: {e}");
+                return Exit::Config;
+            }
+        }
+        match republish::republish(&pool, &store, &request(false)).await {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("msgx events republish: {e}; nothing re-sent");
+                return Exit::Failure;
+            }
+        }
+    };
+    if args.json {
+        println!("{}", on.into_json(&done));
+    } else if args.dry_run {
+        println!(
+            "would re-send {} flight(s): {:?}",
+            done.flids.len(),
+            done.flids
+        );
+    } else {
+        println!(
+            "re-sent {} flight(s) as REQUEST records (operator_action {})",
+            done.flids.len(),
+            done.action_id.map_or("-".into(), |i| i.to_string())
+        );
+    }
+    Exit::Ok
+}

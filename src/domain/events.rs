@@ -491,6 +491,24 @@ pub fn events_for(
     events
 }
 
+/// The `msg_kind` of the records `msgx events republish` re-sends.
+pub const REQUEST_KIND: &str = "REQUEST";
+
+/// The events that re-send `state` as it is, on an operator's request
+/// (`msgx events republish`, issue 36 item 4): a REQUEST notification that
+/// changes nothing, and its current projection (a DELETED flight's
+/// tombstone). The same STATE_VERSION: a consumer that has it already may
+/// ignore both; one that bootstraps takes the projection.
+pub fn republished(state: &FlightState, mafl: Option<Vec<MaflEntry>>) -> [DomainEvent; 2] {
+    let facts = WriteFacts {
+        provenance: Provenance::internal(REQUEST_KIND),
+        event_kind: EventKind::Request,
+        changed_fields: Vec::new(),
+        changes: Vec::new(),
+    };
+    events_for(state, mafl, facts)
+}
+
 /// The contract check the integration tests use too (one implementation).
 #[cfg(test)]
 #[allow(dead_code)]

@@ -376,3 +376,88 @@ fn a_msg_record_of_the_previous_release_still_validates() {
         assert!(new["required"].as_array().unwrap().contains(key), "{key}");
     }
 }
+
+/// Issue 36 item 4: `msgx events republish --day D` re-sends the day's
+/// ACTIVE flights as REQUEST records (a `msg` record, then the `schd` row
+/// PENDING again at the same version), audited; a bulk without `--yes`
+/// and a selection over `--max` change nothing.
+#[tokio::test]
+async fn republish_re_sends_a_days_flights_as_request_records() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    drain_samples(&db, &mb, Vec::new()).await;
+    sqlx::query("UPDATE msg_event SET status = 'SENT', sent_at = now()")
+        .execute(&db.pool)
+        .await
+        .unwrap();
+    let (day, flights): (chrono::NaiveDate, i64) = sqlx::query_as(
+        "SELECT operation_day, count(*) FROM flight_schd WHERE state = 'ACTIVE' \
+         AND operation_day IS NOT NULL GROUP BY operation_day ORDER BY count(*) DESC LIMIT 1",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert!(flights > 1, "a day with several flights");
+    let day_arg = day.to_string();
+    let cfg = db.config_file();
+    let base = [
+        "events",
+        "republish",
+        "--day",
+        day_arg.as_str(),
+        "--reason",
+        "bootstrap",
+    ];
+    let pending = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM msg_event WHERE status = 'PENDING'")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap()
+    };
+
+    let unconfirmed = msgx(cfg.path(), &base);
+    assert_eq!(code(&unconfirmed), 2, "{}", text(&unconfirmed));
+    let over = msgx(cfg.path(), &[&base[..], &["--yes", "--max", "1"]].concat());
+    assert_eq!(code(&over), 1, "{}", text(&over));
+    assert!(
+        text(&over).contains("more than the bound"),
+        "{}",
+        text(&over)
+    );
+    assert_eq!(pending().await, 0, "refused requests change nothing");
+
+    let done = msgx(cfg.path(), &[&base[..], &["--yes", "--json"]].concat());
+    assert_eq!(code(&done), 0, "{}", text(&done));
+    let requests: Vec<(i64, i64, serde_json::Value)> = sqlx::query_as(
+        "SELECT event_id, partition_key::bigint, convert_from(payload, 'UTF8')::jsonb \
+         FROM msg_event WHERE target = 'KAFKA:msg' AND status = 'PENDING' ORDER BY event_id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(requests.len() as i64, flights);
+    for (event_id, flid, note) in &requests {
+        assert_eq!(note["event_kind"], "REQUEST", "{note}");
+        assert_eq!(note["msg_kind"], "REQUEST");
+        assert_eq!(note["changes"], serde_json::json!([]));
+        let (schd_id, version, status): (i64, i64, String) = sqlx::query_as(
+            "SELECT event_id, state_version, status FROM msg_event \
+             WHERE target = 'KAFKA:schd' AND partition_key = $1::text",
+        )
+        .bind(flid)
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+        assert_eq!(status, "PENDING", "FLID {flid}'s schd row is re-sent");
+        assert!(schd_id > *event_id, "FLID {flid}: notification first");
+        assert_eq!(note["state_version"], version, "the same version");
+    }
+    let audit: (String, Option<String>, serde_json::Value) = sqlx::query_as(
+        "SELECT target, reason, detail FROM operator_action WHERE action = 'EVENT_REPUBLISH'",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(audit.0, format!("flights:day={day}"));
+    assert_eq!(audit.1.as_deref(), Some("bootstrap"));
+    assert_eq!(audit.2["flights"], flights);
+}

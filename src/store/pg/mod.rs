@@ -21,6 +21,7 @@ pub mod preflight;
 pub mod proc_state;
 pub mod proc_state_hst;
 pub mod ref_master;
+pub mod republish;
 pub mod req_track;
 pub mod run_snapshot;
 pub mod season;
