@@ -23,6 +23,8 @@ use crate::delivery::dead_letters::{self, Resolution};
 use crate::http::client::Client;
 use crate::log_text::for_log;
 use crate::requests::track::{RequestKind, Tracker};
+use crate::store::pg::flight::FlightStore;
+use crate::store::pg::republish::{self, Selection as RepublishSelection};
 use crate::store::pg::{console_session, message_search};
 use axum::Extension;
 use axum::Form;
@@ -379,6 +381,10 @@ fn back_link(action: Action, f: &ActionForm) -> String {
         Action::BackfillReopen | Action::BackfillReconcile => "/backfill/abandoned".into(),
         Action::Request => "/requests".into(),
         Action::JobRun => format!("/jobs?job={}", f.job.trim()),
+        Action::Republish => parse_ids(&f.ids)
+            .ok()
+            .filter(|ids| ids.len() == 1)
+            .map_or_else(|| "/flights".into(), |ids| format!("/flights/{}", ids[0])),
         Action::ReplayFilter => format!("/messages?{}", f.filter.without_cursor().query_string()),
         Action::Replay | Action::Skip => parse_ids(&f.ids)
             .ok()
@@ -608,7 +614,67 @@ async fn plan(s: &ConsoleState, action: Action, f: &ActionForm) -> Result<Plan, 
                 offer_force: false,
             })
         }
+        Action::Republish => {
+            let selection = republish_selection(f).map_err(bad_request)?;
+            let dry = republish_of(s, &selection, "console", "dry run", true)
+                .await
+                .map_err(bad_request)?;
+            let count = dry.flids.len() as i64;
+            let mut fields = vec![
+                ("ids".to_string(), f.ids.trim().to_string()),
+                ("day".to_string(), f.day.trim().to_string()),
+            ];
+            fields.push(("expected".into(), count.to_string()));
+            let line = if dry.flids.is_empty() {
+                "no flight matches: nothing to re-send".to_string()
+            } else {
+                format!(
+                    "{count} flight(s) re-sent as REQUEST records (msg, then the schd record at its                      current version), in FLID order: {}",
+                    crate::backfill::id_ranges(&dry.flids)
+                )
+            };
+            Ok(Plan {
+                title: format!("Re-send the records of {}", selection.describe()),
+                lines: vec![line],
+                count: Some(count),
+                fields,
+                blocked: dry.flids.is_empty(),
+                offer_force: false,
+            })
+        }
     }
+}
+
+/// The flights a republish form names: FLIDs (`ids`), else an operation day.
+fn republish_selection(f: &ActionForm) -> Result<RepublishSelection, String> {
+    let (ids, day) = (f.ids.trim(), f.day.trim());
+    match (ids.is_empty(), day.is_empty()) {
+        (false, true) => parse_ids(ids).map(RepublishSelection::Flids),
+        (true, false) => chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
+            .map(RepublishSelection::Day)
+            .map_err(|_| format!("day: {day:?} is not YYYY-MM-DD")),
+        _ => Err("give FLIDs or an operation day, not both".into()),
+    }
+}
+
+/// `msgx events republish` of `selection`, at most [`MAX_BULK`] flights.
+async fn republish_of(
+    s: &ConsoleState,
+    selection: &RepublishSelection,
+    actor: &str,
+    reason: &str,
+    dry_run: bool,
+) -> Result<republish::Republished, republish::RepublishError> {
+    let store = FlightStore::new(&crate::jobs::domain_config(&s.config));
+    let request = republish::Request {
+        selection,
+        limit: usize::try_from(MAX_BULK).unwrap_or(usize::MAX),
+        actor,
+        reason,
+        at: s.clock.now(),
+        dry_run,
+    };
+    republish::republish(&s.pg, &store, &request).await
 }
 
 /// The request the form asks for: RQFD for `day`, else RQRD for `rtype`.
@@ -856,6 +922,27 @@ async fn apply_action(
                     Ok((true, lines))
                 }
                 Err(e) => Ok((false, vec![format!("{job} did not run: {e}")])),
+            }
+        }
+        Action::Republish => {
+            let selection = republish_selection(f).map_err(bad_request)?;
+            // The store records the action (EVENT_REPUBLISH) in its own transaction.
+            match republish_of(s, &selection, actor, reason, false).await {
+                Ok(done) => Ok((
+                    true,
+                    vec![
+                        format!(
+                            "re-sent {} flight(s) as REQUEST records: {}",
+                            done.flids.len(),
+                            crate::backfill::id_ranges(&done.flids)
+                        ),
+                        format!(
+                            "recorded as operator_action {}",
+                            done.action_id.map_or("-".into(), |i| i.to_string())
+                        ),
+                    ],
+                )),
+                Err(e) => Ok((false, vec![format!("nothing re-sent: {e}")])),
             }
         }
     }

@@ -291,10 +291,12 @@ pub enum Action {
     /// Send an upstream request (RQFD/RQRD).
     Request,
     JobRun,
+    /// Re-send flights' records as REQUEST records (`msgx events republish`).
+    Republish,
 }
 
 impl Action {
-    pub const ALL: [Action; 9] = [
+    pub const ALL: [Action; 10] = [
         Action::Replay,
         Action::ReplayFilter,
         Action::Skip,
@@ -304,6 +306,7 @@ impl Action {
         Action::BackfillReconcile,
         Action::Request,
         Action::JobRun,
+        Action::Republish,
     ];
 
     /// The name in the URL.
@@ -318,6 +321,7 @@ impl Action {
             Action::BackfillReconcile => "backfill-reconcile",
             Action::Request => "request",
             Action::JobRun => "job-run",
+            Action::Republish => "republish",
         }
     }
 

@@ -2668,3 +2668,74 @@ async fn the_compat_page_lists_every_compat_request() {
         assert!(a.body.contains(text), "{text}: {}", a.body);
     }
 }
+
+/// Issue 36 item 4: the flight page's "Re-send its records" (and the
+/// flights page's for a day) confirms with the count and re-sends REQUEST
+/// records, recorded as the operator's; a viewer gets no form.
+#[tokio::test]
+async fn an_operator_re_sends_a_flights_records_from_its_page() {
+    let c = Console::start(|_| {}).await;
+    c.fill().await;
+    let (viewer, _) = c.login(VICTOR).await;
+    let page = c.get("/flights/9001", Some(&viewer)).await;
+    assert!(!page.body.contains("republish-form"), "{}", page.body);
+    let (s, csrf) = c.login(ALICE).await;
+    let page = c.get("/flights/9001", Some(&s)).await;
+    assert!(page.body.contains("id=\"republish-form\""), "{}", page.body);
+    let day: chrono::NaiveDate =
+        sqlx::query_scalar("SELECT operation_day FROM flight_schd WHERE flid = 9001")
+            .fetch_one(&c.db.pool)
+            .await
+            .unwrap();
+    let list = c.get(&format!("/flights?day={day}"), Some(&s)).await;
+    assert!(
+        list.body.contains("id=\"republish-day-form\""),
+        "{}",
+        list.body
+    );
+
+    let base = [("csrf", csrf.as_str()), ("ids", "9001")];
+    let a = c
+        .post(
+            "/actions/republish",
+            Some(&s),
+            &[&base[..], &[("step", "confirm")]].concat(),
+        )
+        .await;
+    assert!(a.body.contains("id=\"confirm-count\">1<"), "{}", a.body);
+    let a = c
+        .post(
+            "/actions/republish",
+            Some(&s),
+            &[
+                &base[..],
+                &[
+                    ("step", "apply"),
+                    ("reason", "FIDS bootstrap"),
+                    ("expected", "1"),
+                ],
+            ]
+            .concat(),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(a.body.contains("re-sent 1 flight(s)"), "{}", a.body);
+    let kind: String = sqlx::query_scalar(
+        "SELECT convert_from(payload, 'UTF8')::jsonb ->> 'event_kind' FROM msg_event \
+         WHERE target = 'KAFKA:msg' AND partition_key = '9001' ORDER BY event_id DESC LIMIT 1",
+    )
+    .fetch_one(&c.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(kind, "REQUEST");
+    let audit: (String, String, Option<String>) = sqlx::query_as(
+        "SELECT actor, target, reason FROM operator_action WHERE action = 'EVENT_REPUBLISH'",
+    )
+    .fetch_one(&c.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        (audit.0.as_str(), audit.1.as_str(), audit.2.as_deref()),
+        ("alice", "flights:flid=9001", Some("FIDS bootstrap"))
+    );
+}
