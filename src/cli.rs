@@ -490,7 +490,7 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
             Needs::POSTGRES,
             match action {
                 EventsAction::Dead { .. } => false,
-                EventsAction::Republish(a) => !a.dry_run,
+                EventsAction::Republish(a) => !a.bulk.dry_run,
                 _ => true,
             },
         ),
@@ -512,7 +512,7 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
             !matches!(action, B::Abandoned { .. }),
         ),
         Command::Replay(args) => ("replay", Needs::POSTGRES, !args.dry_run),
-        Command::Skip(args) => ("skip", Needs::POSTGRES, !args.dry_run),
+        Command::Skip(args) => ("skip", Needs::POSTGRES, !args.bulk.dry_run),
         Command::Request { action } => ("request", Needs::BOTH, !matches!(action, R::List { .. })),
         Command::Flight { .. } => ("flight", Needs::POSTGRES, false),
         Command::Season { .. } => ("season", Needs::POSTGRES, false),

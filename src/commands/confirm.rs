@@ -8,6 +8,27 @@
 use super::target::Target;
 use std::io::{BufRead, IsTerminal, Write};
 
+/// The options every reasoned bulk command takes (`skip`, `events
+/// republish`): flattened into its arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BulkArgs {
+    /// Why (required; recorded with the action).
+    #[arg(long, required = true)]
+    pub reason: String,
+    /// Confirm a bulk action without being asked.
+    #[arg(long)]
+    pub yes: bool,
+    /// Show what it would change; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Who (default: the OS user).
+    #[arg(long)]
+    pub actor: Option<String>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// What the operator asked for.
 #[derive(Debug, Clone, Copy)]
 pub struct Bulk<'a> {

@@ -188,24 +188,12 @@ pub struct RepublishArgs {
     /// Every ACTIVE flight.
     #[arg(long)]
     pub all_active: bool,
-    /// Why (required; recorded with the action).
-    #[arg(long, required = true)]
-    pub reason: String,
     /// At most this many flights; more refuses the whole request.
     #[arg(long, value_name = "N", default_value_t = REPUBLISH_MAX_DEFAULT)]
     pub max: usize,
-    /// Confirm re-sending more than one flight without being asked.
-    #[arg(long)]
-    pub yes: bool,
-    /// Show which flights would be re-sent; change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Who (default: $USER).
-    #[arg(long)]
-    pub actor: Option<String>,
-    /// Machine-readable output.
-    #[arg(long)]
-    pub json: bool,
+    /// --reason, --yes, --dry-run, --actor, --json.
+    #[command(flatten)]
+    pub bulk: confirm::BulkArgs,
 }
 
 /// `--max` unless given: a busy airport's day is about 2,000 flights.
@@ -220,7 +208,7 @@ pub async fn republish_command(config: &Config, clock: SharedClock, args: Republ
         (None, false, _) => Selection::Flids(args.flid.clone()),
         _ => Selection::AllActive,
     };
-    if args.reason.trim().is_empty() {
+    if args.bulk.reason.trim().is_empty() {
         eprintln!("msgx events republish: --reason must say why (it is recorded)");
         return Exit::Config;
     }
@@ -229,12 +217,12 @@ pub async fn republish_command(config: &Config, clock: SharedClock, args: Republ
         Err(code) => return code,
     };
     let store = FlightStore::new(&crate::jobs::domain_config(config));
-    let actor = actor(args.actor.as_deref());
+    let actor = actor(args.bulk.actor.as_deref());
     let request = |dry_run: bool| Request {
         selection: &selection,
         limit: args.max,
         actor: &actor,
-        reason: &args.reason,
+        reason: &args.bulk.reason,
         at: clock.now(),
         dry_run,
     };
@@ -246,16 +234,16 @@ pub async fn republish_command(config: &Config, clock: SharedClock, args: Republ
         }
     };
     let on = Target::of(config, Needs::POSTGRES);
-    let done = if args.dry_run || plan.flids.is_empty() {
+    let done = if args.bulk.dry_run || plan.flids.is_empty() {
         plan
     } else {
         if plan.flids.len() > 1 {
             let ask = confirm::Bulk {
                 what: "re-send the records of",
                 rows: plan.flids.len(),
-                reason: Some(&args.reason),
-                yes: args.yes,
-                json: args.json,
+                reason: Some(&args.bulk.reason),
+                yes: args.bulk.yes,
+                json: args.bulk.json,
             };
             if let Err(e) = confirm::bulk(ask, &on) {
                 eprintln!("msgx events republish: {e}");
@@ -270,9 +258,9 @@ pub async fn republish_command(config: &Config, clock: SharedClock, args: Republ
             }
         }
     };
-    if args.json {
+    if args.bulk.json {
         println!("{}", on.into_json(&done));
-    } else if args.dry_run {
+    } else if args.bulk.dry_run {
         println!(
             "would re-send {} flight(s): {:?}",
             done.flids.len(),

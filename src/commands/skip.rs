@@ -32,21 +32,9 @@ pub struct SkipArgs {
     /// Every PENDING/FAILED message with A ≤ MSG_ID ≤ B.
     #[arg(long, value_name = "A-B")]
     pub range: Option<IdRange>,
-    /// Why (required; recorded with the action and on each row).
-    #[arg(long, required = true)]
-    pub reason: String,
-    /// Confirm a bulk skip (a range, or more than one ID) without being asked.
-    #[arg(long)]
-    pub yes: bool,
-    /// Show what would be skipped; change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Who (default: the OS user).
-    #[arg(long)]
-    pub actor: Option<String>,
-    /// Machine-readable output.
-    #[arg(long)]
-    pub json: bool,
+    /// --reason (also recorded on each row), --yes, --dry-run, --actor, --json.
+    #[command(flatten)]
+    pub bulk: confirm::BulkArgs,
 }
 
 /// Runs `msgx skip`.
@@ -65,9 +53,9 @@ pub async fn run(config: &Config, clock: SharedClock, args: SkipArgs) -> Exit {
     };
     let request = SkipRequest {
         selection,
-        reason: args.reason.clone(),
-        actor: crate::backfill::actor(args.actor.as_deref()),
-        dry_run: args.dry_run,
+        reason: args.bulk.reason.clone(),
+        actor: crate::backfill::actor(args.bulk.actor.as_deref()),
+        dry_run: args.bulk.dry_run,
     };
     let on = Target::of(config, Needs::POSTGRES);
     eprintln!("{SKIP_WARNING}");
@@ -89,8 +77,8 @@ pub async fn run(config: &Config, clock: SharedClock, args: SkipArgs) -> Exit {
             what: "skip",
             rows,
             reason: Some(&request.reason),
-            yes: args.yes,
-            json: args.json,
+            yes: args.bulk.yes,
+            json: args.bulk.json,
         };
         if let Err(e) = confirm::bulk(ask, &on) {
             eprintln!("msgx skip: {e}");
@@ -99,7 +87,7 @@ pub async fn run(config: &Config, clock: SharedClock, args: SkipArgs) -> Exit {
     }
     match service.skip(&request).await {
         Ok(o) => {
-            if args.json {
+            if args.bulk.json {
                 println!("{}", on.into_json(&o));
             } else {
                 print!("{}", render(&o));
