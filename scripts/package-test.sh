@@ -158,6 +158,12 @@ dpkg-deb -c "$ddeb" | grep -q "/usr/lib/debug/.build-id/${build_id:0:2}/${build_
 readelf -S /usr/bin/msgx | grep -q '\.debug_line' && fail "/usr/bin/msgx is not stripped"
 systemd-analyze verify /usr/lib/systemd/system/msgx.service /usr/lib/systemd/system/msgx-standby.service
 log "systemd-analyze verify: ok"
+# Enabled or not shows without a running systemd too: no wants link, and
+# deb-systemd-helper did not record the units as enabled.
+for unit in msgx.service msgx-standby.service; do
+  [ ! -e "/etc/systemd/system/multi-user.target.wants/$unit" ] || fail "$unit enabled on install"
+  [ ! -e "/var/lib/systemd/deb-systemd-helper-enabled/multi-user.target.wants/$unit" ] || fail "$unit marked enabled"
+done
 if [ -d /run/systemd/system ]; then
   ! systemctl is-enabled --quiet msgx.service || fail "msgx.service enabled on install"
   ! systemctl is-active --quiet msgx.service || fail "msgx.service started on install"
