@@ -56,6 +56,20 @@ else
   cargo test --no-fail-fast --locked
 fi
 
+# The packages (issue 35, docs/operations.md §1), beside the chaos drain (both
+# mostly wait; about 40 s of CI): scripts/package.sh packages the binary the
+# tests ran (--binary; the layout, maintainer scripts and dependencies are the
+# release package's, and a release build would double this run's compile
+# time), then scripts/package-test.sh checks the .deb, its -dbgsym, the RPM,
+# the SBOM and SHA256SUMS, installs the .deb on this machine, runs it as user
+# msgx, reinstalls, upgrades and purges it. Its output follows the chaos
+# drain's.
+pkg_log=target/package-test.log
+mkdir -p target
+(bash scripts/package.sh --binary target/debug/msgx --fast target/package-test &&
+  bash scripts/package-test.sh target/package-test) >"$pkg_log" 2>&1 &
+pkg_pid=$!
+
 # A short chaos drain (issue 11, docs/RESILIENCE.md): 3 SIGKILLs of the daemon
 # while it drains 2,000 messages, compared with an undisturbed run; any
 # difference fails CI. The binary the tests used (target/debug/msgx, test
@@ -63,12 +77,11 @@ fi
 echo "== chaos drain (short)"
 MSGX_BIN=target/debug/msgx bash scripts/chaos.sh --debug --runs 3 --messages 2000
 
-# The packages (issue 35, docs/operations.md §1): scripts/package.sh packages
-# the binary the tests ran (--binary; the layout, maintainer scripts and
-# dependencies are the release package's, and a release build would double
-# this run's compile time), then scripts/package-test.sh checks the .deb, its
-# -dbgsym, the RPM, the SBOM and SHA256SUMS, installs the .deb on this machine,
-# runs it as user msgx, reinstalls, upgrades and purges it.
 echo "== packages (install test)"
-bash scripts/package.sh --binary target/debug/msgx --fast target/package-test
-bash scripts/package-test.sh target/package-test
+if wait "$pkg_pid"; then
+  cat "$pkg_log"
+else
+  cat "$pkg_log"
+  echo "package install test FAILED" >&2
+  exit 1
+fi
