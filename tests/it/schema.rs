@@ -265,9 +265,8 @@ async fn commands_refuse_an_unmigrated_database() {
     );
 }
 
-#[tokio::test]
-async fn the_daemon_refuses_a_newer_schema() {
-    let db = TestDb::migrated().await;
+/// Records a migration this binary does not know, as a newer msgx would.
+async fn migrated_by_a_newer_msgx(db: &TestDb) {
     sqlx::query(
         "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
          VALUES (99999999, 'from the future', true, '\\x00', 0)",
@@ -275,6 +274,12 @@ async fn the_daemon_refuses_a_newer_schema() {
     .execute(&db.pool)
     .await
     .unwrap();
+}
+
+#[tokio::test]
+async fn the_daemon_refuses_a_newer_schema() {
+    let db = TestDb::migrated().await;
+    migrated_by_a_newer_msgx(&db).await;
     let cfg = db.config_file();
     let out = msgx(cfg.path(), &["daemon"]);
     assert_eq!(code(&out), 1, "{}", text(&out));
@@ -333,13 +338,7 @@ async fn migrate_check_applies_nothing_and_passes_only_a_current_schema() {
     assert_eq!(json(&behind)["status"], "behind");
     assert_eq!(json(&behind)["pending"], serde_json::json!([expected]));
 
-    sqlx::query(
-        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
-         VALUES (99999999, 'from the future', true, '\\x00', 0)",
-    )
-    .execute(&db.pool)
-    .await
-    .unwrap();
+    migrated_by_a_newer_msgx(&db).await;
     let newer = msgx(cfg.path(), &["migrate", "--check"]);
     assert_eq!(code(&newer), 1, "{}", text(&newer));
     assert!(text(&newer).contains("newer msgx"), "{}", text(&newer));
