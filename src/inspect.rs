@@ -243,6 +243,8 @@ pub struct FlightView {
     pub state: Value,
     pub state_version: i64,
     pub last_msg_id: i64,
+    /// The A-CDM milestones (also in the projection's `milestones`).
+    pub milestones: crate::domain::milestones::Milestones,
     /// Newest first, at most the requested number.
     pub changes: Vec<FlightChange>,
 }
@@ -270,6 +272,7 @@ pub async fn flight(
         state,
         state_version: current.state_version,
         last_msg_id: current.last_msg_id,
+        milestones: crate::domain::milestones::milestones(current),
         changes,
     }))
 }

@@ -64,7 +64,26 @@ pub async fn flight_show(
         view.last_msg_id
     );
     s += &serde_json::to_string_pretty(&state).unwrap_or_default();
-    s += "\n\nmessages that changed it (newest first; kept for msgx.pipeline.event-retention):\n";
+    s += "\n\nA-CDM milestones (docs/events.md \"Milestones\"):\n";
+    if view.milestones.is_empty() {
+        s += "  none (no MVIN, or none of the fields they come from is set)\n";
+    } else {
+        s += &format!(
+            "  {:<4} {:<4} {:<25} {:<14} {:>10}\n",
+            "CODE", "TYPE", "TIME", "SOURCE", "SET-BY-MSG"
+        );
+    }
+    for (code, m) in &view.milestones {
+        s += &format!(
+            "  {:<4} {:<4} {:<25} {:<14} {:>10}\n",
+            code.as_str(),
+            m.kind.as_str(),
+            m.time.to_rfc3339(),
+            m.source_label(),
+            m.msg_id.map_or_else(|| "-".into(), |id| id.to_string())
+        );
+    }
+    s += "\nmessages that changed it (newest first; kept for msgx.pipeline.event-retention):\n";
     if changes.is_empty() {
         s += "  none in the outbox\n";
     } else {

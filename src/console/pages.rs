@@ -890,6 +890,27 @@ pub async fn flight(
             });
         }
     }
+    let mut milestones = Table::new(
+        "table-milestones",
+        vec!["Code", "Type", "Time", "Source", "Set by message"],
+        "none (no MVIN, or none of the fields they come from is set)",
+    );
+    for (code, m) in &view.milestones {
+        milestones.rows.push(Row {
+            id: format!("milestone-{}", code.as_str()),
+            cells: vec![
+                Cell::text(code.as_str()),
+                Cell::text(m.kind.as_str()),
+                Cell::text(m.time.to_rfc3339()),
+                Cell::text(m.source_label()),
+                m.msg_id.map_or_else(
+                    || Cell::text("-"),
+                    |id| Cell::link(id.to_string(), format!("/messages/{id}")),
+                ),
+            ],
+            actions: vec![],
+        });
+    }
     let mut changes = Table::new(
         "table-flight-messages",
         vec![
@@ -930,6 +951,7 @@ pub async fn flight(
         flid,
         facts,
         shares,
+        milestones,
         state_json: serde_json::to_string_pretty(&view.state).unwrap_or_default(),
         changes,
     };

@@ -220,6 +220,7 @@ pub struct FlightPage {
     pub flid: i64,
     pub facts: Vec<Fact>,
     pub shares: Table,
+    pub milestones: Table,
     pub state_json: String,
     pub changes: Table,
 }

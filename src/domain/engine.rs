@@ -32,10 +32,10 @@ use crate::domain::config::DomainConfig;
 use crate::domain::error::DomainError;
 use crate::domain::events::{DomainEvent, Provenance, WriteFacts, events_for};
 use crate::domain::flight_state::{FlightSet, FlightState, FlightStatus};
-use crate::domain::mafl;
 use crate::domain::rules::convert::Conv;
 use crate::domain::rules::fdel::{self, FdelOutcome};
 use crate::domain::rules::{adft, flop, schd};
+use crate::domain::{mafl, milestones};
 
 /// Per-message inputs the caller provides (the engine never reads a clock).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -417,13 +417,14 @@ fn finish(
         };
     }
 
-    // 4. Versions and audit columns (a re-created FLID continues its
-    // retired version line).
+    // 4. Versions, audit columns and which message set each milestone (a
+    // re-created FLID continues its retired version line).
     for w in &mut writes {
         let old = current.get(w.next.flid);
         w.next.state_version = current.last_version(w.next.flid).saturating_add(1);
         w.next.last_msg_id = msg_id;
         w.next.updated_at = now;
+        milestones::stamp(old, &mut w.next, msg_id);
         if old.is_none() {
             w.next.created_at = now;
         }

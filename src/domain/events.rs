@@ -15,6 +15,7 @@ use crate::codec::ScalarTag;
 use crate::domain::changes::FieldChange;
 use crate::domain::flight_state::{FlightState, FlightStatus};
 use crate::domain::mafl::MaflEntry;
+use crate::domain::milestones;
 
 /// Outbox target (`MSG_EVENT.TARGET`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +118,11 @@ impl Provenance {
         }
     }
 }
+
+/// The `schd` value's keys added after release 0.1: optional in its schema,
+/// so a 0.1 record still validates (issue 36 item 5, docs/events.md
+/// "Compatibility").
+pub const SCHD_FIELDS_ADDED_AFTER_0_1: [&str; 1] = ["milestones"];
 
 /// The fields [`ChangeNotification`] gained after release 0.1.0 (issue 36): not
 /// required by the published schema, so the records of the previous release
@@ -274,6 +280,7 @@ impl Serialize for ProjectionView<'_> {
         m.serialize_entry("port", &f.port)?;
         m.serialize_entry("tipt", &f.tipt)?;
         m.serialize_entry("psht", &f.psht)?;
+        m.serialize_entry("milestones", &milestones::milestones(f))?;
         m.end()
     }
 }
@@ -354,7 +361,25 @@ impl schemars::JsonSchema for SchdProjection {
         put("port", g.subschema_for::<Vec<fs::DoorItem>>());
         put("tipt", g.subschema_for::<Vec<fs::TractorItem>>());
         put("psht", g.subschema_for::<Vec<fs::PushItem>>());
-        let required: Vec<Value> = props.keys().map(|k| json!(k)).collect();
+        let mut codes = Map::new();
+        let milestone = g.subschema_for::<milestones::Milestone>().to_value();
+        for code in milestones::MilestoneCode::ALL {
+            codes.insert(code.as_str().to_string(), milestone.clone());
+        }
+        put(
+            "milestones",
+            schemars::json_schema!({
+                "description": "A-CDM milestones by code, derived from the fields (docs/events.md \"Milestones\"); only the codes the flight has. Added in 0.2: absent from 0.1 records.",
+                "type": "object",
+                "properties": codes,
+                "additionalProperties": false,
+            }),
+        );
+        let required: Vec<Value> = props
+            .keys()
+            .filter(|k| !SCHD_FIELDS_ADDED_AFTER_0_1.contains(&k.as_str()))
+            .map(|k| json!(k))
+            .collect();
         schemars::json_schema!({
             "title": "schd value: full-state projection",
             "description": "The complete state of one ACTIVE flight at one STATE_VERSION (docs/events.md). Every key is always present; unset values are null, empty lists [].",

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::acdm::MilestoneCode;
 use crate::codec::ScalarTag;
 
 /// A stored scalar value: the codec's [`ScalarValue`](crate::codec::ScalarValue)
@@ -205,6 +206,11 @@ pub struct FlightState {
     pub tipt: Vec<TractorItem>,
     /// PSHT: push-back events.
     pub psht: Vec<PushItem>,
+    /// Which message set each A-CDM milestone the content shows (the one
+    /// thing about milestones that cannot be derived later; see
+    /// [`milestones`](super::milestones)). Not content: it never appears in
+    /// `changed_fields` or `changes`.
+    pub milestone_msgs: BTreeMap<MilestoneCode, i64>,
 }
 
 impl FlightState {
@@ -237,6 +243,7 @@ impl FlightState {
             port: Vec::new(),
             tipt: Vec::new(),
             psht: Vec::new(),
+            milestone_msgs: BTreeMap::new(),
         }
     }
 
@@ -343,6 +350,7 @@ impl FlightState {
             port,
             tipt,
             psht,
+            milestone_msgs: _,
         } = self;
         let v = visitor;
         v.value("STATE", state, &next.state);

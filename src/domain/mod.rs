@@ -9,6 +9,7 @@
 //!
 //! Rules and decisions: docs/domain.md. Event JSON: docs/events.md.
 
+pub mod acdm;
 pub mod changes;
 pub mod config;
 pub mod delivery;
@@ -18,6 +19,7 @@ pub mod events;
 pub mod evidence;
 pub mod flight_state;
 pub mod mafl;
+pub mod milestones;
 pub mod operation_day;
 pub mod proc_state;
 pub mod request_state;

@@ -808,6 +808,19 @@ async fn every_page_renders_on_a_drained_database_and_a_viewer_sees_no_action() 
     // Flight detail: the schd JSON and the message that changed it.
     let a = c.get("/flights/9001", Some(&viewer)).await;
     assert!(a.body.contains("id=\"flight-state-json\""), "{}", a.body);
+    // Its A-CDM milestones (issue 36 item 2): SOBT from SODT, set by the
+    // schedule, linked to it.
+    assert!(a.body.contains("id=\"table-milestones\""), "{}", a.body);
+    let row = a
+        .body
+        .split("id=\"milestone-SOBT\"")
+        .nth(1)
+        .and_then(|r| r.split("</tr>").next())
+        .unwrap_or_else(|| panic!("no SOBT row: {}", a.body));
+    assert!(
+        row.contains("SODT") && row.contains(&format!("href=\"/messages/{}\"", f.schd)),
+        "{row}"
+    );
     assert!(
         a.body.contains(&format!("href=\"/messages/{}\"", f.schd)),
         "{}",

@@ -235,7 +235,14 @@ async fn the_changes_of_every_msg_record_turn_the_previous_schd_record_into_the_
 
     let content = |mut v: Value| -> Value {
         if let Some(o) = v.as_object_mut() {
-            for k in ["state_version", "last_msg_id", "created_at", "updated_at"] {
+            // Lifecycle keys, and the milestones derived from content.
+            for k in [
+                "state_version",
+                "last_msg_id",
+                "created_at",
+                "updated_at",
+                "milestones",
+            ] {
                 o.remove(k);
             }
         }
@@ -256,6 +263,10 @@ async fn the_changes_of_every_msg_record_turn_the_previous_schd_record_into_the_
     let mut expected: HashMap<i64, Value> = HashMap::new();
     let (mut notes, mut compared) = (0usize, 0usize);
     let mut seen: std::collections::BTreeSet<String> = Default::default();
+    // Issue 36 item 2: the mailbox IDs that wrote each flight, and the
+    // milestones and codes the records showed.
+    let mut writers: HashMap<i64, std::collections::BTreeSet<i64>> = HashMap::new();
+    let (mut milestones, mut codes) = (0usize, std::collections::BTreeSet::new());
     for (target, key, event_type, payload) in log {
         if !matches!(target.as_str(), "KAFKA:msg" | "KAFKA:schd") {
             continue; // the season topic's records are keyed by series
@@ -286,10 +297,16 @@ async fn the_changes_of_every_msg_record_turn_the_previous_schd_record_into_the_
                 }
                 seen.insert(kind);
                 expected.insert(flid, next);
+                writers
+                    .entry(flid)
+                    .or_default()
+                    .insert(note["msg_id"].as_i64().expect("msg_id"));
                 notes += 1;
             }
             ("KAFKA:schd", "UPSERT") => {
-                let state = content(value());
+                let record = value();
+                milestones += check_milestones(&record, writers.get(&flid), &mut codes);
+                let state = content(record);
                 if let Some(want) = expected.remove(&flid) {
                     assert_eq!(
                         want, state,
@@ -316,6 +333,125 @@ async fn the_changes_of_every_msg_record_turn_the_previous_schd_record_into_the_
     ] {
         assert!(seen.contains(must), "no {must} among {seen:?}");
     }
+    println!("{milestones} milestones checked, codes {codes:?}");
+    // The generated day sends no ACTT, EGSR, BOTM or chocks-on: 11 of the
+    // 16 derived codes (every one is covered in src/domain/tests/milestones.rs).
+    for code in [
+        "SIBT", "ELDT", "SOBT", "EOBT", "TOBT", "CTOT", "AOBT", "ARDT", "ACGT",
+    ] {
+        assert!(codes.contains(code), "no {code} among {codes:?}");
+    }
+}
+
+/// Checks every milestone of one `schd` record (issue 36 item 2): its time
+/// is the value of the field it names in the same record, and it was set by
+/// a message that wrote this flight. Returns how many it checked and adds
+/// their codes to `codes`.
+fn check_milestones(
+    record: &serde_json::Value,
+    writers: Option<&std::collections::BTreeSet<i64>>,
+    codes: &mut std::collections::BTreeSet<String>,
+) -> usize {
+    let flid = &record["flid"];
+    let Some(all) = record["milestones"].as_object() else {
+        panic!("FLID {flid}: no milestones object");
+    };
+    for (code, m) in all {
+        let source = m["source"].as_str().expect("source").to_ascii_lowercase();
+        let value = match (source.split_once('.'), m["ordinal"].as_i64()) {
+            (Some((list, field)), Some(n)) => &record[list][usize::try_from(n - 1).unwrap()][field],
+            (None, None) => &record[source.as_str()],
+            _ => panic!("FLID {flid} {code}: source {source} and ordinal disagree"),
+        };
+        let at = |v: &serde_json::Value| {
+            chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default()).ok()
+        };
+        assert!(
+            at(value).is_some() && at(value) == at(&m["time"]),
+            "FLID {flid} {code}: {m} but {source} is {value}"
+        );
+        let id = m["msg_id"]
+            .as_i64()
+            .expect("a msg_id: every flight is new here");
+        assert!(
+            writers.is_some_and(|w| w.contains(&id)),
+            "FLID {flid} {code}: set by {id}, which did not write it ({writers:?})"
+        );
+        codes.insert(code.clone());
+    }
+    all.len()
+}
+
+/// The compatibility rule of docs/events.md between release 0.1's schema
+/// `name` (`tests/fixtures/contract-0.1/`) and the current one
+/// (`schemas/`): `record` without the keys `added` since (a 0.1 record)
+/// validates against both, `record` itself against the current one only
+/// (0.1's schemas are closed: consumers take the new one), every 0.1 key
+/// keeps its definition and nothing is newly required.
+fn assert_compatible_with_0_1(name: &str, record: &serde_json::Value, added: &[&str]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let file = format!("{name}.schema.json");
+    let [(old, old_v), (new, new_v)] = [
+        root.join("tests/fixtures/contract-0.1").join(&file),
+        schemas_dir().join(&file),
+    ]
+    .map(|path| {
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let v = jsonschema::validator_for(&s).expect("a schema");
+        (s, v)
+    });
+    let mut as_01 = record.clone();
+    for k in added {
+        assert!(record.get(k).is_some(), "{name}: the record has {k}");
+        as_01.as_object_mut().unwrap().remove(*k);
+    }
+    assert!(
+        old_v.is_valid(&as_01),
+        "{name}: the 0.1 schema takes a 0.1 record"
+    );
+    assert!(
+        new_v.is_valid(&as_01),
+        "{name}: the current schema takes a 0.1 record"
+    );
+    assert!(new_v.is_valid(record), "{name}: {record}");
+    assert!(!old_v.is_valid(record), "{name}: 0.1's schema is closed");
+    for (key, def) in old["properties"].as_object().unwrap() {
+        assert_eq!(
+            Some(def),
+            new["properties"].get(key),
+            "{name}: {key} changed"
+        );
+    }
+    assert_eq!(
+        old["required"], new["required"],
+        "{name}: nothing newly required"
+    );
+}
+
+/// Issue 36 items 2 and 5 for the `schd` value's `milestones`: a 0.1
+/// record (without it) validates against the current schema, a current one
+/// with milestones does too, every 0.1 key keeps its definition, and the
+/// closed 0.1 schema refuses the new key.
+#[test]
+fn a_schd_record_of_the_previous_release_still_validates() {
+    use msgx::codec::ScalarTag;
+    use msgx::domain::{FlightState, FlightValue, milestones, schd_projection};
+    let mut f = FlightState::new(15, chrono::Utc::now());
+    f.state_version = 1;
+    f.last_msg_id = 4711;
+    let sodt = chrono::DateTime::parse_from_rfc3339("2021-01-23T05:35:00+08:00").unwrap();
+    f.set_scalar(ScalarTag::MVIN, Some(FlightValue::Text("D".into())));
+    f.set_scalar(ScalarTag::SODT, Some(FlightValue::Time(sodt)));
+    f.set_scalar(ScalarTag::CTOT, Some(FlightValue::Time(sodt)));
+    milestones::stamp(None, &mut f, 4711);
+    let record = schd_projection(&f, Some(&[])).to_json();
+    assert_eq!(record["milestones"]["CTOT"]["msg_id"], 4711, "{record}");
+    assert_compatible_with_0_1(
+        "schd-value",
+        &record,
+        &msgx::domain::events::SCHD_FIELDS_ADDED_AFTER_0_1,
+    );
 }
 
 /// Issue 36 item 5 for the `msg` record's new keys (docs/events.md
@@ -327,17 +463,6 @@ async fn the_changes_of_every_msg_record_turn_the_previous_schd_record_into_the_
 fn a_msg_record_of_the_previous_release_still_validates() {
     use msgx::domain::events::{Provenance, WriteFacts, events_for};
     use msgx::domain::{FlightState, FlightValue};
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let schema = |path: &Path| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    };
-    let (old, new) = (
-        schema(&root.join("tests/fixtures/contract-0.1/msg-value.schema.json")),
-        schema(&schemas_dir().join("msg-value.schema.json")),
-    );
-    let validator = |s: &serde_json::Value| jsonschema::validator_for(s).expect("a schema");
-    let (old_v, new_v) = (validator(&old), validator(&new));
-
     let mut f = FlightState::new(15, chrono::Utc::now());
     f.state_version = 1;
     f.last_msg_id = 4711;
@@ -355,26 +480,11 @@ fn a_msg_record_of_the_previous_release_still_validates() {
     );
     let [msg, _] = events_for(&f, None, facts);
     let record: serde_json::Value = serde_json::from_slice(&msg.to_bytes().unwrap()).unwrap();
-    let mut as_01 = record.clone();
-    for k in msgx::domain::events::FIELDS_ADDED_AFTER_0_1 {
-        as_01.as_object_mut().unwrap().remove(k);
-    }
-    assert!(old_v.is_valid(&as_01), "the 0.1 schema takes a 0.1 record");
-    assert!(
-        new_v.is_valid(&as_01),
-        "the current schema takes a 0.1 record"
+    assert_compatible_with_0_1(
+        "msg-value",
+        &record,
+        &msgx::domain::events::FIELDS_ADDED_AFTER_0_1,
     );
-    assert!(new_v.is_valid(&record));
-    assert!(
-        !old_v.is_valid(&record),
-        "0.1's schema is closed: consumers take the new one"
-    );
-    for (key, def) in old["properties"].as_object().unwrap() {
-        assert_eq!(Some(def), new["properties"].get(key), "{key} changed");
-    }
-    for key in old["required"].as_array().unwrap() {
-        assert!(new["required"].as_array().unwrap().contains(key), "{key}");
-    }
 }
 
 /// Issue 36 item 4: `msgx events republish --day D` re-sends the day's

@@ -14,6 +14,7 @@ use msgx::domain::flight_state::{
     DoorItem, GateItem, LandingAbortInfo, PushItem, ReturnInfo, RouteItem, ServiceItem, StandItem,
     TractorItem, VipItem, VipServiceItem,
 };
+use msgx::domain::milestones::MilestoneCode;
 use msgx::domain::{DomainConfig, FlightState, FlightStatus, FlightValue, schd_projection};
 use msgx::store::pg::flight::{FlightStore, FlightStoreError, StoredVersion};
 use msgx::store::pg::proc_state;
@@ -236,6 +237,8 @@ fn full_flight(cfg: &DomainConfig, flid: i64) -> FlightState {
         psid: s("P"),
         pust: s("101"),
     }];
+    // Which messages set its milestones (issue 36 item 2).
+    f.milestone_msgs = [(MilestoneCode::Sobt, 4700), (MilestoneCode::Aobt, 4711)].into();
     f
 }
 
@@ -298,6 +301,11 @@ async fn round_trip_in(cfg: DomainConfig) {
     assert_eq!(loaded.len(), 1);
     assert_same(&loaded[0], &f);
     assert!(projection(&loaded[0]).contains("\"lbwt\":\"12.5\""));
+    assert_eq!(
+        loaded[0].milestone_msgs.get(&MilestoneCode::Aobt),
+        Some(&4711),
+        "the mailbox IDs that set the milestones are kept"
+    );
 }
 
 #[tokio::test]

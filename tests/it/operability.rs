@@ -710,9 +710,30 @@ async fn flight_show_and_msg_show_explain_fixture_data() {
             .any(|m| m["msg_id"] == id_of("014") && m["kind"] == "FLOP-CTOT"),
         "{msgs:?}"
     );
+    // The A-CDM milestones (issue 36 item 2): CTOT set by a FLOP-CTOT.
+    let ctot = &state["milestones"]["CTOT"];
+    assert_eq!(
+        (&ctot["type"], &ctot["source"]),
+        (&serde_json::json!("CAL"), &serde_json::json!("CTOT"))
+    );
+    assert_eq!(ctot["time"], state["ctot"]);
+    assert!(
+        msgs.iter()
+            .any(|m| m["msg_id"] == ctot["msg_id"] && m["kind"] == "FLOP-CTOT"),
+        "{ctot} {msgs:?}"
+    );
     let out = msgx(cfg.path(), &["flight", "show", "9001"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("FLOP-CTOT"));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("FLOP-CTOT"));
+    let line = shown
+        .lines()
+        .find(|l| l.trim_start().starts_with("CTOT "))
+        .unwrap_or_else(|| panic!("no CTOT milestone line: {shown}"));
+    assert!(
+        line.contains("CAL") && line.contains(&ctot["msg_id"].to_string()),
+        "{line}"
+    );
     let out = msgx(cfg.path(), &["flight", "show", "4242"]);
     assert_eq!(code(&out), 1, "{}", text(&out));
 

@@ -18,8 +18,15 @@ use crate::domain::{
 
 const D: &str = "2021-01-23 05:35";
 
-/// Keys of a projection that are not content: the notification carries them.
-const LIFECYCLE_KEYS: [&str; 4] = ["state_version", "last_msg_id", "created_at", "updated_at"];
+/// Keys of a projection that are not content: the notification carries them
+/// (`milestones` is derived from content fields, docs/events.md).
+const LIFECYCLE_KEYS: [&str; 5] = [
+    "state_version",
+    "last_msg_id",
+    "created_at",
+    "updated_at",
+    "milestones",
+];
 
 /// The projection of `flid` in `set` as a consumer holds it (content keys);
 /// a flight never written or DELETED (a tombstone) is an empty one.

@@ -9,6 +9,7 @@ mod flop_case;
 mod flop_table;
 mod flop_table_collections;
 mod merge;
+mod milestones;
 mod props;
 mod schd;
 mod slices;

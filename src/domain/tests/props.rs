@@ -187,7 +187,9 @@ pub(super) fn payload() -> impl Strategy<Value = FlopPayload> {
     ])
 }
 
-const META_KEYS: [&str; 3] = ["state_version", "last_msg_id", "updated_at"];
+/// Keys a FLOP may change besides its own fields: the lifecycle columns and
+/// the milestones, derived from the fields (docs/events.md "Milestones").
+const META_KEYS: [&str; 4] = ["state_version", "last_msg_id", "updated_at", "milestones"];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]

@@ -13,8 +13,9 @@
 //! sorting and de-duplicating every object's keys, which was a quarter of
 //! PostgreSQL's CPU in the pump (`qsort_arg` and `memcmp` at the top of a
 //! `perf` profile; a 50-flight load 13–15 ms as `jsonb`, 5–6 ms as `json`;
-//! docs/BENCHMARKS.md). Nothing is stored as JSON (VIPF's `vipt`
-//! aside), so nothing needs `jsonb`'s binary form.
+//! docs/BENCHMARKS.md). Nothing is stored as JSON but VIPF's `vipt` and
+//! the `milestone_msgs` map, neither queried inside, so nothing needs
+//! `jsonb`'s binary form.
 //!
 //! A write is at most two statements, for one flight or many: (1) upsert of
 //! the rows (a JSON array of row documents) together with the `DELETE` of
@@ -34,7 +35,7 @@
 //! - LBWT (`numeric`) is read as PostgreSQL's numeric text: equal to the written
 //!   text for canonical decimals (`12.5`, `12.50`, `-0.25`), but `.5` reads back
 //!   as `0.5`, `-0` as `0` and `007` as `7`;
-//! - a NULL `last_msg_id` reads as 0;
+//! - a NULL `last_msg_id` reads as 0, a NULL `milestone_msgs` as `{}`;
 //! - FDIV/FRET/FLAB: all columns NULL → `None`; mandatory column (DDES+DDIR,
 //!   REID, ARES) NULL while another is set → decode error.
 
@@ -185,13 +186,14 @@ detail_lists! {
 }
 
 /// `flight_schd` lifecycle columns (besides `flid`).
-const LIFECYCLE_COLUMNS: [&str; 6] = [
+const LIFECYCLE_COLUMNS: [&str; 7] = [
     "state",
     "state_version",
     "operation_day",
     "last_msg_id",
     "created_at",
     "updated_at",
+    "milestone_msgs",
 ];
 
 /// `flight_schd` columns of the FDIV/FRET/FLAB objects.
@@ -754,6 +756,7 @@ impl FlightStore {
         s.state_version = row.required("state_version")?;
         s.operation_day = row.get::<NaiveDate>("operation_day")?;
         s.last_msg_id = row.get("last_msg_id")?.unwrap_or(0);
+        s.milestone_msgs = row.get("milestone_msgs")?.unwrap_or_default();
         s.updated_at = row
             .required::<DateTime<FixedOffset>>("updated_at")?
             .to_utc();
@@ -812,6 +815,10 @@ fn row_document(after: &FlightState) -> Result<Map<String, Value>, serde_json::E
     put("last_msg_id", after.last_msg_id.into());
     put("created_at", serde_json::to_value(after.created_at)?);
     put("updated_at", serde_json::to_value(after.updated_at)?);
+    put(
+        "milestone_msgs",
+        serde_json::to_value(&after.milestone_msgs)?,
+    );
     for (tag, col) in SCALAR_COLUMNS.iter() {
         put(col, serde_json::to_value(after.scalar(*tag))?);
     }

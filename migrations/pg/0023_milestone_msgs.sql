@@ -1,0 +1,12 @@
+-- A-CDM milestones (issue 36 item 2; docs/events.md "Milestones"). The
+-- milestones themselves are derived from the flight's fields on every read,
+-- so they cannot disagree with them; what cannot be derived later is which
+-- message set each one: MILESTONE_MSGS maps a code to its mailbox ID, e.g.
+-- {"SOBT": 1042, "AOBT": 1107}. NULL (a flight last written before this
+-- release) reads as "not known": its milestones show msg_id null until a
+-- message changes them.
+--
+-- `json`, not `jsonb`: the flight store reads and writes whole rows as
+-- `json` (store/pg/flight/mod.rs) and never queries inside this value.
+-- Adding a nullable column rewrites nothing.
+ALTER TABLE flight_schd ADD COLUMN milestone_msgs json;
