@@ -61,11 +61,14 @@ pub enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
-    /// List the jobs with their class, lock, bounds and schedule.
+    /// List the jobs with their class, lock, bounds, schedule and pause;
+    /// `pause` / `resume` one (docs/operations.md "Pausing a job").
     Jobs {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        #[command(subcommand)]
+        action: Option<jobs::JobsAction>,
     },
     /// Run one job now (takes the same locks the daemon would).
     Run {
@@ -80,6 +83,9 @@ pub enum Command {
         /// Report what would be done; change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Run even when the job is paused (once; the pause stays).
+        #[arg(long)]
+        force: bool,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -478,7 +484,10 @@ fn connections(command: &Command) -> (&'static str, Needs, bool) {
     match command {
         Command::Migrate { check, .. } => ("migrate", Needs::POSTGRES, !check),
         Command::Config { .. } => ("config", Needs::NONE, false),
-        Command::Jobs { .. } => ("jobs", Needs::NONE, false),
+        Command::Jobs { action: None, .. } => ("jobs", Needs::NONE, false),
+        Command::Jobs {
+            action: Some(_), ..
+        } => ("jobs", Needs::POSTGRES, true),
         Command::Run { dry_run, .. } => ("run", Needs::BOTH, !dry_run),
         Command::Daemon { .. } => ("daemon", Needs::BOTH, true),
         Command::Decode { .. } => ("decode", Needs::NONE, false),
@@ -647,24 +656,27 @@ pub async fn run(cli: Cli) -> Exit {
         } => Exit::Ok, // handled above: no config
         Command::Migrate { check: false, .. } => migrate::run(&loaded.config).await,
         Command::Migrate { check: true, json } => migrate::check(&loaded.config, json).await,
-        Command::Jobs { json } => jobs::list(json),
+        Command::Jobs { json, action: None } => jobs::list(&loaded.config, json).await,
+        Command::Jobs {
+            action: Some(action),
+            ..
+        } => jobs::change(&loaded.config, clock, action).await,
         Command::Run {
             job,
             max_items,
             until_empty,
             dry_run,
+            force,
             json,
         } => {
-            jobs::run(
-                loaded.config,
-                clock,
-                &job,
+            let how = jobs::RunFlags {
                 max_items,
                 until_empty,
                 dry_run,
+                force,
                 json,
-            )
-            .await
+            };
+            jobs::run(loaded.config, clock, &job, how).await
         }
         Command::Daemon { standby, schedule } => {
             daemon::run(

@@ -24,6 +24,10 @@ pub enum Exit {
     Malformed,
     /// 6: `msgx decode`: a message has a CODEC_ERROR (and none is MALFORMED).
     Codec,
+    /// 7: `msgx run`: the job is paused by an operator (`msgx jobs`); `--force`
+    /// runs it anyway. Distinct from 4 so a cron wrapper can tell an
+    /// intended pause from a busy lock.
+    Paused,
 }
 
 impl Exit {
@@ -37,6 +41,7 @@ impl Exit {
             Exit::Locked => 4,
             Exit::Malformed => 5,
             Exit::Codec => 6,
+            Exit::Paused => 7,
         }
     }
 
@@ -77,8 +82,9 @@ mod tests {
             Exit::Malformed,
             Exit::Codec,
             Exit::Fatal,
+            Exit::Paused,
         ];
         let codes: Vec<u8> = all.iter().map(|e| e.code()).collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 3]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 3, 7]);
     }
 }

@@ -321,6 +321,12 @@ pub const CATALOG: &[MetricSpec] = &[
         "Duration of a job run.",
     ),
     m(
+        "msgx_job_paused",
+        Gauge,
+        &["job"],
+        "1 while an operator has the job paused (JOB_PAUSE, read on each scrape), else 0.",
+    ),
+    m(
         "msgx_job_last_success_timestamp_seconds",
         Gauge,
         &["job"],
@@ -499,6 +505,7 @@ fn register_known_series() {
         metrics::counter!("msgx_job_items_total", "job" => job).increment(0);
         metrics::counter!("msgx_job_panics_total", "job" => job).increment(0);
         metrics::counter!("msgx_job_idle_runs_total", "job" => job).increment(0);
+        metrics::gauge!("msgx_job_paused", "job" => job).set(0.0);
         let _ = metrics::histogram!("msgx_job_duration_seconds", "job" => job);
     }
     metrics::gauge!("msgx_instance_lock_held").set(0.0);
@@ -563,6 +570,7 @@ pub async fn refresh(
             *last = (*last).max(*at);
         }
         set_pg_gauges(&facts, now);
+        set_paused_gauges(&crate::store::pg::job_pause::all(pool).await?);
         let blocked = crate::store::pg::proc_state::head_failure(pool).await?;
         metrics::gauge!("msgx_pipeline_head_blocked_seconds")
             .set(blocked.map_or(0, |f| (now - f.since).num_seconds().max(0)) as f64);
@@ -574,6 +582,15 @@ pub async fn refresh(
     .await;
     record_collect(result.is_ok());
     result
+}
+
+/// `msgx_job_paused`: 1 for each paused job, 0 for every other one (a
+/// resume in another process shows at the next scrape).
+fn set_paused_gauges(paused: &[crate::store::pg::job_pause::Pause]) {
+    for job in manifest::MANIFEST_SOURCES.iter().map(|(name, _)| *name) {
+        let on = paused.iter().any(|p| p.job == job);
+        metrics::gauge!("msgx_job_paused", "job" => job).set(if on { 1.0 } else { 0.0 });
+    }
 }
 
 /// Sets `msgx_collector_success` (also for a refresh cut short by a timeout).

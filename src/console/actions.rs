@@ -303,7 +303,7 @@ pub async fn handle(
     Path(name): Path<String>,
     Form(f): Form<ActionForm>,
 ) -> Response {
-    if who.role() != Role::Operator {
+    if who.role() == Role::Viewer {
         return refused(&who, &name, "the viewer role may not act");
     }
     if let Principal::Session { csrf, .. } = &who
@@ -314,6 +314,10 @@ pub async fn handle(
     let Some(action) = Action::parse(&name) else {
         return (StatusCode::NOT_FOUND, "no such action").into_response();
     };
+    if !action.allowed(who.role()) {
+        let why = format!("{name} needs the {} role", action.role().as_str());
+        return refused(&who, &name, &why);
+    }
     let url = action.path();
     let reason = f.reason.trim().to_string();
     let apply = f.step == "apply";
@@ -380,7 +384,9 @@ fn back_link(action: Action, f: &ActionForm) -> String {
         Action::EventResend | Action::EventDiscard => "/events/dead".into(),
         Action::BackfillReopen | Action::BackfillReconcile => "/backfill/abandoned".into(),
         Action::Request => "/requests".into(),
-        Action::JobRun => format!("/jobs?job={}", f.job.trim()),
+        Action::JobRun | Action::JobPause | Action::JobResume => {
+            format!("/jobs?job={}", f.job.trim())
+        }
         Action::Republish => parse_ids(&f.ids)
             .ok()
             .filter(|ids| ids.len() == 1)
@@ -614,6 +620,7 @@ async fn plan(s: &ConsoleState, action: Action, f: &ActionForm) -> Result<Plan, 
                 offer_force: false,
             })
         }
+        Action::JobPause | Action::JobResume => job_control_plan(s, action, f).await,
         Action::Republish => {
             let selection = republish_selection(f).map_err(bad_request)?;
             let dry = republish_of(s, &selection, "console", "dry run", true)
@@ -643,6 +650,64 @@ async fn plan(s: &ConsoleState, action: Action, f: &ActionForm) -> Result<Plan, 
             })
         }
     }
+}
+
+/// The confirmation of a pause or resume: what it does, and the standing
+/// pause (a pause of a paused job, or a resume of a running one, has
+/// nothing to do and is not offered).
+async fn job_control_plan(
+    s: &ConsoleState,
+    action: Action,
+    f: &ActionForm,
+) -> Result<Plan, Response> {
+    let m = crate::jobs::manifest::find(f.job.trim())
+        .ok_or_else(|| bad_request(format!("{:?} is not a job", f.job)))?;
+    let standing = crate::store::pg::job_pause::get(&s.pg, &m.name)
+        .await
+        .map_err(|e| unavailable(action.as_str(), e))?;
+    let pause = action == Action::JobPause;
+    let (title, mut lines) = if pause {
+        (
+            format!("Pause {}", m.name),
+            vec![format!(
+                "the daemon (and a standby that takes over) skips {}'s scheduled starts, recorded \
+                 as SKIPPED_PAUSED; `msgx run` and \"Run now\" refuse it (`msgx run --force` runs \
+                 it); the jobs its runs would start keep their own schedule",
+                m.name
+            )],
+        )
+    } else {
+        (
+            format!("Resume {}", m.name),
+            vec![format!("{}'s next scheduled start runs", m.name)],
+        )
+    };
+    let blocked = match (&standing, pause) {
+        (Some(p), true) => {
+            lines.push(format!(
+                "already {}: nothing to do",
+                crate::jobs::control::describe(p)
+            ));
+            true
+        }
+        (Some(p), false) => {
+            lines.push(format!("now {}", crate::jobs::control::describe(p)));
+            false
+        }
+        (None, true) => false,
+        (None, false) => {
+            lines.push("not paused: nothing to do".into());
+            true
+        }
+    };
+    Ok(Plan {
+        title,
+        lines,
+        count: None,
+        fields: vec![("job".into(), m.name.clone())],
+        blocked,
+        offer_force: false,
+    })
 }
 
 /// The flights a republish form names: FLIDs (`ids`), else an operation day.
@@ -922,6 +987,33 @@ async fn apply_action(
                     Ok((true, lines))
                 }
                 Err(e) => Ok((false, vec![format!("{job} did not run: {e}")])),
+            }
+        }
+        Action::JobPause | Action::JobResume => {
+            use crate::jobs::control::{self, Verb};
+            let verb = if action == Action::JobPause {
+                Verb::Pause
+            } else {
+                Verb::Resume
+            };
+            let job = f.job.trim();
+            let request = control::Request {
+                verb,
+                job,
+                actor,
+                reason,
+                at: now,
+            };
+            // The store writes the change and its operator_action row in one
+            // transaction.
+            match control::apply(&s.pg, &request).await {
+                Ok(change) => {
+                    tracing::info!(user = %for_log(actor), reason = %for_log(reason), job = %for_log(job), action = action.as_str(), "Console: job pause changed");
+                    let applied =
+                        matches!(change, crate::store::pg::job_pause::Change::Applied { .. });
+                    Ok((applied, vec![control::outcome_line(verb, job, &change)]))
+                }
+                Err(e) => Ok((false, vec![format!("nothing changed: {e}")])),
             }
         }
         Action::Republish => {

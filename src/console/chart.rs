@@ -1,4 +1,5 @@
-//! Small server-rendered SVG bar charts for the Overview:
+//! Small server-rendered SVG charts (the Overview's bars, the Jobs page's
+//! run sparklines):
 //! no script, no chart library, readable without JavaScript. Pure.
 
 use chrono::{DateTime, Duration, Utc};
@@ -88,6 +89,90 @@ pub fn bars(id: &str, title: &str, unit: &str, points: &[(DateTime<Utc>, f64)]) 
     svg + "</svg>"
 }
 
+/// One run in a [`sparkline`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SparkRun {
+    pub started_at: DateTime<Utc>,
+    /// Seconds the run took (0 while it runs or when it was skipped).
+    pub seconds: f64,
+    pub items: i64,
+    /// JOB_RUN.OUTCOME.
+    pub outcome: String,
+}
+
+/// The colour class of an outcome: `ok` (succeeded), `failed` (failed or
+/// aborted), `skipped` (lock held or paused), `running`.
+fn outcome_class(outcome: &str) -> &'static str {
+    match outcome {
+        "SUCCEEDED" => "ok",
+        "FAILED" | "ABORTED" => "failed",
+        "RUNNING" => "running",
+        _ => "skipped",
+    }
+}
+
+/// A job's last runs, oldest left: one bar per run, its height the
+/// duration, its colour class the outcome ([`outcome_class`]), and a line
+/// through the items each run handled (own scale); each bar's tooltip
+/// names the start, outcome, duration and items. `runs` newest first, as
+/// JOB_RUN is read.
+pub fn sparkline(id: &str, title: &str, runs: &[SparkRun]) -> String {
+    const W: f64 = 300.0;
+    const H: f64 = 40.0;
+    let n = runs.len().max(1) as f64;
+    let slot = W / n;
+    let max_s = runs.iter().map(|r| r.seconds).fold(0.0_f64, f64::max);
+    let max_items = runs.iter().map(|r| r.items).max().unwrap_or(0) as f64;
+    let mut svg = format!(
+        "<svg id=\"{}\" class=\"sparkline\" viewBox=\"0 0 {W} {}\" role=\"img\" aria-labelledby=\"{}-title\">\
+         <title id=\"{}-title\">{}</title>",
+        escape(id),
+        H + 12.0,
+        escape(id),
+        escape(id),
+        escape(title)
+    );
+    let mut line = Vec::new();
+    for (i, r) in runs.iter().rev().enumerate() {
+        // A skipped or instant run still shows as a sliver in its colour.
+        let h = if max_s > 0.0 {
+            (r.seconds / max_s * (H - 2.0)).max(2.0)
+        } else {
+            2.0
+        };
+        let x = i as f64 * slot;
+        svg += &format!(
+            "<rect class=\"{}\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\">\
+             <title>{} {}: {:.3} s, {} item(s)</title></rect>",
+            outcome_class(&r.outcome),
+            x + 0.5,
+            H - h,
+            (slot - 1.0).max(1.0),
+            h,
+            r.started_at.format("%Y-%m-%d %H:%M:%S"),
+            escape(&r.outcome),
+            r.seconds,
+            r.items
+        );
+        let y = if max_items > 0.0 {
+            H - r.items as f64 / max_items * (H - 2.0)
+        } else {
+            H
+        };
+        line.push(format!("{:.1},{:.1}", x + slot / 2.0, y));
+    }
+    if line.len() > 1 {
+        svg += &format!("<polyline class=\"items\" points=\"{}\"/>", line.join(" "));
+    }
+    svg += &format!(
+        "<text x=\"0\" y=\"{}\" class=\"label\">max {} s, {} item(s)</text>",
+        H + 11.0,
+        format_value(max_s),
+        format_value(max_items)
+    );
+    svg + "</svg>"
+}
+
 fn format_value(v: f64) -> String {
     if v.fract() == 0.0 {
         format!("{v:.0}")
@@ -118,5 +203,38 @@ mod tests {
         assert_eq!(svg.matches("<rect").count(), 3);
         assert!(svg.contains("Throughput &lt;x&gt;"), "{svg}");
         assert!(!bars("e", "t", "u", &[]).contains("<rect"));
+    }
+
+    #[test]
+    fn a_sparkline_draws_each_run_oldest_left_coloured_by_outcome() {
+        let at = |m| {
+            Utc.with_ymd_and_hms(2026, 12, 6, 12, m, 0)
+                .single()
+                .expect("valid")
+        };
+        let run = |m, seconds, items, outcome: &str| SparkRun {
+            started_at: at(m),
+            seconds,
+            items,
+            outcome: outcome.into(),
+        };
+        // Newest first, as read.
+        let runs = [
+            run(3, 0.0, 0, "SKIPPED_PAUSED"),
+            run(2, 4.0, 10, "FAILED"),
+            run(1, 2.0, 5, "SUCCEEDED"),
+        ];
+        let svg = sparkline("spark-x", "x <runs>", &runs);
+        assert_eq!(svg.matches("<rect").count(), 3, "{svg}");
+        let ok = svg.find("class=\"ok\"").expect("ok bar");
+        let failed = svg.find("class=\"failed\"").expect("failed bar");
+        let skipped = svg.find("class=\"skipped\"").expect("skipped bar");
+        assert!(ok < failed && failed < skipped, "oldest left: {svg}");
+        assert!(svg.contains("FAILED: 4.000 s, 10 item(s)"), "{svg}");
+        assert!(svg.contains("<polyline class=\"items\""), "{svg}");
+        assert!(svg.contains("x &lt;runs&gt;"), "{svg}");
+        // The longest run is full height; the skipped one a sliver.
+        assert!(svg.contains("y=\"2.0\" width"), "{svg}");
+        assert!(!sparkline("e", "t", &[]).contains("<rect"));
     }
 }

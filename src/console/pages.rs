@@ -17,7 +17,9 @@ use crate::domain::ErrorClass;
 use crate::domain::delivery::EventStatus;
 use crate::domain::proc_state::ProcState;
 use crate::inspect::{self, Raw};
-use crate::store::pg::{compat_request, facts, flight_search, job_run, message_search, req_track};
+use crate::store::pg::{
+    compat_request, facts, flight_search, job_pause, job_run, message_search, req_track,
+};
 use axum::Extension;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -1351,6 +1353,16 @@ pub struct JobFilter {
     failed: String,
 }
 
+/// Runs a job's sparkline shows.
+const SPARK_RUNS: i64 = 50;
+/// Failed runs the Jobs page lists with their error.
+const FAILURES_SHOWN: i64 = 20;
+
+/// The Jobs page: every job with its schedule (the daemon's profile), next
+/// start (from the cron expression and the injected clock), pause (who,
+/// since, why), its last [`SPARK_RUNS`] runs as a sparkline, the recent
+/// failures with their error, and the run history; run-now, pause and
+/// resume go through the confirm-then-apply actions.
 pub async fn jobs(
     State(s): State<ConsoleState>,
     Extension(who): Extension<Principal>,
@@ -1358,10 +1370,28 @@ pub async fn jobs(
 ) -> Response {
     let job = Some(f.job.trim()).filter(|j| !j.is_empty());
     let failed = !f.failed.is_empty();
-    let runs = match job_run::history(&s.pg, job, failed, LIST_LIMIT).await {
+    let manifests = match crate::jobs::manifest::all() {
+        Ok(m) => m,
+        Err(e) => return unavailable("jobs", e),
+    };
+    let names: Vec<String> = manifests
+        .iter()
+        .map(|m| m.name.clone())
+        .filter(|n| job.is_none_or(|j| j == n))
+        .collect();
+    let read = async {
+        let runs = job_run::history(&s.pg, job, failed, LIST_LIMIT).await?;
+        let recent = job_run::recent_per_job(&s.pg, &names, SPARK_RUNS).await?;
+        let failures = job_run::history(&s.pg, job, true, FAILURES_SHOWN).await?;
+        let pauses = job_pause::all(&s.pg).await?;
+        Ok::<_, sqlx::Error>((runs, recent, failures, pauses))
+    };
+    let (runs, recent, failures, pauses) = match read.await {
         Ok(r) => r,
         Err(e) => return unavailable("jobs", e),
     };
+    let profile = crate::jobs::profile::Profile::resolve(&s.config.msgx.daemon.schedule).ok();
+    let now = s.clock.now();
     let mut t = Table::new(
         "table-job-runs",
         vec![
@@ -1370,10 +1400,6 @@ pub async fn jobs(
         "no run recorded",
     );
     for r in &runs {
-        let duration = r.duration().map_or_else(
-            || "running".into(),
-            |d| format!("{:.3} s", d.num_milliseconds() as f64 / 1000.0),
-        );
         t.rows.push(Row {
             id: format!("run-{}", r.id),
             cells: vec![
@@ -1382,7 +1408,7 @@ pub async fn jobs(
                 Cell::text(&r.trigger),
                 Cell::text(&r.instance),
                 Cell::text(time(Some(r.started_at))),
-                Cell::text(duration),
+                Cell::text(run_duration(r)),
                 Cell::text(r.outcome.as_str()),
                 Cell::text(r.items.to_string()),
                 Cell::text(r.error.clone().unwrap_or_default()),
@@ -1390,13 +1416,33 @@ pub async fn jobs(
             actions: vec![],
         });
     }
-    let manifests = match crate::jobs::manifest::all() {
-        Ok(m) => m,
-        Err(e) => return unavailable("jobs", e),
-    };
-    let can_run = who.role() == super::access::Role::Operator && s.launcher.is_some();
-    let mut jt = Table::new("table-jobs", vec!["Job", "Purpose", "Bounds"], "no job");
-    for m in &manifests {
+    let can_run = Action::JobRun.allowed(who.role()) && s.launcher.is_some();
+    let mut jt = Table::new(
+        "table-jobs",
+        vec![
+            "Job",
+            "Purpose",
+            "Schedule",
+            "Next start",
+            "State",
+            "Bounds",
+        ],
+        "no job",
+    );
+    for m in manifests.iter().filter(|m| names.contains(&m.name)) {
+        let pause = pauses.iter().find(|p| p.job == m.name);
+        let schedule = profile.as_ref().and_then(|p| p.jobs.get(&m.name));
+        let next = match (schedule, pause) {
+            (None, _) => "not scheduled".to_string(),
+            (Some(_), Some(_)) => "paused: skipped".to_string(),
+            (Some(cron), None) => crate::jobs::control::next_fire(cron, now)
+                .map_or_else(|| "continuously (polled)".into(), |t| time(Some(t))),
+        };
+        let state = match pause {
+            Some(p) => crate::jobs::control::describe(p),
+            None if crate::scheduler::registry::is_implemented(&m.name) => "ready".into(),
+            None => "not implemented yet".into(),
+        };
         let mut actions = Vec::new();
         if can_run {
             actions.push(action(
@@ -1406,11 +1452,26 @@ pub async fn jobs(
                 "Run now",
             ));
         }
+        let (toggle, label, id) = match pause {
+            Some(_) => (Action::JobResume, "Resume…", "resume"),
+            None => (Action::JobPause, "Pause…", "pause"),
+        };
+        if toggle.allowed(who.role()) {
+            actions.push(action(
+                format!("{id}-{}", m.name),
+                toggle,
+                vec![("job", m.name.clone())],
+                label,
+            ));
+        }
         jt.rows.push(Row {
             id: format!("job-{}", m.name),
             cells: vec![
                 Cell::link(&m.name, format!("/jobs?job={}", m.name)),
                 Cell::text(&m.purpose),
+                Cell::text(schedule.map_or("-", String::as_str)),
+                Cell::text(next),
+                Cell::text(state),
                 Cell::text(format!(
                     "{} items, {}",
                     m.bounds.max_items, m.bounds.time_budget
@@ -1421,6 +1482,50 @@ pub async fn jobs(
     }
     let mut list = Section::new("jobs", "Jobs");
     list.table = Some(jt);
+    let mut sparks = Section::new(
+        "job-sparklines",
+        &format!(
+            "Last {SPARK_RUNS} runs: duration (bar), items (line), outcome (green succeeded, red failed, grey skipped)"
+        ),
+    );
+    for name in &names {
+        let spark: Vec<chart::SparkRun> = recent
+            .iter()
+            .filter(|r| &r.job == name)
+            .map(|r| chart::SparkRun {
+                started_at: r.started_at,
+                seconds: r
+                    .duration()
+                    .map_or(0.0, |d| d.num_milliseconds() as f64 / 1000.0),
+                items: r.items,
+                outcome: r.outcome.as_str().to_string(),
+            })
+            .collect();
+        let title = format!("{name}: last {} run(s)", spark.len());
+        sparks
+            .svg
+            .push(chart::sparkline(&format!("spark-{name}"), &title, &spark));
+    }
+    let mut ft = Table::new(
+        "table-job-failures",
+        vec!["#", "Job", "Started", "Outcome", "Error"],
+        "no failed run",
+    );
+    for r in &failures {
+        ft.rows.push(Row {
+            id: format!("failure-{}", r.id),
+            cells: vec![
+                Cell::text(r.id.to_string()),
+                Cell::link(&r.job, format!("/jobs?job={}", r.job)),
+                Cell::text(time(Some(r.started_at))),
+                Cell::text(r.outcome.as_str()),
+                Cell::text(r.error.clone().unwrap_or_default()),
+            ],
+            actions: vec![],
+        });
+    }
+    let mut fails = Section::new("job-failures", "Failures, newest first");
+    fails.table = Some(ft);
     let heading = match job {
         Some(j) => format!("Runs of {j}, newest first"),
         None => "Runs, newest first".into(),
@@ -1433,10 +1538,19 @@ pub async fn jobs(
         page_id: "page-jobs",
         intro: "JOB_RUN history (kept for msgx.job-run.retention). Filter: ?job=NAME, ?failed=1. \
                 \"Run now\" is `msgx run JOB`: the same bounds and locks (a pipeline job is refused \
-                while a daemon holds the instance lock)."
+                while a daemon holds the instance lock). \"Pause\" is `msgx jobs pause`: the daemon \
+                skips the job's scheduled starts until it is resumed (a reason is required)."
             .into(),
-        sections: vec![list, section],
+        sections: vec![list, sparks, fails, section],
         request_form: false,
     };
     page(StatusCode::OK, &p)
+}
+
+/// A run's duration as the Jobs page shows it.
+fn run_duration(r: &job_run::RunRow) -> String {
+    r.duration().map_or_else(
+        || "running".into(),
+        |d| format!("{:.3} s", d.num_milliseconds() as f64 / 1000.0),
+    )
 }

@@ -250,6 +250,10 @@ async fn readyz(State(s): State<OpsState>) -> Response {
     if let Some(console) = s.console.state() {
         checks.insert("console", Check::from(console));
     }
+    // Shown, not counted: a pause is an operator's decision, not a fault
+    // (a paused job is not overdue either).
+    let paused = bounded(limit, crate::store::pg::job_pause::all(&s.pg)).await;
+    checks.insert("paused_jobs", Check::from(paused_detail(paused)));
     let degraded: Vec<&str> = checks
         .iter()
         .filter(|(_, c)| !c.ok && ready)
@@ -260,6 +264,22 @@ async fn readyz(State(s): State<OpsState>) -> Response {
         axum::Json(serde_json::json!({"ready": ready, "degraded": degraded, "checks": checks})),
     )
         .into_response()
+}
+
+/// The `paused_jobs` detail: `none`, or each paused job with who, since
+/// and why.
+fn paused_detail(
+    paused: Result<Vec<crate::store::pg::job_pause::Pause>, String>,
+) -> Result<String, String> {
+    let paused = paused.map_err(|e| format!("unknown: JOB_PAUSE cannot be read: {e}"))?;
+    if paused.is_empty() {
+        return Ok("none".into());
+    }
+    let each: Vec<String> = paused
+        .iter()
+        .map(|p| format!("{} {}", p.job, crate::jobs::control::describe(p)))
+        .collect();
+    Ok(each.join(" | "))
 }
 
 fn status_of(ok: bool) -> StatusCode {

@@ -6,6 +6,7 @@
 //! calls `run_once`, for the daemon and the CLI alike.
 
 pub mod batch;
+pub mod control;
 pub mod manifest;
 pub mod passes;
 pub mod profile;

@@ -29,6 +29,8 @@ pub struct RunOptions {
     pub until_empty: bool,
     /// Report only.
     pub dry_run: bool,
+    /// Run even when the job is paused (`msgx run --force`).
+    pub force: bool,
 }
 
 /// The passes of one run, its report rendered ([`RunReport::rendered`]).

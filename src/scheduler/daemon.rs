@@ -134,6 +134,13 @@ impl Inner {
                     tracing::info!(job, %holder, "Job lock held elsewhere; run skipped and recorded");
                     (0, None)
                 }
+                // Paused by an operator: not a failure, and not overdue
+                // (`/readyz` lists the pause instead); its `[then]` jobs
+                // keep their own schedule.
+                Ok(Err(RunError::Paused { pause, .. })) => {
+                    tracing::debug!(job, paused_by = %pause.paused_by, "Job paused; scheduled start skipped");
+                    (0, None)
+                }
                 Ok(Err(e)) => {
                     tracing::error!(job, error = %e, "Job could not run");
                     (0, Some(e.to_string()))

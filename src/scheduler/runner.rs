@@ -77,6 +77,12 @@ pub enum RunError {
     UnknownJob(String),
     #[error("job {0} is not implemented yet")]
     NotImplemented(String),
+    /// The job is paused (JOB_PAUSE) and the run was not forced.
+    #[error("job {job} is {}; `msgx jobs resume {job} --reason …` resumes it, `--force` runs it once anyway", crate::jobs::control::describe(.pause))]
+    Paused {
+        job: String,
+        pause: crate::store::pg::job_pause::Pause,
+    },
     #[error("{lock} lock is held by {holder}; {hint}")]
     Locked {
         lock: &'static str,
@@ -150,6 +156,18 @@ impl JobRunner {
             .map(|(n, _)| *n)
             .unwrap_or("job");
 
+        // A paused job starts nowhere (daemon, standby, `msgx run`, "run
+        // now") unless forced; read on every start, so a pause applied in
+        // another process holds at this process's next tick.
+        if !opts.force
+            && let Some(pause) = crate::store::pg::job_pause::get(&self.pg, name).await?
+        {
+            self.record_paused(&manifest, &pause).await;
+            return Err(RunError::Paused {
+                job: name.to_string(),
+                pause,
+            });
+        }
         // Take the lock first: a refused run must say who holds it (exit 4)
         // before anything else happens.
         let (owned_lock, guard) = match (manifest.lock, instance_guard) {
@@ -175,6 +193,38 @@ impl JobRunner {
             lock.release().await;
         }
         result?
+    }
+
+    /// A start refused by a pause: counted (`msgx_job_runs_total`,
+    /// outcome SKIPPED_PAUSED) and, for a daemon start, written to JOB_RUN
+    /// with who paused it and why, so the history shows each skipped
+    /// scheduled run. A polled pipeline job's skips are only counted, as
+    /// its idle runs are (a row per poll would bury the history). A refused
+    /// `msgx run` is answered on the terminal instead.
+    async fn record_paused(&self, manifest: &Manifest, pause: &crate::store::pg::job_pause::Pause) {
+        metrics::counter!("msgx_job_runs_total", "job" => manifest.name.clone(), "outcome" => Outcome::SkippedPaused.as_str())
+            .increment(1);
+        if self.trigger != Trigger::Daemon || self.quiet(manifest) {
+            return;
+        }
+        let who = (
+            manifest.name.as_str(),
+            self.trigger.as_str(),
+            self.instance.as_str(),
+        );
+        let why = crate::jobs::control::describe(pause);
+        let at = self.clock.now();
+        if let Err(e) =
+            job_run::insert_skipped(&self.pg, who, Outcome::SkippedPaused, at, &why).await
+        {
+            tracing::error!(job = %manifest.name, error = %e, "Cannot record a paused job's skipped start");
+        }
+    }
+
+    /// Whether this runner writes `manifest`'s runs only when they did
+    /// something: a daemon's pipeline job (see [`JobRunner::run_locked`]).
+    fn quiet(&self, manifest: &Manifest) -> bool {
+        self.trigger == Trigger::Daemon && manifest.class == JobClass::Pipeline
     }
 
     async fn acquire(
@@ -204,11 +254,15 @@ impl JobRunner {
                     .unwrap_or_else(|| "another session".into());
                 metrics::counter!("msgx_job_runs_total", "job" => manifest.name.clone(), "outcome" => Outcome::SkippedLocked.as_str())
                     .increment(1);
-                let _ = job_run::insert_skipped_locked(
-                    &self.pg,
-                    &manifest.name,
+                let who = (
+                    manifest.name.as_str(),
                     self.trigger.as_str(),
-                    &self.instance,
+                    self.instance.as_str(),
+                );
+                let _ = job_run::insert_skipped(
+                    &self.pg,
+                    who,
+                    Outcome::SkippedLocked,
                     self.clock.now(),
                     &format!("{} lock held by {holder}", key.name),
                 )
@@ -255,7 +309,7 @@ impl JobRunner {
         // only when they handled items or did not succeed; an idle one is
         // counted in `msgx_job_idle_runs_total`. A CLI run and every
         // maintenance run are written at start (RUNNING) as before.
-        let quiet = self.trigger == Trigger::Daemon && manifest.class == JobClass::Pipeline;
+        let quiet = self.quiet(manifest);
         let run_id = if quiet {
             None
         } else {

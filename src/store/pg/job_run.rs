@@ -22,16 +22,20 @@ stored_names! {
         SkippedLocked = "SKIPPED_LOCKED",
         /// Stopped by lock loss or shutdown before it finished.
         Aborted = "ABORTED",
+        /// A scheduled start of a paused job (migration 0025); nothing ran,
+        /// ERROR says who paused it and why.
+        SkippedPaused = "SKIPPED_PAUSED",
     }
 }
 
 impl Outcome {
     /// The outcomes of a finished run (every one but RUNNING).
-    pub const FINISHED: [Outcome; 4] = [
+    pub const FINISHED: [Outcome; 5] = [
         Outcome::Succeeded,
         Outcome::Failed,
         Outcome::SkippedLocked,
         Outcome::Aborted,
+        Outcome::SkippedPaused,
     ];
 }
 
@@ -108,24 +112,26 @@ pub async fn insert_finished(
     Ok(())
 }
 
-/// Records a run that did not start because its lock was held elsewhere.
-pub async fn insert_skipped_locked(
+/// Records a run that did not start (`outcome` SKIPPED_LOCKED: its lock was
+/// held elsewhere; SKIPPED_PAUSED: the job is paused) with `why`
+/// (`who` = job, trigger, instance).
+pub async fn insert_skipped(
     pool: &PgPool,
-    job: &str,
-    trigger: &str,
-    instance: &str,
+    (job, trigger, instance): (&str, &str, &str),
+    outcome: Outcome,
     at: DateTime<Utc>,
-    holder: &str,
+    why: &str,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO job_run (job, trigger, instance, started_at, finished_at, outcome, error) \
-         VALUES ($1, $2, $3, $4, $4, 'SKIPPED_LOCKED', $5)",
+         VALUES ($1, $2, $3, $4, $4, $5, $6)",
     )
     .bind(job)
     .bind(trigger)
     .bind(instance)
     .bind(at)
-    .bind(holder)
+    .bind(outcome.as_str())
+    .bind(why)
     .execute(pool)
     .await?;
     Ok(())
@@ -207,6 +213,28 @@ pub async fn history(
     .bind(job)
     .bind(failed_only)
     .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+/// The newest `per_job` runs of each of `jobs`, newest first within a job
+/// (the Jobs page's sparklines): one statement for the page, each job read
+/// through its (job, started_at) index.
+pub async fn recent_per_job(
+    pool: &PgPool,
+    jobs: &[String],
+    per_job: i64,
+) -> Result<Vec<RunRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT r.id, r.job, r.trigger, r.instance, r.started_at, r.finished_at, r.outcome, \
+                r.items, r.error \
+         FROM unnest($1::text[]) AS j(job) CROSS JOIN LATERAL ( \
+           SELECT * FROM job_run WHERE job_run.job = j.job \
+           ORDER BY started_at DESC, id DESC LIMIT $2) r \
+         ORDER BY r.job, r.started_at DESC, r.id DESC",
+    )
+    .bind(jobs)
+    .bind(per_job)
     .fetch_all(pool)
     .await
 }

@@ -12,6 +12,7 @@ pub mod flight_search;
 pub mod ha;
 pub mod hosts;
 pub mod inbox;
+pub mod job_pause;
 pub mod job_run;
 pub mod message_search;
 pub mod msg_event;
