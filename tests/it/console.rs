@@ -2752,3 +2752,160 @@ async fn an_operator_re_sends_a_flights_records_from_its_page() {
         ("alice", "flights:flid=9001", Some("FIDS bootstrap"))
     );
 }
+
+/// The text of a page from the element with `id` to the first `end` after it.
+fn up_to<'a>(body: &'a str, id: &str, end: &str) -> Option<&'a str> {
+    let at = body.find(&format!("id=\"{id}\""))?;
+    let rest = &body[at..];
+    Some(&rest[..rest.find(end)?])
+}
+
+/// Issue 37 item 4: the Jobs page shows each job's schedule, next start and
+/// last runs as a sparkline; an operator pauses a job through the
+/// confirm-then-apply flow with a mandatory reason (persisted in JOB_PAUSE,
+/// audited as JOB_PAUSE with the user), the page then offers resume; a
+/// viewer sees neither form and may not post one.
+#[tokio::test]
+async fn a_job_is_paused_and_resumed_through_the_jobs_page_and_audited() {
+    let c = Console::start(|_| {}).await;
+    c.mailbox.insert(&sis::schd_one_flight(1, 9001)).await;
+    drain(&c.runner).await;
+    let (viewer, viewer_csrf) = c.login(VICTOR).await;
+    let a = c.get("/jobs", Some(&viewer)).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(
+        a.body.contains("id=\"spark-ingest-sweep\"") && !a.body.contains("id=\"pause-"),
+        "{}",
+        a.body
+    );
+    let a = c
+        .post(
+            "/actions/job-pause",
+            Some(&viewer),
+            &[
+                ("csrf", &viewer_csrf),
+                ("step", "apply"),
+                ("job", "retention"),
+                ("reason", "x"),
+            ],
+        )
+        .await;
+    assert_eq!(a.status, 403, "{a:?}");
+
+    let (s, csrf) = c.login(ALICE).await;
+    let a = c.get("/jobs", Some(&s)).await;
+    let spark = up_to(&a.body, "spark-ingest-sweep", "</svg>").expect("a sparkline");
+    assert!(
+        spark.contains("class=\"sparkline\"") && spark.contains("<rect class=\"ok\""),
+        "the drained run is drawn: {spark}"
+    );
+    let row = up_to(&a.body, "job-retention", "</tr>").expect("the retention row");
+    assert!(row.contains("id=\"pause-retention\""), "{row}");
+    // The next start follows the daemon profile's cron and the console's clock.
+    let now = msgx::clock::Clock::now(&c.clock);
+    let profile = msgx::jobs::profile::Profile::resolve("daemon").expect("daemon profile");
+    let cron = profile
+        .jobs
+        .get("retention")
+        .expect("retention is scheduled");
+    let next = msgx::jobs::control::next_fire(cron, now).expect("a cron schedule");
+    assert!(
+        row.contains(&next.format("%Y-%m-%d %H:%M:%S").to_string()),
+        "next start {next}: {row}"
+    );
+
+    let confirm = [
+        ("csrf", csrf.as_str()),
+        ("step", "confirm"),
+        ("job", "retention"),
+    ];
+    let a = c.post("/actions/job-pause", Some(&s), &confirm).await;
+    assert!(
+        a.body.contains("id=\"confirm-form\"") && a.body.contains("SKIPPED_PAUSED"),
+        "{}",
+        a.body
+    );
+    let no_reason = [
+        ("csrf", csrf.as_str()),
+        ("step", "apply"),
+        ("job", "retention"),
+        ("reason", " "),
+    ];
+    let a = c.post("/actions/job-pause", Some(&s), &no_reason).await;
+    assert!(a.body.contains("a reason is required"), "{}", a.body);
+    let paused: i64 = sqlx::query_scalar("SELECT count(*) FROM job_pause")
+        .fetch_one(&c.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(paused, 0, "no reason, no pause");
+
+    let apply = [
+        ("csrf", csrf.as_str()),
+        ("step", "apply"),
+        ("job", "retention"),
+        ("reason", "incident 42"),
+    ];
+    let a = c.post("/actions/job-pause", Some(&s), &apply).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(
+        a.body
+            .contains("retention paused; recorded as operator_action"),
+        "{}",
+        a.body
+    );
+    let (by, reason): (String, String) =
+        sqlx::query_as("SELECT paused_by, reason FROM job_pause WHERE job = 'retention'")
+            .fetch_one(&c.db.pool)
+            .await
+            .expect("persisted");
+    assert_eq!((by.as_str(), reason.as_str()), (ALICE.0, "incident 42"));
+    let audit: (String, String, String, Option<String>) = sqlx::query_as(
+        "SELECT action, target, actor, reason FROM operator_action ORDER BY id DESC LIMIT 1",
+    )
+    .fetch_one(&c.db.pool)
+    .await
+    .expect("audited");
+    assert_eq!(
+        audit,
+        (
+            "JOB_PAUSE".into(),
+            "job:retention".into(),
+            ALICE.0.into(),
+            Some("incident 42".into())
+        )
+    );
+
+    // "Run now" honours the pause as `msgx run` does.
+    let run = [
+        ("csrf", csrf.as_str()),
+        ("step", "apply"),
+        ("job", "retention"),
+        ("reason", "try"),
+    ];
+    let a = c.post("/actions/job-run", Some(&s), &run).await;
+    assert!(a.body.contains("retention is paused by"), "{}", a.body);
+
+    let a = c.get("/jobs", Some(&s)).await;
+    let row = up_to(&a.body, "job-retention", "</tr>").expect("the retention row");
+    assert!(
+        row.contains("paused by alice") && row.contains("incident 42"),
+        "{row}"
+    );
+    assert!(
+        row.contains("id=\"resume-retention\"") && !row.contains("id=\"pause-retention\""),
+        "{row}"
+    );
+    let resume = [
+        ("csrf", csrf.as_str()),
+        ("step", "apply"),
+        ("job", "retention"),
+        ("reason", "over"),
+    ];
+    let a = c.post("/actions/job-resume", Some(&s), &resume).await;
+    assert!(a.body.contains("retention resumed"), "{}", a.body);
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM job_pause")
+        .fetch_one(&c.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+}

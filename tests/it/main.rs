@@ -32,6 +32,7 @@ mod history;
 mod hole_evidence;
 mod identity;
 mod ingest;
+mod job_pause;
 mod kafka_tls;
 mod locks;
 mod maintenance_jobs;
