@@ -2,6 +2,7 @@
 //! run sparklines):
 //! no script, no chart library, readable without JavaScript. Pure.
 
+use crate::store::pg::job_run::Outcome;
 use chrono::{DateTime, Duration, Utc};
 
 /// One bar per bucket from `since` to `now` (buckets without data are 0),
@@ -96,18 +97,17 @@ pub struct SparkRun {
     /// Seconds the run took (0 while it runs or when it was skipped).
     pub seconds: f64,
     pub items: i64,
-    /// JOB_RUN.OUTCOME.
-    pub outcome: String,
+    pub outcome: Outcome,
 }
 
 /// The colour class of an outcome: `ok` (succeeded), `failed` (failed or
 /// aborted), `skipped` (lock held or paused), `running`.
-fn outcome_class(outcome: &str) -> &'static str {
+fn outcome_class(outcome: Outcome) -> &'static str {
     match outcome {
-        "SUCCEEDED" => "ok",
-        "FAILED" | "ABORTED" => "failed",
-        "RUNNING" => "running",
-        _ => "skipped",
+        Outcome::Succeeded => "ok",
+        Outcome::Failed | Outcome::Aborted => "failed",
+        Outcome::Running => "running",
+        Outcome::SkippedLocked | Outcome::SkippedPaused => "skipped",
     }
 }
 
@@ -144,13 +144,13 @@ pub fn sparkline(id: &str, title: &str, runs: &[SparkRun]) -> String {
         svg += &format!(
             "<rect class=\"{}\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\">\
              <title>{} {}: {:.3} s, {} item(s)</title></rect>",
-            outcome_class(&r.outcome),
+            outcome_class(r.outcome),
             x + 0.5,
             H - h,
             (slot - 1.0).max(1.0),
             h,
             r.started_at.format("%Y-%m-%d %H:%M:%S"),
-            escape(&r.outcome),
+            r.outcome,
             r.seconds,
             r.items
         );
@@ -212,17 +212,17 @@ mod tests {
                 .single()
                 .expect("valid")
         };
-        let run = |m, seconds, items, outcome: &str| SparkRun {
+        let run = |m, seconds, items, outcome| SparkRun {
             started_at: at(m),
             seconds,
             items,
-            outcome: outcome.into(),
+            outcome,
         };
         // Newest first, as read.
         let runs = [
-            run(3, 0.0, 0, "SKIPPED_PAUSED"),
-            run(2, 4.0, 10, "FAILED"),
-            run(1, 2.0, 5, "SUCCEEDED"),
+            run(3, 0.0, 0, Outcome::SkippedPaused),
+            run(2, 4.0, 10, Outcome::Failed),
+            run(1, 2.0, 5, Outcome::Succeeded),
         ];
         let svg = sparkline("spark-x", "x <runs>", &runs);
         assert_eq!(svg.matches("<rect").count(), 3, "{svg}");

@@ -1438,11 +1438,7 @@ pub async fn jobs(
             (Some(cron), None) => crate::jobs::control::next_fire(cron, now)
                 .map_or_else(|| "continuously (polled)".into(), |t| time(Some(t))),
         };
-        let state = match pause {
-            Some(p) => crate::jobs::control::describe(p),
-            None if crate::scheduler::registry::is_implemented(&m.name) => "ready".into(),
-            None => "not implemented yet".into(),
-        };
+        let state = pause.map_or_else(|| "not paused".into(), crate::jobs::control::describe);
         let mut actions = Vec::new();
         if can_run {
             actions.push(action(
@@ -1498,7 +1494,7 @@ pub async fn jobs(
                     .duration()
                     .map_or(0.0, |d| d.num_milliseconds() as f64 / 1000.0),
                 items: r.items,
-                outcome: r.outcome.as_str().to_string(),
+                outcome: r.outcome,
             })
             .collect();
         let title = format!("{name}: last {} run(s)", spark.len());
