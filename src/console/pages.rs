@@ -1392,30 +1392,7 @@ pub async fn jobs(
     };
     let profile = crate::jobs::profile::Profile::resolve(&s.config.msgx.daemon.schedule).ok();
     let now = s.clock.now();
-    let mut t = Table::new(
-        "table-job-runs",
-        vec![
-            "#", "Job", "Trigger", "Instance", "Started", "Duration", "Outcome", "Items", "Error",
-        ],
-        "no run recorded",
-    );
-    for r in &runs {
-        t.rows.push(Row {
-            id: format!("run-{}", r.id),
-            cells: vec![
-                Cell::text(r.id.to_string()),
-                Cell::link(&r.job, format!("/jobs?job={}", r.job)),
-                Cell::text(&r.trigger),
-                Cell::text(&r.instance),
-                Cell::text(time(Some(r.started_at))),
-                Cell::text(run_duration(r)),
-                Cell::text(r.outcome.as_str()),
-                Cell::text(r.items.to_string()),
-                Cell::text(r.error.clone().unwrap_or_default()),
-            ],
-            actions: vec![],
-        });
-    }
+    let t = runs_table("table-job-runs", "no run recorded", "run", &runs, true);
     let can_run = Action::JobRun.allowed(who.role()) && s.launcher.is_some();
     let mut jt = Table::new(
         "table-jobs",
@@ -1502,24 +1479,13 @@ pub async fn jobs(
             .svg
             .push(chart::sparkline(&format!("spark-{name}"), &title, &spark));
     }
-    let mut ft = Table::new(
+    let ft = runs_table(
         "table-job-failures",
-        vec!["#", "Job", "Started", "Outcome", "Error"],
         "no failed run",
+        "failure",
+        &failures,
+        false,
     );
-    for r in &failures {
-        ft.rows.push(Row {
-            id: format!("failure-{}", r.id),
-            cells: vec![
-                Cell::text(r.id.to_string()),
-                Cell::link(&r.job, format!("/jobs?job={}", r.job)),
-                Cell::text(time(Some(r.started_at))),
-                Cell::text(r.outcome.as_str()),
-                Cell::text(r.error.clone().unwrap_or_default()),
-            ],
-            actions: vec![],
-        });
-    }
     let mut fails = Section::new("job-failures", "Failures, newest first");
     fails.table = Some(ft);
     let heading = match job {
@@ -1541,6 +1507,50 @@ pub async fn jobs(
         request_form: false,
     };
     page(StatusCode::OK, &p)
+}
+
+/// A table of JOB_RUN rows (`<row>-<id>`): with `full`, every column (the
+/// history); else the start, outcome and error only (the failures).
+fn runs_table(
+    id: &str,
+    empty: &'static str,
+    row: &str,
+    runs: &[job_run::RunRow],
+    full: bool,
+) -> Table {
+    let columns = if full {
+        vec![
+            "#", "Job", "Trigger", "Instance", "Started", "Duration", "Outcome", "Items", "Error",
+        ]
+    } else {
+        vec!["#", "Job", "Started", "Outcome", "Error"]
+    };
+    let mut t = Table::new(id, columns, empty);
+    for r in runs {
+        let mut cells = vec![
+            Cell::text(r.id.to_string()),
+            Cell::link(&r.job, format!("/jobs?job={}", r.job)),
+        ];
+        if full {
+            cells.push(Cell::text(&r.trigger));
+            cells.push(Cell::text(&r.instance));
+        }
+        cells.push(Cell::text(time(Some(r.started_at))));
+        if full {
+            cells.push(Cell::text(run_duration(r)));
+        }
+        cells.push(Cell::text(r.outcome.as_str()));
+        if full {
+            cells.push(Cell::text(r.items.to_string()));
+        }
+        cells.push(Cell::text(r.error.clone().unwrap_or_default()));
+        t.rows.push(Row {
+            id: format!("{row}-{}", r.id),
+            cells,
+            actions: vec![],
+        });
+    }
+    t
 }
 
 /// A run's duration as the Jobs page shows it.

@@ -50,6 +50,34 @@ async fn runs(db: &TestDb, job: &str, outcome: &str, pid: u32) -> i64 {
     .unwrap()
 }
 
+/// Waits until the daemon `pid` recorded at least `n` runs of `job` with `outcome`.
+async fn wait_runs(db: &TestDb, (job, outcome): (&str, &str), pid: u32, n: i64) {
+    let what = format!("{n} {outcome} run(s) of {job} by {pid}");
+    wait_until(&what, Duration::from_secs(30), || async {
+        runs(db, job, outcome, pid).await >= n
+    })
+    .await;
+}
+
+/// `msgx jobs pause|resume retention --reason R --actor A`, which must
+/// succeed; its output.
+fn change_retention(cfg: &std::path::Path, verb: &str, reason: &str, actor: &str) -> String {
+    let out = msgx(
+        cfg,
+        &[
+            "jobs",
+            verb,
+            "retention",
+            "--reason",
+            reason,
+            "--actor",
+            actor,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    text(&out)
+}
+
 async fn actions(db: &TestDb) -> Vec<(String, String, String, Option<String>)> {
     sqlx::query_as("SELECT action, target, actor, reason FROM operator_action ORDER BY id")
         .fetch_all(&db.pool)
@@ -87,20 +115,8 @@ async fn a_paused_job_is_refused_by_msgx_run_unless_forced_and_runs_again_when_r
     );
     assert!(actions(&db).await.is_empty(), "a refusal changes nothing");
 
-    let out = msgx(
-        cfg,
-        &[
-            "jobs",
-            "pause",
-            "retention",
-            "--reason",
-            "incident 42",
-            "--actor",
-            "alice",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(text(&out).contains("retention paused"), "{}", text(&out));
+    let out = change_retention(cfg, "pause", "incident 42", "alice");
+    assert!(out.contains("retention paused"), "{out}");
     // Pausing again changes nothing and keeps the first pause.
     let out = msgx(
         cfg,
@@ -173,24 +189,8 @@ async fn a_paused_job_is_refused_by_msgx_run_unless_forced_and_runs_again_when_r
         text(&out)
     );
 
-    let out = msgx(
-        cfg,
-        &[
-            "jobs",
-            "resume",
-            "retention",
-            "--reason",
-            "incident over",
-            "--actor",
-            "bob",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(
-        text(&out).contains("resumed (it was paused by alice"),
-        "{}",
-        text(&out)
-    );
+    let out = change_retention(cfg, "resume", "incident over", "bob");
+    assert!(out.contains("resumed (it was paused by alice"), "{out}");
     let out = msgx(cfg, &["run", "retention"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let out = msgx(cfg, &["jobs", "resume", "retention", "--reason", "twice"]);
@@ -226,12 +226,7 @@ async fn a_standby_that_takes_over_after_kill_9_honours_the_pause_and_runs_the_j
     let (cfg, _profile) = every_second(&db);
     let active = Daemon::spawn(cfg.path(), &[]);
     let active_pid = active.pid();
-    wait_until(
-        "the active daemon runs retention",
-        Duration::from_secs(20),
-        || async { runs(&db, "retention", "SUCCEEDED", active_pid).await >= 1 },
-    )
-    .await;
+    wait_runs(&db, ("retention", "SUCCEEDED"), active_pid, 1).await;
     let standby = Daemon::spawn(cfg.path(), &["--standby"]);
     let standby_pid = standby.pid();
     wait_until("the standby stands by", Duration::from_secs(15), || async {
@@ -239,26 +234,9 @@ async fn a_standby_that_takes_over_after_kill_9_honours_the_pause_and_runs_the_j
     })
     .await;
 
-    let out = msgx(
-        cfg.path(),
-        &[
-            "jobs",
-            "pause",
-            "retention",
-            "--reason",
-            "mailbox owner migrates",
-            "--actor",
-            "alice",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    change_retention(cfg.path(), "pause", "mailbox owner migrates", "alice");
     // The active daemon honours it at its next tick.
-    wait_until(
-        "the active daemon skips retention",
-        Duration::from_secs(20),
-        || async { runs(&db, "retention", "SKIPPED_PAUSED", active_pid).await >= 1 },
-    )
-    .await;
+    wait_runs(&db, ("retention", "SKIPPED_PAUSED"), active_pid, 1).await;
     let skipped: (String,) = sqlx::query_as(
         "SELECT error FROM job_run WHERE outcome = 'SKIPPED_PAUSED' ORDER BY id LIMIT 1",
     )
@@ -277,18 +255,9 @@ async fn a_standby_that_takes_over_after_kill_9_honours_the_pause_and_runs_the_j
         .unwrap();
     assert!(killed.success());
     drop(active);
-    wait_until(
-        "the standby takes over and runs snaplog-purge",
-        Duration::from_secs(30),
-        || async { runs(&db, "snaplog-purge", "SUCCEEDED", standby_pid).await >= 2 },
-    )
-    .await;
-    wait_until(
-        "the standby skips retention",
-        Duration::from_secs(20),
-        || async { runs(&db, "retention", "SKIPPED_PAUSED", standby_pid).await >= 2 },
-    )
-    .await;
+    // The standby takes over: it runs snaplog-purge and skips retention.
+    wait_runs(&db, ("snaplog-purge", "SUCCEEDED"), standby_pid, 2).await;
+    wait_runs(&db, ("retention", "SKIPPED_PAUSED"), standby_pid, 2).await;
     assert_eq!(
         runs(&db, "retention", "SUCCEEDED", standby_pid).await,
         0,
@@ -329,25 +298,8 @@ async fn a_standby_that_takes_over_after_kill_9_honours_the_pause_and_runs_the_j
         "a paused job is not overdue ({status}): {ready}"
     );
 
-    let out = msgx(
-        cfg.path(),
-        &[
-            "jobs",
-            "resume",
-            "retention",
-            "--reason",
-            "migration done",
-            "--actor",
-            "bob",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    wait_until(
-        "the standby runs retention",
-        Duration::from_secs(20),
-        || async { runs(&db, "retention", "SUCCEEDED", standby_pid).await >= 1 },
-    )
-    .await;
+    change_retention(cfg.path(), "resume", "migration done", "bob");
+    wait_runs(&db, ("retention", "SUCCEEDED"), standby_pid, 1).await;
     let (_, metrics) = http(addr, "GET", "/metrics", "").await;
     assert!(
         metrics.contains("msgx_job_paused{job=\"retention\"} 0"),
