@@ -157,9 +157,11 @@ impl JobRunner {
             .unwrap_or("job");
 
         // A paused job starts nowhere (daemon, standby, `msgx run`, "run
-        // now") unless forced; read on every start, so a pause applied in
-        // another process holds at this process's next tick.
+        // now") unless forced; read on every start (a primary-key lookup),
+        // so a pause applied in another process holds at this process's
+        // next tick. A dry run changes nothing and may look while paused.
         if !opts.force
+            && !opts.dry_run
             && let Some(pause) = crate::store::pg::job_pause::get(&self.pg, name).await?
         {
             self.record_paused(&manifest, &pause).await;

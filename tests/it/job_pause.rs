@@ -179,6 +179,13 @@ async fn a_paused_job_is_refused_by_msgx_run_unless_forced_and_runs_again_when_r
         .await
         .unwrap();
     assert_eq!(refused, 0, "a refused `msgx run` is no run");
+    let out = msgx(cfg, &["run", "retention", "--dry-run"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a dry run may look: {}",
+        text(&out)
+    );
     let out = msgx(cfg, &["run", "retention", "--force"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let out = msgx(cfg, &["run", "snaplog-purge"]);
