@@ -115,6 +115,7 @@ async fn bench(args: &Args, url: &str) -> anyhow::Result<()> {
         shutdown,
         kafka: Default::default(),
         jobs: Default::default(),
+        pauses: Default::default(),
     };
     let drain = RunOptions {
         until_empty: true,

@@ -378,6 +378,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             shutdown: stop_rx.clone(),
             kafka: Default::default(),
             jobs: Default::default(),
+            pauses: Default::default(),
         },
         guard: lock.guard(),
         running,

@@ -10,6 +10,7 @@ use crate::jobs::manifest::{self, JobClass, LockKind, Manifest};
 pub use crate::jobs::passes::{AnyJob, Passes, Progress, RunOptions};
 use crate::jobs::{JobConfigError, JobContext, JobError, RunBounds};
 use crate::store::mailbox::Mailbox;
+use crate::store::pg::job_pause::{self, Pause};
 use crate::store::pg::job_run::{self, Outcome};
 use serde::Serialize;
 use sqlx::PgPool;
@@ -112,7 +113,19 @@ pub struct JobRunner {
     pub kafka: crate::kafka::producer::SharedProducer,
     /// The jobs, each built from `config` on first use and kept.
     pub jobs: registry::Jobs,
+    /// The daemon's view of JOB_PAUSE (see [`JobRunner::pause_of`]).
+    pub pauses: PauseBoard,
 }
+
+/// JOB_PAUSE as a daemon last read it: when, and every pause then.
+pub type PauseBoard = Arc<std::sync::Mutex<Option<(chrono::DateTime<chrono::Utc>, Vec<Pause>)>>>;
+
+/// How long a daemon trusts its last read of JOB_PAUSE. The polled
+/// pipeline jobs start several times a second; one lookup per start added
+/// a statement per poll to the idle cost (docs/BENCHMARKS.md "idle"), so
+/// a daemon reads every pause at most once per second and a pause holds
+/// within a second everywhere.
+const PAUSE_REFRESH: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
 
 impl JobRunner {
     /// A runner for manual runs (`msgx run`, the console's "run now"):
@@ -135,6 +148,7 @@ impl JobRunner {
             shutdown,
             kafka: Default::default(),
             jobs: Default::default(),
+            pauses: Default::default(),
         }
     }
 
@@ -157,12 +171,11 @@ impl JobRunner {
             .unwrap_or("job");
 
         // A paused job starts nowhere (daemon, standby, `msgx run`, "run
-        // now") unless forced; read on every start (a primary-key lookup),
-        // so a pause applied in another process holds at this process's
-        // next tick. A dry run changes nothing and may look while paused.
+        // now") unless forced; a daemon's view is at most PAUSE_REFRESH
+        // old, so a pause applied in another process holds within it. A dry run changes nothing and may look while paused.
         if !opts.force
             && !opts.dry_run
-            && let Some(pause) = crate::store::pg::job_pause::get(&self.pg, name).await?
+            && let Some(pause) = self.pause_of(name).await?
         {
             self.record_paused(&manifest, &pause).await;
             return Err(RunError::Paused {
@@ -195,6 +208,33 @@ impl JobRunner {
             lock.release().await;
         }
         result?
+    }
+
+    /// The pause of `name`: a manual run reads it; a daemon reads every
+    /// pause at most once per [`PAUSE_REFRESH`] (by its clock) and answers
+    /// from that.
+    async fn pause_of(&self, name: &str) -> Result<Option<Pause>, sqlx::Error> {
+        if self.trigger != Trigger::Daemon {
+            return job_pause::get(&self.pg, name).await;
+        }
+        let now = self.clock.now();
+        let fresh = |at: &chrono::DateTime<chrono::Utc>| now >= *at && now - *at < PAUSE_REFRESH;
+        let cached = match self.pauses.lock() {
+            Ok(board) => board
+                .as_ref()
+                .filter(|(at, _)| fresh(at))
+                .map(|(_, all)| all.iter().find(|p| p.job == name).cloned()),
+            Err(_) => None,
+        };
+        if let Some(pause) = cached {
+            return Ok(pause);
+        }
+        let all = job_pause::all(&self.pg).await?;
+        let pause = all.iter().find(|p| p.job == name).cloned();
+        if let Ok(mut board) = self.pauses.lock() {
+            *board = Some((now, all));
+        }
+        Ok(pause)
     }
 
     /// A start refused by a pause: counted (`msgx_job_runs_total`,

@@ -516,6 +516,7 @@ pub fn runner(
         shutdown: rx,
         kafka: Default::default(),
         jobs: Default::default(),
+        pauses: Default::default(),
     };
     (runner, tx)
 }
