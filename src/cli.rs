@@ -633,7 +633,21 @@ pub async fn run(cli: Cli) -> Exit {
         );
     }
     let clock: SharedClock = Arc::new(SystemClock);
-    match cli.command {
+    if target == LogTarget::Daemon {
+        return dispatch(cli.command, loaded, clock).await;
+    }
+    // A one-shot command is one request: the actions it records say `cli`
+    // and carry one trace (telemetry::request; docs/events.md "KAFKA:audit").
+    let request = crate::telemetry::request::RequestContext {
+        role: "cli".into(),
+        trace: crate::telemetry::trace_context::TraceParent::random(),
+    };
+    crate::telemetry::request::scope(request, dispatch(cli.command, loaded, clock)).await
+}
+
+/// Runs a configured command.
+async fn dispatch(command: Command, loaded: crate::config::Loaded, clock: SharedClock) -> Exit {
+    match command {
         Command::Config {
             action: ConfigAction::Check,
         } => config::check(&loaded),
