@@ -143,7 +143,7 @@ pub enum Command {
     },
     /// Print the records of a Kafka topic: key, headers, value (`null` for a tombstone).
     Tail {
-        /// Topic name (msgx.kafka.topic-msg / topic-schd / topic-season).
+        /// Topic name (msgx.kafka.topic-msg / topic-schd / topic-season / topic-audit).
         topic: String,
         /// Start at the earliest offset (default: only new records).
         #[arg(long)]

@@ -330,7 +330,7 @@ pub struct Kafka {
     /// Bootstrap servers; env `MSGX_KAFKA_BROKERS` replaces it.
     pub brokers: String,
     /// Topic of the change notifications (design §8.1). Each topic is a legal
-    /// Kafka name (letters, digits, `.`, `_`, `-`), and the three are different.
+    /// Kafka name (letters, digits, `.`, `_`, `-`), and the four are different.
     pub topic_msg: String,
     /// Topic of the latest full state per flight, keyed by FLID and compacted
     /// (design §8.2). Never the season topic: in one compacted topic, the keys
@@ -340,7 +340,8 @@ pub struct Kafka {
     /// key, compacted (docs/season.md).
     pub topic_season: String,
     /// Topic of the audit trail: one CloudEvent per applied operator action,
-    /// keyed by user, not compacted (docs/events.md "KAFKA:audit").
+    /// keyed by the acting user, delivered by `dispatch-msg`; create it with
+    /// `cleanup.policy=delete` (not compacted; docs/events.md "KAFKA:audit").
     pub topic_audit: String,
     /// librdkafka `message.timeout.ms`: how long a send may take in total.
     pub message_timeout: Dur,

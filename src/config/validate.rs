@@ -851,7 +851,7 @@ pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue
     issues
 }
 
-/// The three topics: legal Kafka names, and distinct,
+/// The four topics (msg, schd, season, audit): legal Kafka names, and distinct,
 /// because the compacted `schd` and `season` topics are keyed differently
 /// (FLID, series key) and sharing one would let a key of one compact away a
 /// record of the other.
