@@ -51,11 +51,11 @@ pub struct FilterError {
 /// one ran 21.5 s on 200,000 rows.
 pub const MAX_TEXT_CHARS: usize = 200;
 
-fn opt(s: &str) -> Option<&str> {
+pub(super) fn opt(s: &str) -> Option<&str> {
     Some(s.trim()).filter(|s| !s.is_empty())
 }
 
-fn instant(field: &'static str, text: &str) -> Result<DateTime<Utc>, FilterError> {
+pub(super) fn instant(field: &'static str, text: &str) -> Result<DateTime<Utc>, FilterError> {
     if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
         return Ok(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
     }

@@ -509,6 +509,13 @@ pub struct FlightChange {
     /// `UPSERT` or `DELETE`.
     pub change: Option<String>,
     pub changed_fields: Option<serde_json::Value>,
+    /// The field-level changes (docs/events.md "Field-level changes"; absent
+    /// in notifications older than issue 36). Not in `flight show --json`.
+    #[serde(skip)]
+    pub changes: Option<serde_json::Value>,
+    /// CREATE, UPDATE, DELETE, MERGE or REQUEST (absent before issue 36).
+    #[serde(skip)]
+    pub event_kind: Option<String>,
     /// The write's audit time.
     pub at: Option<String>,
     /// The message's PROC_STATE (from PROC_STATE_HST once archived).
@@ -523,9 +530,22 @@ pub async fn flight_changes(
     flid: i64,
     limit: i64,
 ) -> Result<Vec<FlightChange>, sqlx::Error> {
+    flight_changes_before(pool, flid, None, limit).await
+}
+
+/// [`flight_changes`] below the keyset cursor `before` = (STATE_VERSION,
+/// EVENT_ID) of the last row of the previous page (the console's flight
+/// history pages through every version still in the outbox).
+pub async fn flight_changes_before(
+    pool: &PgPool,
+    flid: i64,
+    before: Option<(i64, i64)>,
+    limit: i64,
+) -> Result<Vec<FlightChange>, sqlx::Error> {
     sqlx::query_as(
         "SELECT e.event_id, e.state_version, e.msg_id, n.doc->>'msg_kind' AS kind, \
                 n.doc->>'change' AS change, n.doc->'changed_fields' AS changed_fields, \
+                n.doc->'changes' AS changes, n.doc->>'event_kind' AS event_kind, \
                 n.doc->>'updated_at' AS at, \
                 COALESCE(h.state, p.state) AS outcome, COALESCE(h.received_at, p.received_at) AS received_at \
          FROM msg_event e \
@@ -533,11 +553,14 @@ pub async fn flight_changes(
          LEFT JOIN proc_state p ON p.msg_id = e.msg_id \
          LEFT JOIN proc_state_hst h ON h.msg_id = e.msg_id \
          WHERE e.target = 'KAFKA:msg' AND e.partition_key = $1 \
+           AND ($3::bigint IS NULL OR (e.state_version, e.event_id) < ($3, $4)) \
          ORDER BY e.state_version DESC, e.event_id DESC \
          LIMIT $2",
     )
     .bind(flid.to_string())
     .bind(limit)
+    .bind(before.map(|b| b.0))
+    .bind(before.map(|b| b.1))
     .fetch_all(pool)
     .await
 }

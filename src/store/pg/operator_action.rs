@@ -73,3 +73,60 @@ pub async fn insert(conn: &mut PgConnection, a: &NewAction<'_>) -> Result<i64, s
 /// The role of an action outside any request: msgx's own (a RESP matched
 /// by the degraded rule).
 pub const SYSTEM_ROLE: &str = "system";
+
+/// The Audit page's filter (every field optional; all given must hold).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ActionQuery {
+    /// The acting user, exactly.
+    pub actor: Option<String>,
+    /// The action name, exactly (`EVENT_RESEND`, …).
+    pub action: Option<String>,
+    /// Applied at or after.
+    pub from: Option<DateTime<Utc>>,
+    /// Applied before.
+    pub to: Option<DateTime<Utc>>,
+    /// A substring of the target (`msg_event:4711`, `9001`, …).
+    pub target: Option<String>,
+}
+
+/// One recorded action as the Audit page lists it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct RecordedAction {
+    pub id: i64,
+    pub at: DateTime<Utc>,
+    pub actor: String,
+    pub action: String,
+    pub target: String,
+    pub reason: Option<String>,
+    pub detail: serde_json::Value,
+}
+
+/// A page of actions matching `q`, newest first (by ID, which grows with
+/// time), at most `limit`, with ID < `before` (the keyset cursor of the
+/// next page). The time bounds use OPERATOR_ACTION's AT index.
+pub async fn page(
+    pool: &sqlx::PgPool,
+    q: &ActionQuery,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<RecordedAction>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, at, actor, action, target, reason, detail FROM operator_action \
+         WHERE ($1::text IS NULL OR actor = $1) \
+           AND ($2::text IS NULL OR action = $2) \
+           AND ($3::timestamptz IS NULL OR at >= $3) \
+           AND ($4::timestamptz IS NULL OR at < $4) \
+           AND ($5::text IS NULL OR strpos(target, $5) > 0) \
+           AND ($6::bigint IS NULL OR id < $6) \
+         ORDER BY id DESC LIMIT $7",
+    )
+    .bind(q.actor.as_deref())
+    .bind(q.action.as_deref())
+    .bind(q.from)
+    .bind(q.to)
+    .bind(q.target.as_deref())
+    .bind(before)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
