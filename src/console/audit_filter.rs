@@ -3,7 +3,7 @@
 //! the keyset cursor (`before`, an OPERATOR_ACTION.ID) of the next page.
 //! Pure; the same rules as the Messages filter ([`super::filter`]).
 
-use super::filter::{FilterError, MAX_TEXT_CHARS, PAGE_SIZE, instant, opt};
+use super::filter::{FilterError, MAX_TEXT_CHARS, cursor, instant, next_cursor, opt};
 use crate::store::pg::operator_action::ActionQuery;
 use serde::{Deserialize, Serialize};
 
@@ -67,23 +67,14 @@ impl AuditForm {
                 .map(|t| bounded("target", t))
                 .transpose()?,
         };
-        let before = opt(&self.before)
-            .map(|b| {
-                b.parse::<i64>().map_err(|_| FilterError {
-                    field: "before",
-                    problem: format!("{b:?} is not an action ID"),
-                })
-            })
-            .transpose()?;
-        Ok((q, before))
+        Ok((q, cursor(&self.before, "an action ID")?))
     }
 
     /// The same filter on the page after `last` (the smallest ID shown),
     /// when the page was full.
     pub fn next_page(&self, rows_shown: usize, last: Option<i64>) -> Option<AuditForm> {
-        let last = last.filter(|_| rows_shown as i64 >= PAGE_SIZE)?;
         Some(AuditForm {
-            before: last.to_string(),
+            before: next_cursor(rows_shown, last)?,
             ..self.clone()
         })
     }
@@ -111,6 +102,7 @@ impl AuditForm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::console::filter::PAGE_SIZE;
 
     fn form(f: impl FnOnce(&mut AuditForm)) -> AuditForm {
         let mut x = AuditForm::default();

@@ -105,6 +105,21 @@ async fn a_console_action_and_a_cli_action_are_cloud_events_on_the_audit_topic()
     assert_eq!(sent, 2);
 }
 
+/// A GET with the viewer's bearer token (the pages are for every role).
+async fn as_viewer(addr: SocketAddr, path: String) -> Answer {
+    let viewer = format!("Bearer {VIEWER_TOKEN}");
+    request(addr, "GET", &path, &[("Authorization", &viewer)], "").await
+}
+
+/// The `href` of the link `id` in `body`, unescaped.
+fn link(body: &str, id: &str) -> String {
+    body.split(&format!("id=\"{id}\" href=\""))
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or_else(|| panic!("no link {id}: {body}"))
+        .replace("&#38;", "&")
+}
+
 /// The rows of the Audit page's table: their `action-<id>` ids in order.
 fn audit_rows(body: &str) -> Vec<String> {
     body.split("<tr id=\"action-")
@@ -149,12 +164,7 @@ async fn the_audit_page_lists_filters_and_pages_the_recorded_actions() {
         t0 + chrono::Duration::days(1),
     )
     .await;
-    let viewer = format!("Bearer {VIEWER_TOKEN}");
-    let addr = c.addr;
-    let get = |path: String| {
-        let viewer = viewer.clone();
-        async move { request(addr, "GET", &path, &[("Authorization", &viewer)], "").await }
-    };
+    let get = |path: String| as_viewer(c.addr, path);
 
     // A viewer may read it; the nav links it; newest first, one page.
     let a = get("/audit".into()).await;
@@ -166,13 +176,7 @@ async fn the_audit_page_lists_filters_and_pages_the_recorded_actions() {
     assert!(ids.windows(2).all(|w| w[0] > w[1]), "{ids:?}");
     assert!(a.body.contains("EVENT_DISCARD"), "bob's are the newest");
     // The next page holds the rest, none twice.
-    let next = a
-        .body
-        .split("id=\"audit-next-page\" href=\"")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .expect("a next-page link")
-        .replace("&#38;", "&");
+    let next = link(&a.body, "audit-next-page");
     let b = get(next.clone()).await;
     let more = audit_rows(&b.body);
     assert_eq!(more.len(), 7, "{next}: {more:?}");
@@ -258,12 +262,7 @@ async fn the_flight_page_lists_every_version_with_its_changes() {
         .insert(&sis::flop(3, 9001, "GTDT", &gate("B7")))
         .await;
     drain(&c.runner).await;
-    let viewer = format!("Bearer {VIEWER_TOKEN}");
-    let addr = c.addr;
-    let get = |path: String| {
-        let viewer = viewer.clone();
-        async move { request(addr, "GET", &path, &[("Authorization", &viewer)], "").await }
-    };
+    let get = |path: String| as_viewer(c.addr, path);
     let page = get("/flights/9001".into()).await;
     assert_eq!(page.status, 200, "{page:?}");
     // The milestones (issue 36) stay.
@@ -316,13 +315,7 @@ async fn the_flight_page_lists_every_version_with_its_changes() {
     let page = get("/flights/9001".into()).await;
     let first = history_rows(&page.body);
     assert_eq!(first.len(), 20, "{first:?}");
-    let next = page
-        .body
-        .split("id=\"flight-history-next\" href=\"")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .expect("a link to older versions")
-        .to_string();
+    let next = link(&page.body, "flight-history-next");
     let older = get(next).await;
     let second = history_rows(&older.body);
     assert_eq!(
