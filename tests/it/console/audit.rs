@@ -328,3 +328,42 @@ async fn the_flight_page_lists_every_version_with_its_changes() {
     let bad = get("/flights/9001?before=x".into()).await;
     assert_eq!(bad.status, 400, "{bad:?}");
 }
+
+/// The record and the row are one statement: when the outbox append fails,
+/// the action is not recorded either (and the caller's action rolls back).
+#[tokio::test]
+async fn an_action_is_recorded_only_with_its_audit_record() {
+    let db = TestDb::migrated().await;
+    db.fail_inserts("msg_event", "outbox down").await;
+    let t0 = chrono::DateTime::UNIX_EPOCH;
+    let mut conn = db.pool.acquire().await.expect("connection");
+    let refused = msgx::store::pg::operator_action::insert(
+        &mut conn,
+        &msgx::store::pg::operator_action::NewAction {
+            at: t0,
+            actor: "alice",
+            action: "SKIP",
+            target: "proc_state:1",
+            reason: Some("test"),
+            detail: serde_json::json!({}),
+        },
+    )
+    .await;
+    assert!(refused.is_err(), "{refused:?}");
+    drop(conn);
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM operator_action")
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+    assert_eq!(rows, 0, "no action row without its audit record");
+    db.allow_inserts("msg_event").await;
+    record(&db, "alice", "SKIP", 1, t0).await;
+    let (actions, records): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM operator_action), \
+                (SELECT count(*) FROM msg_event WHERE target = 'KAFKA:audit' AND partition_key = 'alice')",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("counts");
+    assert_eq!((actions, records), (1, 1));
+}
