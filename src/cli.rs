@@ -149,7 +149,7 @@ pub enum Command {
     },
     /// Print the records of a Kafka topic: key, headers, value (`null` for a tombstone).
     Tail {
-        /// Topic name (msgx.kafka.topic-msg / topic-schd / topic-season).
+        /// Topic name (msgx.kafka.topic-msg / topic-schd / topic-season / topic-audit).
         topic: String,
         /// Start at the earliest offset (default: only new records).
         #[arg(long)]
@@ -642,7 +642,21 @@ pub async fn run(cli: Cli) -> Exit {
         );
     }
     let clock: SharedClock = Arc::new(SystemClock);
-    match cli.command {
+    if target == LogTarget::Daemon {
+        return dispatch(cli.command, loaded, clock).await;
+    }
+    // A one-shot command is one request: the actions it records say `cli`
+    // and carry one trace (telemetry::request; docs/events.md "KAFKA:audit").
+    let request = crate::telemetry::request::RequestContext {
+        role: "cli".into(),
+        trace: crate::telemetry::trace_context::TraceParent::random(),
+    };
+    crate::telemetry::request::scope(request, dispatch(cli.command, loaded, clock)).await
+}
+
+/// Runs a configured command.
+async fn dispatch(command: Command, loaded: crate::config::Loaded, clock: SharedClock) -> Exit {
+    match command {
         Command::Config {
             action: ConfigAction::Check,
         } => config::check(&loaded),

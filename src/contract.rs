@@ -14,6 +14,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
 use serde_json::{Value, json};
 
+use crate::domain::audit::AuditEvent;
 use crate::domain::events::{ChangeNotification, SchdProjection};
 use crate::domain::season::SeasonRecord;
 
@@ -67,6 +68,8 @@ pub fn schemas() -> Vec<RecordSchema> {
         value::<SchdProjection>("schd"),
         series_key("season"),
         value::<SeasonRecord<'static>>("season"),
+        user_key("audit"),
+        value::<AuditEvent<'static>>("audit"),
     ]
 }
 
@@ -110,19 +113,43 @@ fn flid_key(topic: &'static str) -> RecordSchema {
 /// (docs/season.md). Keys are raw bytes; one that is not JSON text is
 /// checked as the JSON string of its bytes.
 fn series_key(topic: &'static str) -> RecordSchema {
-    let mut schema = settings().into_generator().into_root_schema_for::<String>();
-    schema.insert("title".into(), json!(format!("{topic} key: series")));
-    schema.insert(
-        "description".into(),
-        json!(
-            "`SNAM|ALCD|FLNO|MVIN|STDT` (STDT as YYYY-MM-DD) in UTF-8, not JSON-quoted. \
-             One series is always in one partition, so its records keep their order."
+    text_key(
+        topic,
+        "series",
+        "`SNAM|ALCD|FLNO|MVIN|STDT` (STDT as YYYY-MM-DD) in UTF-8, not JSON-quoted. \
+         One series is always in one partition, so its records keep their order.",
+        (
+            "pattern",
+            json!("^[^|]+\\|[^|]+\\|[^|]+\\|[^|]+\\|[0-9]{4}-[0-9]{2}-[0-9]{2}$"),
         ),
-    );
-    schema.insert(
-        "pattern".into(),
-        json!("^[^|]+\\|[^|]+\\|[^|]+\\|[^|]+\\|[0-9]{4}-[0-9]{2}-[0-9]{2}$"),
-    );
+    )
+}
+
+/// The key of the `audit` topic: the acting user's name as raw UTF-8 text
+/// (not JSON-quoted), so one operator's actions stay in order.
+fn user_key(topic: &'static str) -> RecordSchema {
+    text_key(
+        topic,
+        "user",
+        "The acting user (the console user, the CLI's `--actor` or `$USER`, or `msgx`) \
+         in UTF-8, not JSON-quoted. One user is always in one partition, so their \
+         actions keep their order.",
+        ("minLength", json!(1)),
+    )
+}
+
+/// A raw-text key schema (a string, checked as the JSON string of its
+/// bytes) with one constraint.
+fn text_key(
+    topic: &'static str,
+    what: &str,
+    description: &str,
+    (constraint, value): (&str, Value),
+) -> RecordSchema {
+    let mut schema = settings().into_generator().into_root_schema_for::<String>();
+    schema.insert("title".into(), json!(format!("{topic} key: {what}")));
+    schema.insert("description".into(), json!(description));
+    schema.insert(constraint.into(), value);
     RecordSchema {
         topic,
         part: Part::Key,

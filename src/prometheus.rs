@@ -397,10 +397,11 @@ pub const HTTP_DROP_REASONS: [&str; 4] = [
 ];
 
 /// Outbox targets (statuses: [`EventStatus::ALL`]).
-const TARGETS: [&str; 3] = [
+const TARGETS: [&str; 4] = [
     crate::domain::EventTarget::KafkaMsg.as_str(),
     crate::domain::EventTarget::KafkaSchd.as_str(),
     crate::domain::EventTarget::KafkaSeason.as_str(),
+    crate::domain::EventTarget::KafkaAudit.as_str(),
 ];
 /// Histogram buckets in seconds: a message takes milliseconds, a job run up to minutes.
 const BUCKETS: [f64; 15] = [

@@ -13,6 +13,7 @@
 
 #[cfg(feature = "otlp")]
 pub mod otlp;
+pub mod request;
 pub mod trace_context;
 
 use crate::config::{Log, Telemetry};

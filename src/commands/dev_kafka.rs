@@ -38,7 +38,12 @@ pub async fn run(cfg: &config::Kafka, opts: DevKafkaOptions) -> Exit {
         }
     };
     let replication = opts.brokers.min(3);
-    for topic in [&cfg.topic_msg, &cfg.topic_schd, &cfg.topic_season] {
+    for topic in [
+        &cfg.topic_msg,
+        &cfg.topic_schd,
+        &cfg.topic_season,
+        &cfg.topic_audit,
+    ] {
         if let Err(e) = cluster.create_topic(topic, opts.partitions, replication) {
             eprintln!("msgx dev-kafka: cannot create topic {topic}: {e}");
             return Exit::Failure;
@@ -61,12 +66,13 @@ pub async fn run(cfg: &config::Kafka, opts: DevKafkaOptions) -> Exit {
     let _ = stdout.flush();
     drop(stdout);
     eprintln!(
-        "msgx dev-kafka: {} broker(s), topics {}, {} and {} with {} partition(s), replication {}; \
+        "msgx dev-kafka: {} broker(s), topics {}, {}, {} and {} with {} partition(s), replication {}; \
          SIGUSR1 = all brokers down, SIGUSR2 = all brokers up, SIGINT/SIGTERM = stop (pid {})",
         opts.brokers,
         cfg.topic_msg,
         cfg.topic_schd,
         cfg.topic_season,
+        cfg.topic_audit,
         opts.partitions,
         replication,
         std::process::id()

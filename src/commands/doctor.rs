@@ -21,7 +21,7 @@
 //! | `mailbox.hole-evidence` | never; warns when holes cannot be released on transaction evidence (no PROCESS privilege, `msgx.pipeline.hole-evidence = false`, or the server is not the ID-allocating primary: a replica, a Galera node, read-only, or the replication status is not readable) |
 //! | `kafka.client` | a producer or consumer cannot be created with the settings (unsupported security option, missing file) |
 //! | `kafka.metadata` | no broker answers within `msgx.kafka.call-timeout` |
-//! | `kafka.topic.msg`, `kafka.topic.schd`, `kafka.topic.season` | the topic does not exist |
+//! | `kafka.topic.msg`, `kafka.topic.schd`, `kafka.topic.season`, `kafka.topic.audit` | the topic does not exist |
 
 use crate::commands::target::{self, Needs, Target};
 use crate::config::Config;
@@ -422,9 +422,14 @@ async fn kafka(config: &Config, c: &mut Checks) {
             }
         };
     c.ok("kafka.metadata", format!("brokers {} answer", cfg.brokers));
-    for (name, t) in ["kafka.topic.msg", "kafka.topic.schd", "kafka.topic.season"]
-        .into_iter()
-        .zip(topics)
+    for (name, t) in [
+        "kafka.topic.msg",
+        "kafka.topic.schd",
+        "kafka.topic.season",
+        "kafka.topic.audit",
+    ]
+    .into_iter()
+    .zip(topics)
     {
         match t.partitions {
             Some(n) => c.ok(name, format!("{}: {n} partition(s)", t.topic)),

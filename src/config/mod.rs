@@ -330,7 +330,7 @@ pub struct Kafka {
     /// Bootstrap servers; env `MSGX_KAFKA_BROKERS` replaces it.
     pub brokers: String,
     /// Topic of the change notifications (design §8.1). Each topic is a legal
-    /// Kafka name (letters, digits, `.`, `_`, `-`), and the three are different.
+    /// Kafka name (letters, digits, `.`, `_`, `-`), and the four are different.
     pub topic_msg: String,
     /// Topic of the latest full state per flight, keyed by FLID and compacted
     /// (design §8.2). Never the season topic: in one compacted topic, the keys
@@ -339,6 +339,10 @@ pub struct Kafka {
     /// Topic of the seasonal schedules, one record per series keyed by series
     /// key, compacted (docs/season.md).
     pub topic_season: String,
+    /// Topic of the audit trail: one CloudEvent per applied operator action,
+    /// keyed by the acting user, delivered by `dispatch-msg`; create it with
+    /// `cleanup.policy=delete` (not compacted; docs/events.md "KAFKA:audit").
+    pub topic_audit: String,
     /// librdkafka `message.timeout.ms`: how long a send may take in total.
     pub message_timeout: Dur,
     /// Bound on each blocking Kafka call (the delivery-report wait beyond
@@ -364,6 +368,7 @@ impl Default for Kafka {
             topic_msg: Self::DEFAULT_TOPIC_MSG.into(),
             topic_schd: Self::DEFAULT_TOPIC_SCHD.into(),
             topic_season: Self::DEFAULT_TOPIC_SEASON.into(),
+            topic_audit: Self::DEFAULT_TOPIC_AUDIT.into(),
             message_timeout: Self::DEFAULT_MESSAGE_TIMEOUT,
             call_timeout: Self::DEFAULT_CALL_TIMEOUT,
             reconnect_backoff_max: Self::DEFAULT_RECONNECT_BACKOFF_MAX,
@@ -377,6 +382,7 @@ impl Kafka {
     pub const DEFAULT_TOPIC_MSG: &str = "msg";
     pub const DEFAULT_TOPIC_SCHD: &str = "schd";
     pub const DEFAULT_TOPIC_SEASON: &str = "season";
+    pub const DEFAULT_TOPIC_AUDIT: &str = "audit";
     pub const DEFAULT_MESSAGE_TIMEOUT: Dur = Dur::mins(5);
     pub const DEFAULT_CALL_TIMEOUT: Dur = Dur::secs(30);
     pub const DEFAULT_RECONNECT_BACKOFF_MAX: Dur = Dur::secs(1);

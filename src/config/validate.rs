@@ -851,7 +851,7 @@ pub(super) fn compat_issues(h: &super::Http, env_token: bool) -> Vec<ConfigIssue
     issues
 }
 
-/// The three topics: legal Kafka names, and distinct,
+/// The four topics (msg, schd, season, audit): legal Kafka names, and distinct,
 /// because the compacted `schd` and `season` topics are keyed differently
 /// (FLID, series key) and sharing one would let a key of one compact away a
 /// record of the other.
@@ -860,6 +860,7 @@ fn topic_issues(k: &super::Kafka) -> Vec<(&'static str, String)> {
         ("msgx.kafka.topic-msg", &k.topic_msg),
         ("msgx.kafka.topic-schd", &k.topic_schd),
         ("msgx.kafka.topic-season", &k.topic_season),
+        ("msgx.kafka.topic-audit", &k.topic_audit),
     ];
     let mut out = Vec::new();
     for (i, (key, name)) in topics.iter().enumerate() {
@@ -1011,6 +1012,19 @@ mod tests {
             ["msgx.kafka.topic-msg"]
         );
         assert!(issue_keys("[msgx.kafka]\ntopic-season = \"aodb.season_v1\"\n").is_empty());
+    }
+
+    #[test]
+    fn the_audit_topic_is_a_legal_name_of_its_own() {
+        assert_eq!(
+            issue_keys("[msgx.kafka]\ntopic-audit = \"msg\"\n"),
+            ["msgx.kafka.topic-audit"]
+        );
+        assert_eq!(
+            issue_keys("[msgx.kafka]\ntopic-audit = \"au dit\"\n"),
+            ["msgx.kafka.topic-audit"]
+        );
+        assert!(issue_keys("[msgx.kafka]\ntopic-audit = \"aodb.audit_v1\"\n").is_empty());
     }
 
     #[test]

@@ -26,6 +26,8 @@ use crate::requests::track::{RequestKind, Tracker};
 use crate::store::pg::flight::FlightStore;
 use crate::store::pg::republish::{self, Selection as RepublishSelection};
 use crate::store::pg::{console_session, message_search};
+use crate::telemetry::request::{self, RequestContext};
+use crate::telemetry::trace_context::TraceParent;
 use axum::Extension;
 use axum::Form;
 use axum::extract::{Path, State};
@@ -301,6 +303,7 @@ pub async fn handle(
     State(s): State<ConsoleState>,
     Extension(who): Extension<Principal>,
     Path(name): Path<String>,
+    headers: HeaderMap,
     Form(f): Form<ActionForm>,
 ) -> Response {
     if who.role() == Role::Viewer {
@@ -358,7 +361,18 @@ pub async fn handle(
         return confirm(Some(error), plan);
     }
     let actor = who.name().to_string();
-    let (ok, lines) = match apply_action(&s, action, &f, &reason, &actor).await {
+    // The audit trail's role and trace (telemetry::request): the role acted
+    // with, and the caller's `traceparent` when valid, else a new trace.
+    let request = RequestContext {
+        role: who.role().as_str().to_string(),
+        trace: headers
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| TraceParent::parse(v).ok())
+            .unwrap_or_else(TraceParent::random),
+    };
+    let applied = request::scope(request, apply_action(&s, action, &f, &reason, &actor)).await;
+    let (ok, lines) = match applied {
         Ok(r) => r,
         Err(r) => return r,
     };

@@ -51,11 +51,31 @@ pub struct FilterError {
 /// one ran 21.5 s on 200,000 rows.
 pub const MAX_TEXT_CHARS: usize = 200;
 
-fn opt(s: &str) -> Option<&str> {
+pub(super) fn opt(s: &str) -> Option<&str> {
     Some(s.trim()).filter(|s| !s.is_empty())
 }
 
-fn instant(field: &'static str, text: &str) -> Result<DateTime<Utc>, FilterError> {
+/// The keyset cursor field `before` (`None` when empty): an ID, `what`
+/// names it in the error.
+pub(super) fn cursor(text: &str, what: &str) -> Result<Option<i64>, FilterError> {
+    opt(text)
+        .map(|b| {
+            b.parse::<i64>().map_err(|_| FilterError {
+                field: "before",
+                problem: format!("{b:?} is not {what}"),
+            })
+        })
+        .transpose()
+}
+
+/// The cursor of the page after `last` (the smallest ID shown), when the
+/// page of `rows_shown` rows was full.
+pub(super) fn next_cursor(rows_shown: usize, last: Option<i64>) -> Option<String> {
+    last.filter(|_| rows_shown as i64 >= PAGE_SIZE)
+        .map(|l| l.to_string())
+}
+
+pub(super) fn instant(field: &'static str, text: &str) -> Result<DateTime<Utc>, FilterError> {
     if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
         return Ok(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
     }
@@ -129,23 +149,14 @@ impl FilterForm {
             }
             q.text = Some(t.to_string());
         }
-        let before = opt(&self.before)
-            .map(|b| {
-                b.parse::<i64>().map_err(|_| FilterError {
-                    field: "before",
-                    problem: format!("{b:?} is not a MSG_ID"),
-                })
-            })
-            .transpose()?;
-        Ok((q, before))
+        Ok((q, cursor(&self.before, "a MSG_ID")?))
     }
 
     /// The same filter on the page after `last` (the smallest MSG_ID shown),
     /// when the page was full.
     pub fn next_page(&self, rows_shown: usize, last: Option<i64>) -> Option<FilterForm> {
-        let last = last.filter(|_| rows_shown as i64 >= PAGE_SIZE)?;
         Some(FilterForm {
-            before: last.to_string(),
+            before: next_cursor(rows_shown, last)?,
             ..self.clone()
         })
     }

@@ -6,8 +6,11 @@
 
 pub mod access;
 mod actions;
+mod audit;
+pub mod audit_filter;
 pub mod chart;
 pub mod filter;
+mod history;
 mod pages;
 mod server;
 pub mod session;

@@ -7,6 +7,7 @@
 
 use super::chart;
 use super::filter::{self, FilterForm, PAGE_SIZE};
+use super::history;
 use super::session;
 use super::state::{ConsoleState, Principal, Transport};
 use super::views::{
@@ -18,7 +19,7 @@ use crate::domain::delivery::EventStatus;
 use crate::domain::proc_state::ProcState;
 use crate::inspect::{self, Raw};
 use crate::store::pg::{
-    compat_request, facts, flight_search, job_pause, job_run, message_search, req_track,
+    compat_request, facts, flight_search, job_pause, job_run, message_search, msg_event, req_track,
 };
 use axum::Extension;
 use axum::extract::{Path, Query, State};
@@ -833,12 +834,60 @@ pub async fn flights(
     page(StatusCode::OK, &p)
 }
 
+/// The flight page's query: the history's cursor.
+#[derive(Debug, Default, Deserialize)]
+pub struct FlightQuery {
+    /// `VERSION-EVENT_ID` of the last history row of the previous page.
+    #[serde(default)]
+    before: String,
+}
+
+/// The history cursor `VERSION-EVENT_ID` (`None` when empty).
+fn history_cursor(text: &str) -> Result<Option<(i64, i64)>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.split_once('-')
+        .and_then(|(v, e)| Some((v.parse().ok()?, e.parse().ok()?)))
+        .map(Some)
+        .ok_or_else(|| "before: not VERSION-EVENT_ID".to_string())
+}
+
+/// One version of the flight's history: its notification's message,
+/// kind, outcome and field-level changes (capped, the rest on the message page).
+fn history_entry(c: &msg_event::FlightChange) -> history::Entry {
+    let (changes, more) = history::change_lines(c.changes.as_ref(), history::CHANGES_PER_VERSION);
+    let kind = [c.kind.as_deref(), c.event_kind.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let msg = c.msg_id.map(|m| (m.to_string(), format!("/messages/{m}")));
+    history::Entry {
+        id: format!("version-{}", c.event_id),
+        version: c.state_version.to_string(),
+        more: msg
+            .as_ref()
+            .filter(|_| more > 0)
+            .map(|(_, href)| (format!("+{more} more on the message page"), href.clone())),
+        msg,
+        kind,
+        outcome: opt(&c.outcome),
+        written: opt(&c.at),
+        changes,
+        gone: false,
+    }
+}
+
 pub async fn flight(
     State(s): State<ConsoleState>,
     Extension(who): Extension<Principal>,
     Path(flid): Path<i64>,
+    Query(q): Query<FlightQuery>,
 ) -> Response {
-    let view = match inspect::flight(&s.pg, &s.config, flid, LIST_LIMIT).await {
+    // The history is read by page below, not here.
+    let view = match inspect::flight(&s.pg, &s.config, flid, 0).await {
         Ok(Some(v)) => v,
         Ok(None) => {
             return (
@@ -913,41 +962,33 @@ pub async fn flight(
             actions: vec![],
         });
     }
-    let mut changes = Table::new(
-        "table-flight-messages",
-        vec![
-            "MSG_ID", "Version", "Kind", "Change", "Outcome", "Written", "Fields",
-        ],
-        "none in the outbox (kept for msgx.pipeline.event-retention)",
-    );
-    for c in &view.changes {
-        let fields: Vec<String> = c
-            .changed_fields
-            .as_ref()
-            .and_then(|v| v.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        changes.rows.push(Row {
-            id: format!("change-{}", c.event_id),
-            cells: vec![
-                c.msg_id.map_or_else(
-                    || Cell::text("-"),
-                    |m| Cell::link(m.to_string(), format!("/messages/{m}")),
-                ),
-                Cell::text(c.state_version.to_string()),
-                Cell::text(opt(&c.kind)),
-                Cell::text(opt(&c.change)),
-                Cell::text(opt(&c.outcome)),
-                Cell::text(opt(&c.at)),
-                Cell::text(fields.join(", ")),
-            ],
-            actions: vec![],
-        });
-    }
+    let before = match history_cursor(&q.before) {
+        Ok(b) => b,
+        Err(e) => return (StatusCode::BAD_REQUEST, e).into_response(),
+    };
+    let rows =
+        match msg_event::flight_changes_before(&s.pg, flid, before, history::VERSIONS_PER_PAGE)
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return unavailable("flight", e),
+        };
+    let full = rows.len() as i64 >= history::VERSIONS_PER_PAGE;
+    let versions: Vec<i64> = rows.iter().map(|r| r.state_version).collect();
+    // The version just above this page: the current one + 1 on the first,
+    // else the previous page's last (shown there).
+    let above = before.map_or(view.state_version + 1, |b| b.0);
+    let history_next = rows
+        .last()
+        .filter(|_| full)
+        .map(|r| format!("/flights/{flid}?before={}-{}", r.state_version, r.event_id));
+    let history = history::lines(&versions, above, !full)
+        .into_iter()
+        .filter_map(|line| match line {
+            history::Line::Gone { from, to } => Some(history::Entry::gone(from, to)),
+            history::Line::Version(i) => rows.get(i).map(history_entry),
+        })
+        .collect();
     let p = FlightPage {
         nav: Nav::of(&who, "nav-flights"),
         flid,
@@ -955,7 +996,8 @@ pub async fn flight(
         shares,
         milestones,
         state_json: serde_json::to_string_pretty(&view.state).unwrap_or_default(),
-        changes,
+        history,
+        history_next,
     };
     page(StatusCode::OK, &p)
 }

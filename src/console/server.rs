@@ -6,7 +6,7 @@
 
 use super::access::{AccessError, LogLimiter, LoginLimiter, Users};
 use super::state::{ConsoleState, JobLauncher, Principal, Transport};
-use super::{actions, pages, session};
+use super::{actions, audit, pages, session};
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::http::client::Client;
@@ -223,6 +223,7 @@ pub fn router(state: ConsoleState) -> Router {
         .route("/requests", get(pages::requests))
         .route("/compat", get(pages::compat))
         .route("/jobs", get(pages::jobs))
+        .route("/audit", get(audit::audit))
         .route("/actions/{action}", post(actions::handle))
         .route("/login", get(pages::login_form).post(actions::login))
         .route("/logout", post(actions::logout))

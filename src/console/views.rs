@@ -223,7 +223,10 @@ pub struct FlightPage {
     pub shares: Table,
     pub milestones: Table,
     pub state_json: String,
-    pub changes: Table,
+    /// Every version, newest first (issue 37 item 6; [`super::history`]).
+    pub history: Vec<super::history::Entry>,
+    /// The next (older) page of versions.
+    pub history_next: Option<String>,
 }
 
 /// The confirmation step of an action: what will happen, the reason, and

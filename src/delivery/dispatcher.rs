@@ -2,6 +2,10 @@
 //!
 //! - **Frozen batch.** A round reads up to `msgx.dispatch.batch` due PENDING
 //!   rows in EVENT_ID order and acts only on them.
+//! - **KAFKA:audit rides along.** The operator actions' CloudEvents are
+//!   read in the same batch and keyed by user: one queue per (target, key),
+//!   each wave sent per topic, so an operator's actions keep their order
+//!   exactly as a FLID's writes do, with the same retries and DLQ.
 //! - **Per-FLID order.** The batch is split into one queue per FLID (EVENT_ID
 //!   order). It is sent in *waves*: each wave holds the current head of every
 //!   FLID queue, so a FLID never has two records in flight, and a record is
@@ -47,16 +51,34 @@ pub(crate) async fn deliver(
             end.cut_short = true;
             break;
         }
-        let outcome = wave.send(Topic::Msg, &heads, report).await?;
-        end.broker_failures += outcome.broker_failures;
-        end.fatal |= outcome.fatal;
-        let mut ok = outcome.confirmed.into_iter();
+        // One wave per topic: KAFKA:audit rows ride with KAFKA:msg, each
+        // to its own topic and with its own per-target metrics.
+        let mut ok_by_id: HashMap<i64, bool> = HashMap::with_capacity(heads.len());
+        for topic in [Topic::Msg, Topic::Audit] {
+            let rows: Vec<&PendingEvent> = heads
+                .iter()
+                .copied()
+                .filter(|r| topic_of(r) == topic)
+                .collect();
+            if rows.is_empty() || end.fatal {
+                continue;
+            }
+            let outcome = wave.send(topic, &rows, report).await?;
+            end.broker_failures += outcome.broker_failures;
+            end.fatal |= outcome.fatal;
+            ok_by_id.extend(rows.iter().map(|r| r.event_id).zip(outcome.confirmed));
+        }
         for q in queues.iter_mut().filter(|q| !q.is_empty()) {
-            if ok.next().unwrap_or(false) {
+            let ok = q
+                .front()
+                .and_then(|h| ok_by_id.get(&h.event_id))
+                .copied()
+                .unwrap_or(false);
+            if ok {
                 q.pop_front();
                 end.confirmed += 1;
             } else {
-                // The head failed: the rest of this FLID waits (§8.1).
+                // The head failed (or was not sent): the rest of its key waits (§8.1).
                 if let Some(head) = q.front() {
                     end.unsent(head.event_id);
                 }
@@ -75,13 +97,25 @@ pub(crate) async fn deliver(
     Ok(end)
 }
 
-/// Splits a batch (EVENT_ID order) into one queue per FLID, each in EVENT_ID
-/// order; queues are ordered by their first row.
+/// The topic of a row the Dispatcher reads: KAFKA:audit to the audit
+/// topic, everything else (KAFKA:msg) to the msg topic.
+fn topic_of(row: &PendingEvent) -> Topic {
+    if row.target == crate::domain::EventTarget::KafkaAudit.as_str() {
+        Topic::Audit
+    } else {
+        Topic::Msg
+    }
+}
+
+/// Splits a batch (EVENT_ID order) into one queue per key (target and
+/// FLID, or target and user for KAFKA:audit), each in EVENT_ID order;
+/// queues are ordered by their first row.
 fn per_flid_queues(rows: Vec<PendingEvent>) -> Vec<VecDeque<PendingEvent>> {
-    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut index: HashMap<(String, String), usize> = HashMap::new();
     let mut queues: Vec<VecDeque<PendingEvent>> = Vec::new();
     for row in rows {
-        let i = *index.entry(row.partition_key.clone()).or_insert_with(|| {
+        let key = (row.target.clone(), row.partition_key.clone());
+        let i = *index.entry(key).or_insert_with(|| {
             queues.push(VecDeque::new());
             queues.len() - 1
         });
@@ -97,6 +131,7 @@ mod tests {
     fn row(id: i64, flid: &str) -> PendingEvent {
         PendingEvent {
             event_id: id,
+            target: "KAFKA:msg".into(),
             partition_key: flid.into(),
             event_type: "UPSERT".into(),
             state_version: id,
@@ -123,5 +158,21 @@ mod tests {
             .map(|q| q.iter().map(|r| r.event_id).collect())
             .collect();
         assert_eq!(ids, vec![vec![1, 3, 6], vec![2, 5], vec![4]]);
+    }
+
+    #[test]
+    fn an_audit_key_never_shares_a_queue_with_a_flid_of_the_same_text() {
+        let audit = |id: i64, user: &str| PendingEvent {
+            target: "KAFKA:audit".into(),
+            ..row(id, user)
+        };
+        let queues = per_flid_queues(vec![row(1, "15"), audit(2, "15"), audit(3, "15")]);
+        let ids: Vec<Vec<i64>> = queues
+            .iter()
+            .map(|q| q.iter().map(|r| r.event_id).collect())
+            .collect();
+        assert_eq!(ids, vec![vec![1], vec![2, 3]]);
+        assert_eq!(topic_of(&queues[0][0]), Topic::Msg);
+        assert_eq!(topic_of(&queues[1][0]), Topic::Audit);
     }
 }

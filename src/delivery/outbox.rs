@@ -285,7 +285,7 @@ impl WaveSender<'_> {
         // latency once the mark is committed.
         let mut sent_msgs = Vec::new();
         match topic {
-            Topic::Msg => {
+            Topic::Msg | Topic::Audit => {
                 let ids: Vec<i64> = sent.map(|(r, _)| r.event_id).collect();
                 sent_msgs = msg_event::mark_msg_sent(&mut tx, &ids, now).await?;
                 report.sent.add(sent_msgs.len() as u64);

@@ -24,6 +24,9 @@ pub enum EventTarget {
     KafkaSchd,
     /// The seasonal schedule's records, one per series key (`domain::season`).
     KafkaSeason,
+    /// The audit trail: one CloudEvent per applied operator action, keyed by
+    /// the acting user (`domain::audit`).
+    KafkaAudit,
 }
 
 impl EventTarget {
@@ -33,6 +36,7 @@ impl EventTarget {
             EventTarget::KafkaMsg => "KAFKA:msg",
             EventTarget::KafkaSchd => "KAFKA:schd",
             EventTarget::KafkaSeason => "KAFKA:season",
+            EventTarget::KafkaAudit => "KAFKA:audit",
         }
     }
 }

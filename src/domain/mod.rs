@@ -10,6 +10,7 @@
 //! Rules and decisions: docs/domain.md. Event JSON: docs/events.md.
 
 pub mod acdm;
+pub mod audit;
 pub mod changes;
 pub mod config;
 pub mod delivery;

@@ -543,12 +543,17 @@ pub struct TopicPartitions {
 }
 
 /// Connects with the metadata client and reports `msgx.kafka.topic-msg`,
-/// `topic-schd` and `topic-season` (for `msgx doctor`). Blocking: call it from
+/// `topic-schd`, `topic-season` and `topic-audit` (for `msgx doctor`). Blocking: call it from
 /// `spawn_blocking` in async code.
 pub fn configured_topics(cfg: &config::Kafka) -> Result<Vec<TopicPartitions>, KafkaClientError> {
     let client = MetadataClient::create(cfg)?;
     let mut out = Vec::new();
-    for topic in [&cfg.topic_msg, &cfg.topic_schd, &cfg.topic_season] {
+    for topic in [
+        &cfg.topic_msg,
+        &cfg.topic_schd,
+        &cfg.topic_season,
+        &cfg.topic_audit,
+    ] {
         let partitions = client.partitions(topic, cfg.call_timeout.std())?;
         out.push(TopicPartitions {
             topic: topic.clone(),

@@ -39,6 +39,9 @@ pub enum Topic {
     Schd,
     /// `msgx.kafka.topic-season` (KAFKA:season, the SCHS series; docs/season.md).
     Season,
+    /// `msgx.kafka.topic-audit` (KAFKA:audit, the operator actions as
+    /// CloudEvents, delivered by the Dispatcher beside KAFKA:msg).
+    Audit,
 }
 
 impl Topic {
@@ -48,6 +51,7 @@ impl Topic {
             Topic::Msg => crate::domain::EventTarget::KafkaMsg.as_str(),
             Topic::Schd => crate::domain::EventTarget::KafkaSchd.as_str(),
             Topic::Season => crate::domain::EventTarget::KafkaSeason.as_str(),
+            Topic::Audit => crate::domain::EventTarget::KafkaAudit.as_str(),
         }
     }
 }
@@ -190,6 +194,7 @@ impl DeliveryProducer {
             Topic::Msg => &self.config.topic_msg,
             Topic::Schd => &self.config.topic_schd,
             Topic::Season => &self.config.topic_season,
+            Topic::Audit => &self.config.topic_audit,
         }
     }
 

@@ -5,6 +5,8 @@
 
 use crate::common;
 
+mod audit;
+
 use common::jobs::{drain, pass_ok};
 use common::{TestDb, TestMailbox, fast_kafka, manual_clock, mock_kafka, msgx, runner, sis};
 use msgx::clock::SharedClock;

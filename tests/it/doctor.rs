@@ -57,6 +57,7 @@ async fn a_healthy_setup_passes_every_check() {
         "kafka.topic.msg",
         "kafka.topic.schd",
         "kafka.topic.season",
+        "kafka.topic.audit",
     ] {
         assert_eq!(check_row(&report, name).0, "ok", "{name}: {out}");
     }
@@ -77,7 +78,7 @@ async fn a_healthy_setup_passes_every_check() {
     // The human form: one line per check.
     let out = msgx(cfg.path(), &["doctor"]);
     let lines = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(lines.lines().count(), 19, "{lines}");
+    assert_eq!(lines.lines().count(), 20, "{lines}");
     assert!(
         lines
             .lines()

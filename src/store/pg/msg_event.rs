@@ -19,7 +19,10 @@ use sqlx::{PgConnection, PgPool};
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct PendingEvent {
     pub event_id: i64,
-    /// The FLID.
+    /// `KAFKA:msg`, … (the dispatcher routes by it: KAFKA:audit rows ride
+    /// with KAFKA:msg).
+    pub target: String,
+    /// The FLID (the series key on KAFKA:season, the user on KAFKA:audit).
     pub partition_key: String,
     /// `UPSERT` or `TOMBSTONE`.
     pub event_type: String,
@@ -46,9 +49,11 @@ impl PendingEvent {
     }
 }
 
-/// Due KAFKA:msg rows with EVENT_ID > `after`, in EVENT_ID order, leaving
-/// out every row of a FLID whose earlier PENDING row is still backing off
-/// (§8.1: a failed head pauses its FLID, across runs too).
+/// Due rows of the appended targets (KAFKA:msg, and KAFKA:audit keyed by
+/// user, which the same Dispatcher delivers) with EVENT_ID > `after`, in
+/// EVENT_ID order, leaving out every row of a key whose earlier PENDING row
+/// of the same target is still backing off (§8.1: a failed head pauses its
+/// FLID, across runs too).
 pub async fn fetch_due_msg(
     pool: &PgPool,
     now: DateTime<Utc>,
@@ -56,14 +61,14 @@ pub async fn fetch_due_msg(
     limit: i64,
 ) -> Result<Vec<PendingEvent>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT e.event_id, e.partition_key, e.event_type, e.state_version, e.payload, \
+        "SELECT e.event_id, e.target, e.partition_key, e.event_type, e.state_version, e.payload, \
                 e.attempts, e.first_failure_at, e.created_at, e.traceparent \
          FROM msg_event e \
-         WHERE e.target = 'KAFKA:msg' AND e.status = 'PENDING' \
+         WHERE e.target IN ('KAFKA:msg', 'KAFKA:audit') AND e.status = 'PENDING' \
            AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= $1) \
            AND e.event_id > $3 \
            AND NOT EXISTS (SELECT 1 FROM msg_event h \
-                           WHERE h.target = 'KAFKA:msg' AND h.status = 'PENDING' \
+                           WHERE h.target = e.target AND h.status = 'PENDING' \
                              AND h.partition_key = e.partition_key \
                              AND h.event_id < e.event_id \
                              AND h.next_attempt_at > $1) \
@@ -98,7 +103,7 @@ pub async fn fetch_due_latest(
     limit: i64,
 ) -> Result<Vec<PendingEvent>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT event_id, partition_key, event_type, state_version, payload, attempts, first_failure_at, \
+        "SELECT event_id, target, partition_key, event_type, state_version, payload, attempts, first_failure_at, \
                 created_at, traceparent \
          FROM msg_event \
          WHERE target = $4 AND status = 'PENDING' \
@@ -129,8 +134,8 @@ pub struct SentMsg {
     pub received_at: Option<DateTime<Utc>>,
 }
 
-/// Marks confirmed KAFKA:msg rows SENT with SENT_AT in the same statement
-/// (§1.2). Returns the rows changed — only PENDING rows move, so an event is
+/// Marks confirmed KAFKA:msg (and KAFKA:audit) rows SENT with SENT_AT in
+/// the same statement (§1.2). Returns the rows changed — only PENDING rows move, so an event is
 /// returned once however often it was sent — each with its message's
 /// ENQUEUED_AT and RECEIVED_AT, joined on PROC_STATE's primary key.
 pub async fn mark_msg_sent(
@@ -147,7 +152,7 @@ pub async fn mark_msg_sent(
         "WITH sent AS ( \
            UPDATE msg_event SET status = 'SENT', sent_at = $2, next_attempt_at = NULL \
            WHERE event_id = ANY($1) AND event_id BETWEEN $3 AND $4 \
-             AND status = 'PENDING' AND target = 'KAFKA:msg' \
+             AND status = 'PENDING' AND target IN ('KAFKA:msg', 'KAFKA:audit') \
            RETURNING event_id, msg_id) \
          SELECT s.event_id, p.enqueued_at, \
                 CASE WHEN p.source = 'poller' THEN p.received_at END AS received_at \
@@ -504,6 +509,13 @@ pub struct FlightChange {
     /// `UPSERT` or `DELETE`.
     pub change: Option<String>,
     pub changed_fields: Option<serde_json::Value>,
+    /// The field-level changes (docs/events.md "Field-level changes"; absent
+    /// in notifications older than issue 36). Not in `flight show --json`.
+    #[serde(skip)]
+    pub changes: Option<serde_json::Value>,
+    /// CREATE, UPDATE, DELETE, MERGE or REQUEST (absent before issue 36).
+    #[serde(skip)]
+    pub event_kind: Option<String>,
     /// The write's audit time.
     pub at: Option<String>,
     /// The message's PROC_STATE (from PROC_STATE_HST once archived).
@@ -518,9 +530,22 @@ pub async fn flight_changes(
     flid: i64,
     limit: i64,
 ) -> Result<Vec<FlightChange>, sqlx::Error> {
+    flight_changes_before(pool, flid, None, limit).await
+}
+
+/// [`flight_changes`] below the keyset cursor `before` = (STATE_VERSION,
+/// EVENT_ID) of the last row of the previous page (the console's flight
+/// history pages through every version still in the outbox).
+pub async fn flight_changes_before(
+    pool: &PgPool,
+    flid: i64,
+    before: Option<(i64, i64)>,
+    limit: i64,
+) -> Result<Vec<FlightChange>, sqlx::Error> {
     sqlx::query_as(
         "SELECT e.event_id, e.state_version, e.msg_id, n.doc->>'msg_kind' AS kind, \
                 n.doc->>'change' AS change, n.doc->'changed_fields' AS changed_fields, \
+                n.doc->'changes' AS changes, n.doc->>'event_kind' AS event_kind, \
                 n.doc->>'updated_at' AS at, \
                 COALESCE(h.state, p.state) AS outcome, COALESCE(h.received_at, p.received_at) AS received_at \
          FROM msg_event e \
@@ -528,11 +553,14 @@ pub async fn flight_changes(
          LEFT JOIN proc_state p ON p.msg_id = e.msg_id \
          LEFT JOIN proc_state_hst h ON h.msg_id = e.msg_id \
          WHERE e.target = 'KAFKA:msg' AND e.partition_key = $1 \
+           AND ($3::bigint IS NULL OR (e.state_version, e.event_id) < ($3, $4)) \
          ORDER BY e.state_version DESC, e.event_id DESC \
          LIMIT $2",
     )
     .bind(flid.to_string())
     .bind(limit)
+    .bind(before.map(|b| b.0))
+    .bind(before.map(|b| b.1))
     .fetch_all(pool)
     .await
 }

@@ -745,13 +745,14 @@ pub async fn http(
     (status, body)
 }
 
-/// librdkafka's in-process mock cluster with the topics `msg`, `schd` and
-/// `season` (3 partitions each): a real Kafka-protocol broker (infra notes).
+/// librdkafka's in-process mock cluster with the topics `msg`, `schd`,
+/// `season` and `audit` (3 partitions each): a real Kafka-protocol broker
+/// (infra notes).
 pub fn mock_kafka(
     brokers: i32,
 ) -> rdkafka::mocking::MockCluster<'static, rdkafka::producer::DefaultProducerContext> {
     let cluster = rdkafka::mocking::MockCluster::new(brokers).expect("mock cluster");
-    for t in ["msg", "schd", "season"] {
+    for t in ["msg", "schd", "season", "audit"] {
         cluster
             .create_topic(t, 3, brokers.min(3))
             .expect("create topic");
@@ -786,8 +787,8 @@ pub async fn consume(
 /// Every record a test reads from the topics keeps the consumer contract
 /// (docs/asyncapi.yaml, issue 18 item 5): key and value by schemas/, the
 /// three headers (and a valid `traceparent` when there is one), and the
-/// `state-version` header equal to the value's version (`state_version`, or
-/// a season record's `revision`).
+/// `state-version` header equal to the value's version (`state_version`, a
+/// season record's `revision`, an audit event's `operator_action_id`).
 pub fn check_contract(r: &msgx::commands::tail::TailRecord) {
     // The tests use the default topic names, which are the logical ones.
     let event_type = r.headers.get("event-type").map_or("", String::as_str);
@@ -809,7 +810,10 @@ pub fn check_contract(r: &msgx::commands::tail::TailRecord) {
     }
     if let Some(v) = &r.value {
         let v: serde_json::Value = serde_json::from_str(v).expect("checked JSON");
-        let own = v["state_version"].as_i64().or(v["revision"].as_i64());
+        let own = v["state_version"]
+            .as_i64()
+            .or(v["revision"].as_i64())
+            .or(v["data"]["operator_action_id"].as_i64());
         assert_eq!(own, version, "{r:?}");
     }
 }
