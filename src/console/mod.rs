@@ -8,9 +8,12 @@ pub mod access;
 mod actions;
 pub mod chart;
 pub mod filter;
+pub mod oidc;
 mod pages;
+pub mod rights;
 mod server;
 pub mod session;
+mod sso;
 mod state;
 mod views;
 
