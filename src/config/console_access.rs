@@ -97,7 +97,7 @@ pub struct ConsoleRights {
 /// `[msgx.console.oidc]`: sign-in through an OpenID Provider (authorization
 /// code flow with PKCE). Unset = off; the users file may be on beside it.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct ConsoleOidc {
     /// The provider's issuer URL; its discovery document is
     /// `<issuer>/.well-known/openid-configuration`, and every ID token's `iss`
@@ -112,26 +112,39 @@ pub struct ConsoleOidc {
     /// `/oidc/callback`, e.g. `https://console.example.org/oidc/callback`.
     pub redirect_uri: String,
     /// Scopes asked for besides `openid` (default `["profile", "email"]`).
-    #[serde(default = "default_scopes")]
     pub scopes: Vec<String>,
     /// The ID-token claim holding the user's groups or roles, a string or a
     /// list of strings (default `groups`).
-    #[serde(default = "default_role_claim")]
     pub role_claim: String,
     /// Claim values per role; a user gets the highest role one of whose values
     /// the claim holds, and no access when none matches.
-    #[serde(default)]
     pub roles: BTreeMap<String, Vec<String>>,
     /// The ID-token claim shown and recorded as the user's name (default
     /// `preferred_username`; `sub` when absent).
-    #[serde(default = "default_user_claim")]
     pub user_claim: String,
     /// Clock skew tolerated on the ID token's `exp` and `iat` (default `60s`).
-    #[serde(default = "default_skew")]
     pub clock_skew: Dur,
     /// The single sign-on button's text on the login page.
-    #[serde(default = "default_label")]
     pub label: String,
+}
+
+impl Default for ConsoleOidc {
+    /// Unusable as it is (no issuer, client or redirect URI: [`oidc_issues`]
+    /// names them); the defaults of the optional keys.
+    fn default() -> Self {
+        ConsoleOidc {
+            issuer: String::new(),
+            client_id: String::new(),
+            client_secret_file: None,
+            redirect_uri: String::new(),
+            scopes: default_scopes(),
+            role_claim: default_role_claim(),
+            roles: BTreeMap::new(),
+            user_claim: default_user_claim(),
+            clock_skew: default_skew(),
+            label: default_label(),
+        }
+    }
 }
 
 fn default_scopes() -> Vec<String> {
@@ -199,6 +212,13 @@ pub fn oidc_issues(o: &ConsoleOidc) -> Vec<super::ConfigIssue> {
         fail(
             "roles",
             "maps no claim value to a role: nobody could sign in".into(),
+        );
+    }
+    if o.clock_skew.std().is_zero() {
+        fail(
+            "clock-skew",
+            "must be more than 0: the provider's and the console's clocks drift (60s is usual)"
+                .into(),
         );
     }
     if o.role_claim.trim().is_empty() {

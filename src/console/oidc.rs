@@ -189,6 +189,9 @@ impl Oidc {
             // The spec's advice: never follow redirects (SSRF).
             .redirect(openidconnect::reqwest::redirect::Policy::none())
             .timeout(std::time::Duration::from_secs(10))
+            // No kept-alive connections: the provider is asked rarely, and a
+            // connection kept across its restart fails the next request.
+            .pool_max_idle_per_host(0)
             .build()
             .map_err(|e| bad("issuer", &e))?;
         Ok(Oidc {

@@ -1904,9 +1904,10 @@ async fn in_a_browser_an_operator_filters_replays_and_resends_and_a_viewer_canno
         .await
         .expect("post the forged form");
     b.wait_for_url(|u| u.ends_with("/actions/replay")).await;
-    assert!(
-        b.text_of("body").await.contains("refused"),
-        "a viewer's action is refused"
+    assert_eq!(
+        b.text_of("#missing-right").await,
+        "replay",
+        "a viewer's action is refused, naming the right"
     );
     assert_eq!(state_of(&c.db, f.unsupported).await, "FAILED");
 
