@@ -107,32 +107,11 @@ pub async fn login(
         return login_page(&s, StatusCode::UNAUTHORIZED, error, https, &headers);
     };
     s.limiter.succeeded(&f.user);
-    let (id, csrf) = match (session::random_token(), session::random_token()) {
-        (Ok(id), Ok(csrf)) => (id, csrf),
-        (Err(e), _) | (_, Err(e)) => return unavailable("login", e),
-    };
-    let c = &s.config.msgx.console;
-    let lifetime = c.session_lifetime.chrono();
-    if let Err(e) =
-        console_session::delete_expired(&s.pg, now, c.session_idle_timeout.chrono()).await
-    {
-        return unavailable("login", e);
-    }
-    let new = console_session::NewSession {
-        id_sha256: &session::id_hash(&id),
-        user_name: &f.user,
-        csrf_token: &csrf,
-        credential_sha256: &credential,
-        now,
-        expires_at: now + lifetime,
-        oidc: None,
-    };
-    let ended = match console_session::insert(&s.pg, &new, c.sessions_per_user).await {
-        Ok(n) => n,
-        Err(e) => return unavailable("login", e),
+    let (cookie, ended) = match open_session(&s, &f.user, &credential, None, https).await {
+        Ok(opened) => opened,
+        Err(r) => return r,
     };
     tracing::info!(user = %for_log(&f.user), %addr, ended_oldest = ended, "Console: login");
-    let cookie = session::set_cookie(&id, https, lifetime.num_seconds());
     let mut r = with_cookie(Redirect::to("/").into_response(), &cookie);
     // The form's token has served its purpose.
     let spent = session::set_named_cookie(session::LOGIN_COOKIE_NAME, "", https, 0);
@@ -140,6 +119,45 @@ pub async fn login(
         r.headers_mut().append(header::SET_COOKIE, v);
     }
     r
+}
+
+/// Opens a session for `user` (a password login, or single sign-on with
+/// `oidc` = its role and ID token): fresh id and CSRF token, the expired
+/// sessions dropped, the user's oldest beyond `sessions-per-user` ended.
+/// The session cookie's `Set-Cookie` value and how many sessions ended.
+pub(super) async fn open_session(
+    s: &ConsoleState,
+    user: &str,
+    credential: &str,
+    oidc: Option<(&str, &str)>,
+    https: bool,
+) -> Result<(String, u64), Response> {
+    let (id, csrf) = match (session::random_token(), session::random_token()) {
+        (Ok(id), Ok(csrf)) => (id, csrf),
+        (Err(e), _) | (_, Err(e)) => return Err(unavailable("login", e)),
+    };
+    let now = s.clock.now();
+    let c = &s.config.msgx.console;
+    let lifetime = c.session_lifetime.chrono();
+    console_session::delete_expired(&s.pg, now, c.session_idle_timeout.chrono())
+        .await
+        .map_err(|e| unavailable("login", e))?;
+    let new = console_session::NewSession {
+        id_sha256: &session::id_hash(&id),
+        user_name: user,
+        csrf_token: &csrf,
+        credential_sha256: credential,
+        now,
+        expires_at: now + lifetime,
+        oidc,
+    };
+    let ended = console_session::insert(&s.pg, &new, c.sessions_per_user)
+        .await
+        .map_err(|e| unavailable("login", e))?;
+    Ok((
+        session::set_cookie(&id, https, lifetime.num_seconds()),
+        ended,
+    ))
 }
 
 /// The WARN line of a failed login (`locked`: refused by the rate limit)

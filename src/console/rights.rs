@@ -41,23 +41,27 @@ fn bit(right: Right) -> u32 {
     1 << (right as u32)
 }
 
+/// The rights only an admin holds by default.
+const ADMIN_ONLY: [Right; 4] = [
+    Right::Bulk,
+    Right::PauseJob,
+    Right::Republish,
+    Right::RevokeSession,
+];
+
 /// The built-in rights of `role`: a viewer reads, an operator fixes single
-/// messages and runs jobs, an admin may do everything.
-pub fn defaults(role: Role) -> &'static [Right] {
-    const OPERATOR: [Right; 8] = [
-        Right::Replay,
-        Right::Skip,
-        Right::Resend,
-        Right::Discard,
-        Right::Reopen,
-        Right::Reconcile,
-        Right::Request,
-        Right::RunJob,
-    ];
+/// messages and runs jobs (every right but [`ADMIN_ONLY`]), an admin may do
+/// everything.
+pub fn defaults(role: Role) -> Granted {
     match role {
-        Role::Viewer => &[],
-        Role::Operator => &OPERATOR,
-        Role::Admin => &Right::ALL,
+        Role::Viewer => Granted::NONE,
+        Role::Operator => Granted(
+            Right::ALL
+                .into_iter()
+                .filter(|r| !ADMIN_ONLY.contains(r))
+                .fold(0, |bits, r| bits | bit(r)),
+        ),
+        Role::Admin => Granted::of(&Right::ALL),
     }
 }
 
@@ -72,7 +76,7 @@ pub struct Rights {
 impl Rights {
     pub fn from_config(c: &ConsoleRights) -> Rights {
         let of = |list: &Option<Vec<Right>>, role| {
-            Granted::of(list.as_deref().unwrap_or(defaults(role)))
+            list.as_deref().map_or_else(|| defaults(role), Granted::of)
         };
         Rights {
             viewer: of(&c.viewer, Role::Viewer),
@@ -155,28 +159,23 @@ mod tests {
     #[test]
     fn each_role_is_tried_on_each_action_class() {
         let rights = Rights::from_config(&ConsoleRights::default());
-        let operator_actions = [
-            Right::Replay,
-            Right::Skip,
-            Right::Resend,
-            Right::Discard,
-            Right::Reopen,
-            Right::Reconcile,
-            Right::Request,
-            Right::RunJob,
-        ];
-        let mut table: Vec<(Right, i64, bool, bool, bool)> = operator_actions
-            .into_iter()
-            .map(|r| (r, 1, false, true, true))
-            .collect();
-        table.extend([
+        // (right, items, viewer may, operator may, admin may)
+        let table: Vec<(Right, i64, bool, bool, bool)> = vec![
+            (Right::Replay, 1, false, true, true),
+            (Right::Skip, 1, false, true, true),
+            (Right::Resend, 1, false, true, true),
+            (Right::Discard, 1, false, true, true),
+            (Right::Reopen, 1, false, true, true),
+            (Right::Reconcile, 1, false, true, true),
+            (Right::Request, 1, false, true, true),
+            (Right::RunJob, 1, false, true, true),
             (Right::Replay, BULK_OVER, false, true, true),
             (Right::Replay, BULK_OVER + 1, false, false, true),
             (Right::Skip, 5_000, false, false, true),
             (Right::PauseJob, 1, false, false, true),
             (Right::Republish, 1, false, false, true),
             (Right::RevokeSession, 1, false, false, true),
-        ]);
+        ];
         for (right, count, viewer, operator, admin) in table {
             for (role, expected) in [
                 (Role::Viewer, viewer),

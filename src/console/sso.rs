@@ -145,29 +145,17 @@ pub async fn callback(
         );
         return refuse(StatusCode::FORBIDDEN, why, &identity.user);
     };
-    let (id, csrf) = match (session::random_token(), session::random_token()) {
-        (Ok(id), Ok(csrf)) => (id, csrf),
-        (Err(e), _) | (_, Err(e)) => return unavailable("sign-in", e),
-    };
-    let c = &s.config.msgx.console;
-    let lifetime = c.session_lifetime.chrono();
-    if let Err(e) =
-        console_session::delete_expired(&s.pg, now, c.session_idle_timeout.chrono()).await
-    {
-        return unavailable("sign-in", e);
-    }
-    let new = console_session::NewSession {
-        id_sha256: &session::id_hash(&id),
-        user_name: &identity.user,
-        csrf_token: &csrf,
-        credential_sha256: "oidc",
-        now,
-        expires_at: now + lifetime,
-        oidc: Some((role.as_str(), &identity.id_token)),
-    };
-    let ended = match console_session::insert(&s.pg, &new, c.sessions_per_user).await {
-        Ok(n) => n,
-        Err(e) => return unavailable("sign-in", e),
+    let opened = super::actions::open_session(
+        &s,
+        &identity.user,
+        "oidc",
+        Some((role.as_str(), &identity.id_token)),
+        https,
+    )
+    .await;
+    let (session_cookie, ended) = match opened {
+        Ok(o) => o,
+        Err(r) => return r,
     };
     tracing::info!(user = %for_log(&identity.user), role = role.as_str(), ended_oldest = ended, "Console: single sign-on");
     // A page, not a redirect: the session cookie is SameSite=Strict, and a
@@ -179,7 +167,7 @@ pub async fn callback(
          <body><p id=\"signed-in\">Signed in. <a id=\"continue\" href=\"/\">Continue</a></p></body></html>",
     );
     let cookies = [
-        session::set_cookie(&id, https, lifetime.num_seconds()),
+        session_cookie,
         session::set_lax_cookie(session::OIDC_COOKIE_NAME, "", https, 0),
     ];
     with_cookies(body.into_response(), &cookies)
