@@ -92,12 +92,11 @@ impl Provider {
             .env("OP_PORT", port.to_string())
             .env("OP_ID_TOKEN_TTL", id_token_ttl.to_string())
             .stdout(Stdio::piped())
+            // Its log beside its key, in the test's temporary directory.
             .stderr(
-                std::fs::File::create(
-                    std::env::temp_dir().join(format!("msgx-op-{}.log", std::process::id())),
-                )
-                .map(Stdio::from)
-                .unwrap_or(Stdio::null()),
+                std::fs::File::create(key.with_extension("log"))
+                    .map(Stdio::from)
+                    .unwrap_or(Stdio::null()),
             )
             .spawn()
             .expect("node starts");
