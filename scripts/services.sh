@@ -107,6 +107,20 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   log "installing Chromium and chromedriver"; apt_install chromium chromium-driver
 fi
 
+# --- a real OpenID Provider for the console's single sign-on tests -------------
+# panva's oidc-provider (npm), pinned by tests/oidc-provider/package-lock.json
+# and installed into that folder (node_modules is not committed); the tests
+# start tests/oidc-provider/provider.mjs (tests/it/oidc.rs). `npm ci` runs only
+# when the installed tree is missing or older than the lock file.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  log "installing Node.js and npm"; apt_install nodejs npm
+fi
+op=tests/oidc-provider
+if [ ! -f "$op/node_modules/.package-lock.json" ] || [ "$op/package-lock.json" -nt "$op/node_modules/.package-lock.json" ]; then
+  log "installing oidc-provider (npm ci in $op)"
+  (cd "$op" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
 # --- the package install test (scripts/package-test.sh, issue 35) --------------
 # What the .deb depends on beyond the base system comes from the archive, as on
 # a server; the test itself then installs offline with dpkg. binutils: objcopy

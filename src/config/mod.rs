@@ -13,6 +13,7 @@
 //! those. A key that defaults to unset (`None`), to an empty list or map, or
 //! that has no default (the connection URLs) has no constant.
 
+mod console_access;
 pub mod docs;
 mod duration;
 mod mailbox_tls;
@@ -20,6 +21,10 @@ mod poll_interval;
 mod postgres_url;
 mod validate;
 
+pub use console_access::{
+    ConsoleOidc, ConsoleRights, OIDC_CALLBACK_PATH, OIDC_CLIENT_SECRET_ENV, ROLE_NAMES, Right,
+    oidc_issues,
+};
 pub use duration::Dur;
 pub use mailbox_tls::{mailbox_tls_issues, url_params};
 pub use poll_interval::PollInterval;
@@ -1210,9 +1215,9 @@ pub struct Console {
     /// or a TLS-terminating proxy in `msgx.http.trusted-proxies`), a wildcard
     /// address `allowed-hosts`; port 0 = a free port (logged).
     pub listen: Option<String>,
-    /// TOML file of `[[user]]` (name, role `viewer`/`operator`, argon2
+    /// TOML file of `[[user]]` (name, role `viewer`/`operator`/`admin`, argon2
     /// `password-hash`) and `[[token]]` (name, role, `sha256` of a bearer token);
-    /// mode 0600 or stricter (refused otherwise). Unset only with
+    /// mode 0600 or stricter (refused otherwise). Unset only with `oidc` or
     /// `anonymous-viewer = true`.
     pub users_file: Option<PathBuf>,
     /// true: no users file; loopback visitors read every page and act on nothing.
@@ -1256,6 +1261,10 @@ pub struct Console {
     /// operator action) running longer is cancelled by the server, and the page
     /// says so.
     pub statement_timeout: Dur,
+    /// Per-role allow-lists of actions (docs/console.md "Roles and rights").
+    pub rights: ConsoleRights,
+    /// OpenID Connect sign-in (docs/console.md "Single sign-on (OIDC)"); unset = off.
+    pub oidc: Option<ConsoleOidc>,
 }
 
 impl Console {
@@ -1287,6 +1296,8 @@ impl Default for Console {
             tls_key: None,
             pool_size: Self::DEFAULT_POOL_SIZE,
             statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
+            rights: ConsoleRights::default(),
+            oidc: None,
         }
     }
 }

@@ -530,6 +530,9 @@ fn console(m: &Msgx, out: &mut Issues) {
         ("msgx.console.login-window", m.console.login_window),
     ]);
     out.0.extend(console_issues(&m.console, &m.http));
+    if let Some(o) = &m.console.oidc {
+        out.0.extend(super::console_access::oidc_issues(o));
+    }
 }
 
 /// The console parses its address, and a non-loopback console
@@ -550,20 +553,22 @@ fn console_issues(c: &super::Console, http: &super::Http) -> Vec<ConfigIssue> {
             rule,
         })
     };
+    // Users log in through the users file, single sign-on, or both.
+    let login = c.users_file.is_some() || c.oidc.is_some();
     if let Some(addr) = &c.listen {
         match addr.parse::<std::net::SocketAddr>() {
             Err(_) => fail(
                 "msgx.console.listen",
                 format!("{addr:?} is not an IP:PORT address"),
             ),
-            Ok(a) if !a.ip().is_loopback() && c.users_file.is_none() => fail(
+            Ok(a) if !a.ip().is_loopback() && !login => fail(
                 "msgx.console.users-file",
                 format!(
                     "must be set: msgx.console.listen {addr:?} is not a loopback address, and a \
                      console without users would be open to the network (docs/console.md)"
                 ),
             ),
-            Ok(_) if c.users_file.is_none() && !c.anonymous_viewer => fail(
+            Ok(_) if !login && !c.anonymous_viewer => fail(
                 "msgx.console.users-file",
                 "must be set (operators log in), or msgx.console.anonymous-viewer = true for a \
                  read-only console without login on loopback (docs/console.md)"
@@ -595,10 +600,11 @@ fn console_issues(c: &super::Console, http: &super::Http) -> Vec<ConfigIssue> {
             }
         }
     }
-    if c.anonymous_viewer && c.users_file.is_some() {
+    if c.anonymous_viewer && login {
         fail(
             "msgx.console.anonymous-viewer",
-            "must be false when users-file is set: with users, every visitor logs in".into(),
+            "must be false when users-file or oidc is set: with users, every visitor logs in"
+                .into(),
         );
     }
     for h in &c.allowed_hosts {

@@ -26,8 +26,10 @@ use subtle::ConstantTimeEq;
 pub enum Role {
     /// Every page, no action, no secret.
     Viewer,
-    /// Every page and every action.
+    /// Every page and the everyday actions (docs/console.md "Roles and rights").
     Operator,
+    /// Everything: bulk actions, job pause, republish, session revocation.
+    Admin,
 }
 
 impl Role {
@@ -35,7 +37,15 @@ impl Role {
         match self {
             Role::Viewer => "viewer",
             Role::Operator => "operator",
+            Role::Admin => "admin",
         }
+    }
+
+    /// The role named `name` (`viewer`, `operator`, `admin`).
+    pub fn parse(name: &str) -> Option<Role> {
+        [Role::Viewer, Role::Operator, Role::Admin]
+            .into_iter()
+            .find(|r| r.as_str() == name)
     }
 }
 
@@ -474,7 +484,7 @@ mod tests {
         assert_eq!(u.verify_token("other"), None);
         assert!(users("[[token]]\nname = \"x\"\nrole = \"viewer\"\nsha256 = \"zz\"\n").is_err());
         assert!(
-            users("[[user]]\nname = \"x\"\nrole = \"admin\"\npassword-hash = \"$argon2id$\"\n")
+            users("[[user]]\nname = \"x\"\nrole = \"root\"\npassword-hash = \"$argon2id$\"\n")
                 .is_err()
         );
         assert!(

@@ -6,12 +6,13 @@
 //! but the login needs the operator role and, from a browser session, the
 //! session's CSRF token; a refusal is logged and answered 403.
 
-use super::access::{Role, valid_user_name};
+use super::access::valid_user_name;
 use super::filter::FilterForm;
 use super::pages::{self, login_page, unavailable};
+use super::rights::MissingRight;
 use super::session;
 use super::state::{ConsoleState, Principal, Transport};
-use super::views::{Action, ConfirmPage, Nav, ResultPage, page};
+use super::views::{Action, ConfirmPage, ForbiddenPage, Nav, ResultPage, page};
 use crate::backfill::Refusal;
 use crate::backfill::gate;
 use crate::backfill::ops::{self, OpsError, Target};
@@ -64,7 +65,7 @@ pub async fn login(
         let error = Some(
             "no users are configured (msgx.console.users-file): the console is read-only".into(),
         );
-        return login_page(StatusCode::FORBIDDEN, error, https, &headers);
+        return login_page(&s, StatusCode::FORBIDDEN, error, https, &headers);
     };
     // Double submit: the form's token equals its cookie's. A page of another
     // site can post the form but can neither read nor set the cookie
@@ -74,7 +75,7 @@ pub async fn login(
     let cookie = session::read_cookie(&headers, session::LOGIN_COOKIE_NAME, https);
     if cookie.is_none_or(|c| !session::csrf_matches(&c, f.csrf.as_deref())) {
         let error = Some("the login form had expired or came from elsewhere; log in again".into());
-        return login_page(StatusCode::FORBIDDEN, error, https, &headers);
+        return login_page(&s, StatusCode::FORBIDDEN, error, https, &headers);
     }
     let now = s.clock.now();
     let client = client_address(client.as_ref().map(|Extension(c)| c));
@@ -89,7 +90,7 @@ pub async fn login(
             "too many failed logins; try again after {}",
             s.config.msgx.console.login_window
         ));
-        return login_page(StatusCode::TOO_MANY_REQUESTS, error, https, &headers);
+        return login_page(&s, StatusCode::TOO_MANY_REQUESTS, error, https, &headers);
     }
     let checked = if valid {
         let (user, password, users) = (f.user.clone(), f.password, users.clone());
@@ -105,34 +106,14 @@ pub async fn login(
         s.limiter.failed(user, client, now);
         log_failed_login(&s, &f.user, &addr, now, false);
         let error = Some("wrong user name or password".into());
-        return login_page(StatusCode::UNAUTHORIZED, error, https, &headers);
+        return login_page(&s, StatusCode::UNAUTHORIZED, error, https, &headers);
     };
     s.limiter.succeeded(&f.user);
-    let (id, csrf) = match (session::random_token(), session::random_token()) {
-        (Ok(id), Ok(csrf)) => (id, csrf),
-        (Err(e), _) | (_, Err(e)) => return unavailable("login", e),
-    };
-    let c = &s.config.msgx.console;
-    let lifetime = c.session_lifetime.chrono();
-    if let Err(e) =
-        console_session::delete_expired(&s.pg, now, c.session_idle_timeout.chrono()).await
-    {
-        return unavailable("login", e);
-    }
-    let new = console_session::NewSession {
-        id_sha256: &session::id_hash(&id),
-        user_name: &f.user,
-        csrf_token: &csrf,
-        credential_sha256: &credential,
-        now,
-        expires_at: now + lifetime,
-    };
-    let ended = match console_session::insert(&s.pg, &new, c.sessions_per_user).await {
-        Ok(n) => n,
-        Err(e) => return unavailable("login", e),
+    let (cookie, ended) = match open_session(&s, &f.user, &credential, None, https).await {
+        Ok(opened) => opened,
+        Err(r) => return r,
     };
     tracing::info!(user = %for_log(&f.user), %addr, ended_oldest = ended, "Console: login");
-    let cookie = session::set_cookie(&id, https, lifetime.num_seconds());
     let mut r = with_cookie(Redirect::to("/").into_response(), &cookie);
     // The form's token has served its purpose.
     let spent = session::set_named_cookie(session::LOGIN_COOKIE_NAME, "", https, 0);
@@ -140,6 +121,45 @@ pub async fn login(
         r.headers_mut().append(header::SET_COOKIE, v);
     }
     r
+}
+
+/// Opens a session for `user` (a password login, or single sign-on with
+/// `oidc` = its role and ID token): fresh id and CSRF token, the expired
+/// sessions dropped, the user's oldest beyond `sessions-per-user` ended.
+/// The session cookie's `Set-Cookie` value and how many sessions ended.
+pub(super) async fn open_session(
+    s: &ConsoleState,
+    user: &str,
+    credential: &str,
+    oidc: Option<(&str, &str)>,
+    https: bool,
+) -> Result<(String, u64), Response> {
+    let (id, csrf) = match (session::random_token(), session::random_token()) {
+        (Ok(id), Ok(csrf)) => (id, csrf),
+        (Err(e), _) | (_, Err(e)) => return Err(unavailable("login", e)),
+    };
+    let now = s.clock.now();
+    let c = &s.config.msgx.console;
+    let lifetime = c.session_lifetime.chrono();
+    console_session::delete_expired(&s.pg, now, c.session_idle_timeout.chrono())
+        .await
+        .map_err(|e| unavailable("login", e))?;
+    let new = console_session::NewSession {
+        id_sha256: &session::id_hash(&id),
+        user_name: user,
+        csrf_token: &csrf,
+        credential_sha256: credential,
+        now,
+        expires_at: now + lifetime,
+        oidc,
+    };
+    let ended = console_session::insert(&s.pg, &new, c.sessions_per_user)
+        .await
+        .map_err(|e| unavailable("login", e))?;
+    Ok((
+        session::set_cookie(&id, https, lifetime.num_seconds()),
+        ended,
+    ))
 }
 
 /// The WARN line of a failed login (`locked`: refused by the rate limit)
@@ -202,12 +222,22 @@ pub async fn logout(
         if !session::csrf_matches(csrf, f.csrf.as_deref()) {
             return refused(&who, "logout", "missing or wrong CSRF token");
         }
-        if let Some(id) = session::session_cookie(&headers, https)
-            && let Err(e) = console_session::delete(&s.pg, &session::id_hash(&id)).await
-        {
-            return unavailable("logout", e);
+        let mut id_token = None;
+        if let Some(id) = session::session_cookie(&headers, https) {
+            match console_session::delete(&s.pg, &session::id_hash(&id)).await {
+                Ok(t) => id_token = t,
+                Err(e) => return unavailable("logout", e),
+            }
         }
         tracing::info!(user = %for_log(user), "Console: logout");
+        // RP-initiated logout: a single sign-on session also ends at the
+        // provider when its discovery document offers an end_session_endpoint.
+        if let (Some(oidc), Some(token)) = (&s.oidc, id_token)
+            && let Some(url) = oidc.logout_url(&token).await
+        {
+            let cookie = session::clear_cookie(https);
+            return with_cookie(Redirect::to(&url).into_response(), &cookie);
+        }
     }
     let cookie = session::clear_cookie(https);
     with_cookie(Redirect::to("/login").into_response(), &cookie)
@@ -254,6 +284,38 @@ fn refused(who: &Principal, action: &str, why: &str) -> Response {
         "Console: action refused"
     );
     (StatusCode::FORBIDDEN, format!("refused: {why}")).into_response()
+}
+
+/// The answer to an action the principal's role may not use: 403 with
+/// the missing right named, as an HTML page (browsers) or a JSON error
+/// (bearer-token scripts), and a WARN line with user, role and action.
+pub(super) fn forbidden(who: &Principal, action: &str, m: MissingRight) -> Response {
+    tracing::warn!(
+        user = %for_log(who.name()),
+        role = who.role().as_str(),
+        action = %for_log(action),
+        missing_right = m.missing.as_str(),
+        count = m.count,
+        "Console: action refused, missing right"
+    );
+    if matches!(who, Principal::Token { .. }) {
+        let body = serde_json::json!({
+            "error": "forbidden",
+            "missing_right": m.missing.as_str(),
+            "role": m.role.as_str(),
+            "action": action,
+            "message": m.to_string(),
+        });
+        return (StatusCode::FORBIDDEN, axum::Json(body)).into_response();
+    }
+    let p = ForbiddenPage {
+        nav: Nav::of(who, "nav-actions"),
+        reason: m.to_string(),
+        missing: m.missing.as_str(),
+        role: m.role.as_str(),
+        action: crate::error_text::cut(action).to_string(),
+    };
+    page(StatusCode::FORBIDDEN, &p)
 }
 
 fn parse_ids(text: &str) -> Result<Vec<i64>, String> {
@@ -306,20 +368,16 @@ pub async fn handle(
     headers: HeaderMap,
     Form(f): Form<ActionForm>,
 ) -> Response {
-    if who.role() == Role::Viewer {
-        return refused(&who, &name, "the viewer role may not act");
+    let Some(action) = Action::parse(&name) else {
+        return (StatusCode::NOT_FOUND, "no such action").into_response();
+    };
+    if let Err(m) = who.may(action.right(), 1) {
+        return forbidden(&who, &name, m);
     }
     if let Principal::Session { csrf, .. } = &who
         && !session::csrf_matches(csrf, f.csrf.as_deref())
     {
         return refused(&who, &name, "missing or wrong CSRF token");
-    }
-    let Some(action) = Action::parse(&name) else {
-        return (StatusCode::NOT_FOUND, "no such action").into_response();
-    };
-    if !action.allowed(who.role()) {
-        let why = format!("{name} needs the {} role", action.role().as_str());
-        return refused(&who, &name, &why);
     }
     let url = action.path();
     let reason = f.reason.trim().to_string();
@@ -328,6 +386,15 @@ pub async fn handle(
         Ok(p) => p,
         Err(r) => return r,
     };
+    // The count is known once the selection is: beyond the bulk threshold
+    // the role needs the `bulk` right too, checked before the confirmation.
+    let count = plan
+        .count
+        .or_else(|| parse_ids(&f.ids).ok().map(|ids| ids.len() as i64))
+        .unwrap_or(1);
+    if let Err(m) = who.may(action.right(), count) {
+        return forbidden(&who, &name, m);
+    }
     let confirm = |error: Option<String>, plan: Plan| {
         let p = ConfirmPage {
             nav: Nav::of(&who, "nav-actions"),

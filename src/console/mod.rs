@@ -11,9 +11,12 @@ pub mod audit_filter;
 pub mod chart;
 pub mod filter;
 mod history;
+pub mod oidc;
 mod pages;
+pub mod rights;
 mod server;
 pub mod session;
+mod sso;
 mod state;
 mod views;
 

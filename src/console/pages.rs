@@ -14,6 +14,7 @@ use super::views::{
     Action, Cell, Fact, FlightPage, FlightsPage, LoginPage, MessagePage, MessagesPage, Nav, Row,
     RowAction, Section, SectionsPage, Table, page, seconds, time,
 };
+use crate::config::Right;
 use crate::domain::ErrorClass;
 use crate::domain::delivery::EventStatus;
 use crate::domain::proc_state::ProcState;
@@ -65,9 +66,13 @@ fn action(
     }
 }
 
-pub async fn login_form(transport: Option<Extension<Transport>>, headers: HeaderMap) -> Response {
+pub async fn login_form(
+    State(s): State<ConsoleState>,
+    transport: Option<Extension<Transport>>,
+    headers: HeaderMap,
+) -> Response {
     let https = https(transport);
-    login_page(StatusCode::OK, None, https, &headers)
+    login_page(&s, StatusCode::OK, None, https, &headers)
 }
 
 /// Whether the request came over HTTPS ([`Transport`], set by the outermost layer).
@@ -85,6 +90,7 @@ const LOGIN_FORM_SECONDS: i64 = 3600;
 /// favicon redirect, must not replace the cookie of a form already shown);
 /// otherwise a fresh one is set.
 pub(super) fn login_page(
+    s: &ConsoleState,
     status: StatusCode,
     error: Option<String>,
     https: bool,
@@ -104,6 +110,8 @@ pub(super) fn login_page(
         &LoginPage {
             error,
             csrf: csrf.clone(),
+            password: s.users.is_some() || s.oidc.is_none(),
+            sso: s.oidc.as_ref().map(|o| o.label().to_string()),
         },
     );
     if held.is_none() {
@@ -161,7 +169,9 @@ pub async fn overview(
         // The server's words (user names, hosts) are for operators and the
         // log only.
         let shown = match who.role() {
-            super::access::Role::Operator => format!("unreachable: {e}"),
+            super::access::Role::Operator | super::access::Role::Admin => {
+                format!("unreachable: {e}")
+            }
             super::access::Role::Viewer => {
                 tracing::debug!(error = %e, "Console: the mailbox could not be read for the overview");
                 "unreachable: the mailbox could not be read (see the msgx log)".to_string()
@@ -1010,7 +1020,10 @@ pub async fn dead_events(
         Ok(r) => r,
         Err(e) => return unavailable("dead events", e),
     };
-    let operator = who.role() == super::access::Role::Operator;
+    let (resend, discard) = (
+        who.may(Right::Resend, 1).is_ok(),
+        who.may(Right::Discard, 1).is_ok(),
+    );
     let mut t = Table::new(
         "table-dead-events",
         vec![
@@ -1028,14 +1041,16 @@ pub async fn dead_events(
     );
     for e in rows {
         let mut actions = Vec::new();
-        if operator {
-            let id = e.event_id.to_string();
+        let id = e.event_id.to_string();
+        if resend {
             actions.push(action(
                 format!("resend-{id}"),
                 Action::EventResend,
                 vec![("ids", id.clone())],
                 "Resend",
             ));
+        }
+        if discard {
             actions.push(action(
                 format!("discard-{id}"),
                 Action::EventDiscard,
@@ -1086,7 +1101,10 @@ pub async fn abandoned(
         Ok(r) => r,
         Err(e) => return unavailable("abandoned backfill", e),
     };
-    let operator = who.role() == super::access::Role::Operator;
+    let (reopen, reconcile) = (
+        who.may(Right::Reopen, 1).is_ok(),
+        who.may(Right::Reconcile, 1).is_ok(),
+    );
     let mut t = Table::new(
         "table-abandoned",
         vec![
@@ -1102,22 +1120,22 @@ pub async fn abandoned(
     );
     for r in rows {
         let mut actions = Vec::new();
-        if operator {
-            let id = r.msg_id.to_string();
+        let id = r.msg_id.to_string();
+        if reopen {
             actions.push(action(
                 format!("reopen-{id}"),
                 Action::BackfillReopen,
                 vec![("ids", id.clone())],
                 "Reopen",
             ));
-            if r.backfill_reconciled_at.is_none() {
-                actions.push(action(
-                    format!("reconcile-{id}"),
-                    Action::BackfillReconcile,
-                    vec![("ids", id)],
-                    "Reconcile",
-                ));
-            }
+        }
+        if reconcile && r.backfill_reconciled_at.is_none() {
+            actions.push(action(
+                format!("reconcile-{id}"),
+                Action::BackfillReconcile,
+                vec![("ids", id)],
+                "Reconcile",
+            ));
         }
         t.rows.push(Row {
             id: format!("abandoned-{}", r.msg_id),
@@ -1435,7 +1453,7 @@ pub async fn jobs(
     let profile = crate::jobs::profile::Profile::resolve(&s.config.msgx.daemon.schedule).ok();
     let now = s.clock.now();
     let t = runs_table("table-job-runs", "no run recorded", "run", &runs, true);
-    let can_run = Action::JobRun.allowed(who.role()) && s.launcher.is_some();
+    let can_run = who.may(Right::RunJob, 1).is_ok() && s.launcher.is_some();
     let mut jt = Table::new(
         "table-jobs",
         vec![
@@ -1471,7 +1489,7 @@ pub async fn jobs(
             Some(_) => (Action::JobResume, "Resume…", "resume"),
             None => (Action::JobPause, "Pause…", "pause"),
         };
-        if toggle.allowed(who.role()) {
+        if who.may(toggle.right(), 1).is_ok() {
             actions.push(action(
                 format!("{id}-{}", m.name),
                 toggle,

@@ -4,9 +4,11 @@
 //! no users file is configured and `anonymous-viewer` asks for it, on loopback
 //! alone) an anonymous viewer.
 
-use super::access::{AccessError, LogLimiter, LoginLimiter, Users};
+use super::access::{AccessError, LogLimiter, LoginLimiter, Role, Users};
+use super::oidc::{self, Oidc, OidcError};
+use super::rights::Rights;
 use super::state::{ConsoleState, JobLauncher, Principal, Transport};
-use super::{actions, audit, pages, session};
+use super::{actions, audit, pages, session, sso};
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::http::client::Client;
@@ -51,6 +53,8 @@ pub enum ConsoleError {
     NoAnonymous,
     #[error(transparent)]
     Users(#[from] AccessError),
+    #[error(transparent)]
+    Oidc(#[from] OidcError),
     #[error("msgx.console.users-file {0}: no [[user]] and no [[token]]: nobody could log in")]
     EmptyUsers(PathBuf),
     #[error("msgx.console.tls-cert, tls-key: set both or neither")]
@@ -79,6 +83,7 @@ pub struct ConsoleServer {
 struct Prepared {
     addr: SocketAddr,
     users: Option<Arc<Users>>,
+    oidc: Option<Arc<Oidc>>,
     tls: Option<TlsAcceptor>,
 }
 
@@ -87,7 +92,15 @@ fn prepare(listen: &str, config: &Config) -> Result<Prepared, ConsoleError> {
     let addr: SocketAddr = listen
         .parse()
         .map_err(|_| ConsoleError::Address(listen.to_string()))?;
+    let oidc = match &c.oidc {
+        Some(o) => {
+            let secret = oidc::client_secret(o, |k| std::env::var(k).ok())?;
+            Some(Arc::new(Oidc::new(o, secret)?))
+        }
+        None => None,
+    };
     let users = match &c.users_file {
+        None if oidc.is_some() => None,
         None if !addr.ip().is_loopback() => return Err(ConsoleError::NoUsers(addr)),
         None if !c.anonymous_viewer => return Err(ConsoleError::NoAnonymous),
         None => None,
@@ -109,7 +122,12 @@ fn prepare(listen: &str, config: &Config) -> Result<Prepared, ConsoleError> {
         })?),
         _ => return Err(ConsoleError::TlsIncomplete),
     };
-    Ok(Prepared { addr, users, tls })
+    Ok(Prepared {
+        addr,
+        users,
+        oidc,
+        tls,
+    })
 }
 
 /// Everything [`bind`] checks except binding the address: the users file
@@ -161,7 +179,12 @@ pub async fn bind(
     clock: SharedClock,
     launcher: Option<Arc<dyn JobLauncher>>,
 ) -> Result<ConsoleServer, ConsoleError> {
-    let Prepared { addr, users, tls } = prepare(listen, &config)?;
+    let Prepared {
+        addr,
+        users,
+        oidc,
+        tls,
+    } = prepare(listen, &config)?;
     let c = &config.msgx.console;
     let tcp = TcpListener::bind(addr)
         .await
@@ -184,6 +207,8 @@ pub async fn bind(
         login_log: Arc::new(LogLimiter::failed_logins()),
         tls: tls.is_some(),
         allowed_hosts: Arc::new(allowed_hosts(&c.allowed_hosts, addr)),
+        rights: Rights::from_config(&c.rights),
+        oidc,
         config,
         launcher,
     };
@@ -227,6 +252,8 @@ pub fn router(state: ConsoleState) -> Router {
         .route("/actions/{action}", post(actions::handle))
         .route("/login", get(pages::login_form).post(actions::login))
         .route("/logout", post(actions::logout))
+        .route("/oidc/login", get(sso::begin))
+        .route(oidc::CALLBACK_PATH, get(sso::callback))
         .route("/assets/console.css", get(stylesheet))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(middleware::from_fn_with_state(state.clone(), browser_guard))
@@ -311,7 +338,10 @@ async fn stylesheet() -> Response {
 
 /// Paths anyone may fetch.
 fn public(path: &str) -> bool {
-    matches!(path, "/login" | "/assets/console.css")
+    matches!(
+        path,
+        "/login" | "/assets/console.css" | "/oidc/login" | oidc::CALLBACK_PATH
+    )
 }
 
 /// Resolves the [`Principal`] into the request's extensions, or turns the
@@ -346,9 +376,9 @@ async fn resolve(
     client: IpAddr,
     https: bool,
 ) -> Result<Option<Principal>, StatusCode> {
-    let Some(users) = &s.users else {
+    if s.users.is_none() && s.oidc.is_none() {
         return Ok(Some(Principal::Anonymous));
-    };
+    }
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -362,8 +392,13 @@ async fn resolve(
             }
             return Err(StatusCode::TOO_MANY_REQUESTS);
         }
-        return match users.verify_token(token.trim()) {
-            Some((name, role)) => Ok(Some(Principal::Token { name, role })),
+        let found = s.users.as_ref().and_then(|u| u.verify_token(token.trim()));
+        return match found {
+            Some((name, role)) => Ok(Some(Principal::Token {
+                name,
+                role,
+                granted: s.rights.granted(role),
+            })),
             None => {
                 s.limiter.client_failed(client, now);
                 if actions::failure_line_admitted(s, &addr, now) {
@@ -389,17 +424,29 @@ async fn resolve(
     else {
         return Ok(None);
     };
-    // Bound to the user's entry at login: a changed password hash or role,
-    // or a removed user, ends the session.
-    let current = users.credential_of(&row.user_name);
-    match users.role_of(&row.user_name) {
-        Some(role) if current.as_deref() == Some(row.credential_sha256.as_str()) => {
-            Ok(Some(Principal::Session {
-                user: row.user_name,
-                role,
-                csrf: row.csrf_token,
-            }))
-        }
+    // An OIDC session carries the role its ID token mapped to (while OIDC
+    // stays configured); a password session is bound to the user's entry at
+    // login: a changed password hash or role, or a removed user, ends it.
+    let role = if row.auth_method == "oidc" {
+        row.role
+            .as_deref()
+            .and_then(Role::parse)
+            .filter(|_| s.oidc.is_some())
+    } else {
+        s.users.as_ref().and_then(|users| {
+            let current = users.credential_of(&row.user_name);
+            users
+                .role_of(&row.user_name)
+                .filter(|_| current.as_deref() == Some(row.credential_sha256.as_str()))
+        })
+    };
+    match role {
+        Some(role) => Ok(Some(Principal::Session {
+            user: row.user_name,
+            role,
+            granted: s.rights.granted(role),
+            csrf: row.csrf_token,
+        })),
         _ => {
             console_session::delete(&s.pg, &hash)
                 .await

@@ -78,6 +78,18 @@ pub fn set_named_cookie(base: &str, value: &str, secure: bool, max_age_seconds: 
     )
 }
 
+/// The cookie that binds an OIDC sign-in under way to the browser that
+/// began it (its SHA-256 is stored with the `state`).
+pub const OIDC_COOKIE_NAME: &str = "msgx_oidc";
+
+/// As [`set_named_cookie`] but `SameSite=Lax`: the provider's redirect back
+/// to the callback is a top-level navigation from another site, on which a
+/// browser sends a Lax cookie and never a Strict one.
+pub fn set_lax_cookie(base: &str, value: &str, secure: bool, max_age_seconds: i64) -> String {
+    set_named_cookie(base, value, secure, max_age_seconds)
+        .replace("SameSite=Strict", "SameSite=Lax")
+}
+
 /// The `Set-Cookie` value of a new session (`Max-Age` = its lifetime).
 pub fn set_cookie(session_id: &str, secure: bool, max_age_seconds: i64) -> String {
     set_named_cookie(COOKIE_NAME, session_id, secure, max_age_seconds)

@@ -1,8 +1,11 @@
 //! What every console handler shares: the state and who is asking.
 
 use super::access::{LogLimiter, LoginLimiter, Role, Users};
+use super::oidc::Oidc;
+use super::rights::{self, Granted, MissingRight, Rights};
 use crate::clock::SharedClock;
 use crate::config::Config;
+use crate::config::Right;
 use crate::store::mailbox::Mailbox;
 use sqlx::PgPool;
 use std::sync::Arc;
@@ -26,6 +29,10 @@ pub struct ConsoleState {
     pub allowed_hosts: Arc<Vec<String>>,
     /// "Run now" on the Jobs page; `None` = not offered.
     pub launcher: Option<Arc<dyn JobLauncher>>,
+    /// Each role's rights (`msgx.console.rights`).
+    pub rights: Rights,
+    /// OpenID Connect sign-in; `None` = off.
+    pub oidc: Option<Arc<Oidc>>,
 }
 
 /// Runs a job once for the console's "run now". The composition root
@@ -51,14 +58,19 @@ pub struct Transport {
 pub enum Principal {
     /// No users file: a loopback visitor, read-only.
     Anonymous,
-    /// Logged in through the form; the CSRF token of the session.
+    /// Logged in (the form or single sign-on); the CSRF token of the session.
     Session {
         user: String,
         role: Role,
+        granted: Granted,
         csrf: String,
     },
     /// A bearer token (scripts): no cookie, so no CSRF token needed.
-    Token { name: String, role: Role },
+    Token {
+        name: String,
+        role: Role,
+        granted: Granted,
+    },
 }
 
 impl Principal {
@@ -75,6 +87,17 @@ impl Principal {
             Principal::Anonymous => Role::Viewer,
             Principal::Session { role, .. } | Principal::Token { role, .. } => *role,
         }
+    }
+    /// The rights of the principal's role (none for an anonymous viewer).
+    pub fn granted(&self) -> Granted {
+        match self {
+            Principal::Anonymous => Granted::NONE,
+            Principal::Session { granted, .. } | Principal::Token { granted, .. } => *granted,
+        }
+    }
+    /// [`rights::may`] for this principal: `right` on `count` items.
+    pub fn may(&self, right: Right, count: i64) -> Result<(), MissingRight> {
+        rights::may(self.granted(), self.role(), right, count)
     }
     /// The session's CSRF token (empty for others: they render no forms
     /// that need one, or need none).

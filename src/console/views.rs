@@ -2,7 +2,6 @@
 //! `templates/console/`). Handlers fill them with text already formatted,
 //! so templates hold layout only.
 
-use super::access::Role;
 use super::filter::FilterForm;
 use super::state::Principal;
 use askama::Template;
@@ -15,8 +14,10 @@ use chrono::{DateTime, Utc};
 pub struct Nav {
     pub user: String,
     pub role: &'static str,
-    /// Actions are offered (operator role).
-    pub operator: bool,
+    /// The rights of the principal's role: the pages offer only the forms
+    /// it may use ([`Nav::may`]).
+    pub granted: super::rights::Granted,
+    pub role_of: super::access::Role,
     /// Logged in through the form: a logout button.
     pub session: bool,
     pub csrf: String,
@@ -31,12 +32,23 @@ impl Nav {
         Nav {
             user: who.name().to_string(),
             role: who.role().as_str(),
-            operator: who.role() == super::access::Role::Operator,
+            granted: who.granted(),
+            role_of: who.role(),
             session: matches!(who, Principal::Session { .. }),
             csrf: who.csrf().to_string(),
             active,
             build: crate::build_info::get().one_line(),
         }
+    }
+}
+
+impl Nav {
+    /// Whether the principal may use the right named `right` on one item
+    /// (templates: `{% if nav.may("replay") %}`); an unknown name is never
+    /// granted.
+    pub fn may(&self, right: &str) -> bool {
+        crate::config::Right::parse(right)
+            .is_some_and(|r| super::rights::may(self.granted, self.role_of, r, 1).is_ok())
     }
 }
 
@@ -149,6 +161,10 @@ pub struct LoginPage {
     pub error: Option<String>,
     /// The login CSRF token (also in the form's cookie).
     pub csrf: String,
+    /// The password form is offered (a users file is configured).
+    pub password: bool,
+    /// Single sign-on is offered, with this button text.
+    pub sso: Option<String>,
 }
 
 /// Overview, DLQ, abandoned backfill, holes, requests, jobs: sections.
@@ -259,6 +275,17 @@ pub struct ResultPage {
     pub back: String,
 }
 
+/// The 403 page of a refused action: names the missing right.
+#[derive(Template)]
+#[template(path = "console/forbidden.html")]
+pub struct ForbiddenPage {
+    pub nav: Nav,
+    pub reason: String,
+    pub missing: &'static str,
+    pub role: &'static str,
+    pub action: String,
+}
+
 /// Renders a page; a template failure is a 500 that names nothing internal.
 pub fn page(status: StatusCode, t: &impl Template) -> Response {
     match t.render() {
@@ -338,25 +365,26 @@ impl Action {
         }
     }
 
-    /// The role the action needs: the one place the console's rights are
-    /// decided (the forms are offered and the POST is allowed by it).
-    pub const fn role(self) -> Role {
-        match self {
-            // Pause and resume are meant for an `admin` role (issue 37
-            // item 2); until it exists they are the operator's.
-            Action::JobPause | Action::JobResume => Role::Operator,
-            _ => Role::Operator,
-        }
-    }
-
-    /// Whether `role` may take this action.
-    pub fn allowed(self, role: Role) -> bool {
-        role == self.role()
-    }
-
     /// The action named `name` in a URL, if any.
     pub fn parse(name: &str) -> Option<Action> {
         Action::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+
+    /// The right it needs (docs/console.md "Roles and rights").
+    pub const fn right(self) -> crate::config::Right {
+        use crate::config::Right;
+        match self {
+            Action::Replay | Action::ReplayFilter => Right::Replay,
+            Action::Skip => Right::Skip,
+            Action::EventResend => Right::Resend,
+            Action::EventDiscard => Right::Discard,
+            Action::BackfillReopen => Right::Reopen,
+            Action::BackfillReconcile => Right::Reconcile,
+            Action::Request => Right::Request,
+            Action::JobRun => Right::RunJob,
+            Action::Republish => Right::Republish,
+            Action::JobPause | Action::JobResume => Right::PauseJob,
+        }
     }
 
     /// The URL its forms post to.

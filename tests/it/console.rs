@@ -23,17 +23,19 @@ const ALICE: (&str, &str) = ("alice", "alice-operator-pw");
 const VICTOR: (&str, &str) = ("victor", "victor-viewer-pw");
 const OPERATOR_TOKEN: &str = "ops-token-0123456789abcdef0123456789";
 const VIEWER_TOKEN: &str = "viewer-token-0123456789abcdef01234567";
+const ADA: (&str, &str) = ("ada", "ada-admin-password");
+const ADMIN_TOKEN: &str = "admin-token-0123456789abcdef0123456789";
 
 /// One HTTP response.
 #[derive(Debug)]
-struct Answer {
-    status: u16,
-    headers: BTreeMap<String, Vec<String>>,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) headers: BTreeMap<String, Vec<String>>,
+    pub(crate) body: String,
 }
 
 impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .get(name)
             .and_then(|v| v.first())
@@ -42,7 +44,7 @@ impl Answer {
 }
 
 /// A request over a fresh TCP connection (`Connection: close`).
-async fn request(
+pub(crate) async fn request(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -139,25 +141,25 @@ fn with_login_token(
     (headers, format!("{body}&csrf={LOGIN_TOKEN}"))
 }
 
-fn form(fields: &[(&str, &str)]) -> String {
+pub(crate) fn form(fields: &[(&str, &str)]) -> String {
     serde_urlencoded::to_string(fields).expect("form")
 }
 
 /// The value of `<input … name="NAME" value="…">` in a page.
-fn hidden(body: &str, name: &str) -> Option<String> {
+pub(crate) fn hidden(body: &str, name: &str) -> Option<String> {
     let at = body.find(&format!("name=\"{name}\" value=\""))?;
     let rest = &body[at + name.len() + 15..];
     rest.split('"').next().map(str::to_string)
 }
 
 /// A console on its own database, mailbox and mock Kafka.
-struct Console {
-    addr: SocketAddr,
-    db: TestDb,
+pub(crate) struct Console {
+    pub(crate) addr: SocketAddr,
+    pub(crate) db: TestDb,
     mailbox: TestMailbox,
     kafka: rdkafka::mocking::MockCluster<'static, rdkafka::producer::DefaultProducerContext>,
     runner: msgx::scheduler::runner::JobRunner,
-    clock: msgx::clock::ManualClock,
+    pub(crate) clock: msgx::clock::ManualClock,
     _users: tempfile::NamedTempFile,
     _stop: tokio::sync::watch::Sender<bool>,
     _runner_stop: tokio::sync::watch::Sender<bool>,
@@ -169,20 +171,27 @@ fn users_file() -> tempfile::NamedTempFile {
         "[[user]]\nname = \"{}\"\nrole = \"operator\"\npassword-hash = \"{}\"\n\n\
          [[user]]\nname = \"{}\"\nrole = \"viewer\"\npassword-hash = \"{}\"\n\n\
          [[token]]\nname = \"ops-script\"\nrole = \"operator\"\nsha256 = \"{}\"\n\n\
-         [[token]]\nname = \"dashboard\"\nrole = \"viewer\"\nsha256 = \"{}\"\n",
+         [[token]]\nname = \"dashboard\"\nrole = \"viewer\"\nsha256 = \"{}\"\n\n\
+         [[user]]\nname = \"{}\"\nrole = \"admin\"\npassword-hash = \"{}\"\n\n\
+         [[token]]\nname = \"admin-script\"\nrole = \"admin\"\nsha256 = \"{}\"\n",
         ALICE.0,
         hash_password(ALICE.1).expect("hash"),
         VICTOR.0,
         hash_password(VICTOR.1).expect("hash"),
         sha256_hex(OPERATOR_TOKEN.as_bytes()),
         sha256_hex(VIEWER_TOKEN.as_bytes()),
+        ADA.0,
+        hash_password(ADA.1).expect("hash"),
+        sha256_hex(ADMIN_TOKEN.as_bytes()),
     );
     std::fs::write(file.path(), text).expect("write users");
     file
 }
 
 impl Console {
-    async fn start(tweak: impl FnOnce(&mut Config)) -> Console {
+    /// A console on `msgx.console.listen` as `tweak` leaves it (default a
+    /// free port of 127.0.0.1).
+    pub(crate) async fn start(tweak: impl FnOnce(&mut Config)) -> Console {
         let db = TestDb::migrated().await;
         let mailbox = TestMailbox::new().await;
         let kafka = mock_kafka(1);
@@ -208,8 +217,9 @@ impl Console {
             runner.shutdown.clone(),
         );
         let launcher: Arc<dyn msgx::console::JobLauncher> = Arc::new(launcher);
+        let listen = config.msgx.console.listen.clone().unwrap_or_default();
         let server = msgx::console::bind(
-            "127.0.0.1:0",
+            &listen,
             config,
             db.pool.clone(),
             runner.mailbox.clone(),
@@ -275,13 +285,18 @@ impl Console {
         }
     }
 
-    async fn get(&self, path: &str, cookie: Option<&str>) -> Answer {
+    pub(crate) async fn get(&self, path: &str, cookie: Option<&str>) -> Answer {
         let c = cookie.map(|c| format!("msgx_console={c}"));
         let headers: Vec<(&str, &str)> = c.iter().map(|c| ("Cookie", c.as_str())).collect();
         request(self.addr, "GET", path, &headers, "").await
     }
 
-    async fn post(&self, path: &str, cookie: Option<&str>, fields: &[(&str, &str)]) -> Answer {
+    pub(crate) async fn post(
+        &self,
+        path: &str,
+        cookie: Option<&str>,
+        fields: &[(&str, &str)],
+    ) -> Answer {
         let c = cookie.map(|c| format!("msgx_console={c}"));
         let headers: Vec<(&str, &str)> = c.iter().map(|c| ("Cookie", c.as_str())).collect();
         request(self.addr, "POST", path, &headers, &form(fields)).await
@@ -1402,6 +1417,97 @@ async fn replay_all_matching_shows_the_count_and_refuses_a_changed_set() {
     assert_eq!(state_of(&c.db, f.unsupported).await, "PENDING");
 }
 
+/// A confirmation POST of `action` with `ids` by the bearer `token`.
+async fn confirm_as(c: &Console, token: &str, action: &str, ids: &str) -> Answer {
+    let bearer = format!("Bearer {token}");
+    let body = form(&[("step", "confirm"), ("ids", ids), ("job", "retention")]);
+    let path = format!("/actions/{action}");
+    request(c.addr, "POST", &path, &[("Authorization", &bearer)], &body).await
+}
+
+/// Issue 37 item 2: a viewer, an operator and an admin each tried on each
+/// action class over HTTP (bearer tokens: the refusal is JSON naming the
+/// missing right); more than 100 items need the `bulk` right.
+#[tokio::test]
+async fn each_role_is_refused_exactly_the_actions_it_has_no_right_to() {
+    let c = Console::start(|_| {}).await;
+    let (logs, _guard) = common::capture_logs();
+    let many = (1..=101)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    // (action, ids, its right, operator may, admin may); a viewer may none.
+    // An operator refused on more than 100 ids lacks `bulk`.
+    let table = [
+        ("replay", "1", "replay", true, true),
+        ("skip", "1", "skip", true, true),
+        ("event-resend", "1", "resend", true, true),
+        ("event-discard", "1", "discard", true, true),
+        ("backfill-reopen", "1", "reopen", true, true),
+        ("backfill-reconcile", "1", "reconcile", true, true),
+        ("request", "", "request", true, true),
+        ("job-run", "", "run-job", true, true),
+        ("republish", "1", "republish", false, true),
+        ("replay", many.as_str(), "replay", false, true),
+        ("skip", many.as_str(), "skip", false, true),
+    ];
+    for (action, ids, right, operator, admin) in table {
+        for (token, role, may) in [
+            (VIEWER_TOKEN, "viewer", false),
+            (OPERATOR_TOKEN, "operator", operator),
+            (ADMIN_TOKEN, "admin", admin),
+        ] {
+            let a = confirm_as(&c, token, action, ids).await;
+            let what = format!("{role} on {action} ({} ids): {a:?}", ids.split(',').count());
+            if may {
+                assert_ne!(a.status, 403, "{what}");
+                continue;
+            }
+            assert_eq!(a.status, 403, "{what}");
+            assert_eq!(a.header("content-type"), Some("application/json"), "{what}");
+            let body: serde_json::Value = serde_json::from_str(&a.body).expect("JSON");
+            let bulk = role != "viewer" && ids.split(',').count() > 100;
+            let missing = if bulk { "bulk" } else { right };
+            assert_eq!(body["missing_right"], missing, "{what}");
+            assert_eq!(body["role"], role, "{what}");
+        }
+    }
+    let text = logs.text();
+    let refused = lines_with(&text, "Console: action refused, missing right");
+    assert_eq!(refused.len(), 11 + 3, "each refusal is logged: {text}");
+    assert!(
+        refused
+            .iter()
+            .any(|l| l.contains("user=dashboard") && l.contains("role=\"viewer\"")),
+        "{text}"
+    );
+}
+
+/// `[msgx.console.rights]` widens a role (viewers may send upstream
+/// requests) and tightens one (operators may no longer skip); the pages
+/// offer the forms accordingly.
+#[tokio::test]
+async fn the_rights_config_widens_and_tightens_a_role() {
+    use msgx::config::Right;
+    let c = Console::start(|c| {
+        c.msgx.console.rights.viewer = Some(vec![Right::Request]);
+        c.msgx.console.rights.operator = Some(vec![Right::Replay, Right::Resend]);
+    })
+    .await;
+    let a = confirm_as(&c, VIEWER_TOKEN, "request", "").await;
+    assert_ne!(a.status, 403, "widened: {a:?}");
+    let a = confirm_as(&c, VIEWER_TOKEN, "replay", "1").await;
+    assert_eq!(a.status, 403, "{a:?}");
+    let a = confirm_as(&c, OPERATOR_TOKEN, "skip", "1").await;
+    assert_eq!(a.status, 403, "tightened: {a:?}");
+    assert!(a.body.contains("\"missing_right\":\"skip\""), "{}", a.body);
+    let a = confirm_as(&c, OPERATOR_TOKEN, "replay", "1").await;
+    assert_ne!(a.status, 403, "kept: {a:?}");
+    let (viewer, _) = c.login(VICTOR).await;
+    let page = c.get("/requests", Some(&viewer)).await;
+    assert!(page.body.contains("id=\"request-form\""), "{}", page.body);
+}
+
 #[tokio::test]
 async fn an_operator_token_acts_without_a_csrf_token() {
     let c = Console::start(|_| {}).await;
@@ -1800,9 +1906,10 @@ async fn in_a_browser_an_operator_filters_replays_and_resends_and_a_viewer_canno
         .await
         .expect("post the forged form");
     b.wait_for_url(|u| u.ends_with("/actions/replay")).await;
-    assert!(
-        b.text_of("body").await.contains("refused"),
-        "a viewer's action is refused"
+    assert_eq!(
+        b.text_of("#missing-right").await,
+        "replay",
+        "a viewer's action is refused, naming the right"
     );
     assert_eq!(state_of(&c.db, f.unsupported).await, "FAILED");
 
@@ -2686,15 +2793,46 @@ async fn the_compat_page_lists_every_compat_request() {
 
 /// Issue 36 item 4: the flight page's "Re-send its records" (and the
 /// flights page's for a day) confirms with the count and re-sends REQUEST
-/// records, recorded as the operator's; a viewer gets no form.
+/// records, recorded as the admin's; a viewer and an operator get no form
+/// (issue 37: republish is an admin's right), and the operator's post
+/// anyway is a 403 page naming the right.
 #[tokio::test]
-async fn an_operator_re_sends_a_flights_records_from_its_page() {
+async fn an_admin_re_sends_a_flights_records_from_its_page() {
     let c = Console::start(|_| {}).await;
     c.fill().await;
     let (viewer, _) = c.login(VICTOR).await;
     let page = c.get("/flights/9001", Some(&viewer)).await;
     assert!(!page.body.contains("republish-form"), "{}", page.body);
-    let (s, csrf) = c.login(ALICE).await;
+    let (operator, operator_csrf) = c.login(ALICE).await;
+    let page = c.get("/flights/9001", Some(&operator)).await;
+    assert!(!page.body.contains("republish-form"), "{}", page.body);
+    let refused = c
+        .post(
+            "/actions/republish",
+            Some(&operator),
+            &[
+                ("csrf", operator_csrf.as_str()),
+                ("ids", "9001"),
+                ("step", "confirm"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert!(
+        refused
+            .body
+            .contains("<code id=\"missing-right\">republish</code>"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused
+            .body
+            .contains("the operator role lacks the right &#34;republish&#34;"),
+        "{}",
+        refused.body
+    );
+    let (s, csrf) = c.login(ADA).await;
     let page = c.get("/flights/9001", Some(&s)).await;
     assert!(page.body.contains("id=\"republish-form\""), "{}", page.body);
     let day: chrono::NaiveDate =
@@ -2751,7 +2889,7 @@ async fn an_operator_re_sends_a_flights_records_from_its_page() {
     .unwrap();
     assert_eq!(
         (audit.0.as_str(), audit.1.as_str(), audit.2.as_deref()),
-        ("alice", "flights:flid=9001", Some("FIDS bootstrap"))
+        ("ada", "flights:flid=9001", Some("FIDS bootstrap"))
     );
 }
 

@@ -19,6 +19,7 @@ mod codec_proptest;
 mod compat;
 mod config_cli;
 mod console;
+mod console_sso;
 mod contract;
 mod daemon;
 mod db_timeouts;

@@ -1,4 +1,4 @@
-//! CONSOLE_SESSION (migrations 0010, 0019): the operator console's login
+//! CONSOLE_SESSION (migrations 0010, 0019, 0026): the operator console's login
 //! sessions (docs/console.md "Sessions"). Keyed
 //! by the SHA-256 of the cookie value, never the value itself. A session
 //! ends at its absolute `expires_at`, after `idle` without a request, when
@@ -15,6 +15,12 @@ pub struct Session {
     pub expires_at: DateTime<Utc>,
     /// What the session is bound to (`Users::credential_of` at login).
     pub credential_sha256: String,
+    /// `password` or `oidc`.
+    pub auth_method: String,
+    /// An OIDC session's role (mapped from its ID token at sign-in).
+    pub role: Option<String>,
+    /// An OIDC session's ID token, the `id_token_hint` of the provider's logout.
+    pub id_token: Option<String>,
 }
 
 /// A session to store at login.
@@ -26,6 +32,8 @@ pub struct NewSession<'a> {
     pub credential_sha256: &'a str,
     pub now: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
+    /// An OIDC session's role and ID token; `None`: a password session.
+    pub oidc: Option<(&'a str, &'a str)>,
 }
 
 /// Stores a new session and ends the user's oldest beyond `per_user`
@@ -35,8 +43,9 @@ pub async fn insert(pool: &PgPool, s: &NewSession<'_>, per_user: u32) -> Result<
     let mut tx = pool.begin().await?;
     sqlx::query(
         "INSERT INTO console_session \
-         (id_sha256, user_name, csrf_token, credential_sha256, created_at, last_seen_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $5, $6)",
+         (id_sha256, user_name, csrf_token, credential_sha256, created_at, last_seen_at, expires_at, \
+          auth_method, role, id_token) \
+         VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9)",
     )
     .bind(s.id_sha256)
     .bind(s.user_name)
@@ -44,6 +53,9 @@ pub async fn insert(pool: &PgPool, s: &NewSession<'_>, per_user: u32) -> Result<
     .bind(s.credential_sha256)
     .bind(s.now)
     .bind(s.expires_at)
+    .bind(if s.oidc.is_some() { "oidc" } else { "password" })
+    .bind(s.oidc.map(|(role, _)| role))
+    .bind(s.oidc.map(|(_, token)| token))
     .execute(&mut *tx)
     .await?;
     // The new session is kept whatever the clock says; of the others the
@@ -75,7 +87,7 @@ pub async fn touch(
     sqlx::query_as(
         "UPDATE console_session SET last_seen_at = $2 \
          WHERE id_sha256 = $1 AND expires_at > $2 AND last_seen_at > $3 \
-         RETURNING user_name, csrf_token, expires_at, credential_sha256",
+         RETURNING user_name, csrf_token, expires_at, credential_sha256, auth_method, role, id_token",
     )
     .bind(id_sha256)
     .bind(now)
@@ -84,13 +96,67 @@ pub async fn touch(
     .await
 }
 
-/// Ends one session (logout, or a session whose credential changed).
-pub async fn delete(pool: &PgPool, id_sha256: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM console_session WHERE id_sha256 = $1")
-        .bind(id_sha256)
+/// Ends one session (logout, or a session whose credential changed);
+/// the ID token of an OIDC session (for the provider's logout).
+pub async fn delete(pool: &PgPool, id_sha256: &str) -> Result<Option<String>, sqlx::Error> {
+    let token: Option<(Option<String>,)> =
+        sqlx::query_as("DELETE FROM console_session WHERE id_sha256 = $1 RETURNING id_token")
+            .bind(id_sha256)
+            .fetch_optional(pool)
+            .await?;
+    Ok(token.and_then(|(t,)| t))
+}
+
+/// An OIDC sign-in under way (CONSOLE_OIDC_LOGIN, migration 0026).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct OidcLogin {
+    pub browser_sha256: String,
+    pub nonce: String,
+    pub pkce_verifier: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Stores a sign-in under way, keyed by its `state`'s SHA-256; drops the
+/// expired ones.
+pub async fn insert_oidc_login(
+    pool: &PgPool,
+    state_sha256: &str,
+    login: &OidcLogin,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM console_oidc_login WHERE expires_at <= $1")
+        .bind(now)
         .execute(pool)
         .await?;
+    sqlx::query(
+        "INSERT INTO console_oidc_login \
+         (state_sha256, browser_sha256, nonce, pkce_verifier, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(state_sha256)
+    .bind(&login.browser_sha256)
+    .bind(&login.nonce)
+    .bind(&login.pkce_verifier)
+    .bind(now)
+    .bind(login.expires_at)
+    .execute(pool)
+    .await?;
     Ok(())
+}
+
+/// Takes the sign-in of this `state` (deleted in the same statement, so a
+/// `state` is used at most once).
+pub async fn take_oidc_login(
+    pool: &PgPool,
+    state_sha256: &str,
+) -> Result<Option<OidcLogin>, sqlx::Error> {
+    sqlx::query_as(
+        "DELETE FROM console_oidc_login WHERE state_sha256 = $1 \
+         RETURNING browser_sha256, nonce, pkce_verifier, expires_at",
+    )
+    .bind(state_sha256)
+    .fetch_optional(pool)
+    .await
 }
 
 /// Ends every session of `user_name` (`msgx console revoke`) and records
