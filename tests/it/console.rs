@@ -2932,7 +2932,26 @@ async fn a_job_is_paused_and_resumed_through_the_jobs_page_and_audited() {
         .await;
     assert_eq!(a.status, 403, "{a:?}");
 
-    let (s, csrf) = c.login(ALICE).await;
+    // Pausing is the admin's right (pause-job): an operator sees no form
+    // and is refused with the right named.
+    let (op, op_csrf) = c.login(ALICE).await;
+    let a = c.get("/jobs", Some(&op)).await;
+    let row = up_to(&a.body, "job-retention", "</tr>").expect("the retention row");
+    assert!(!row.contains("id=\"pause-retention\""), "{row}");
+    let a = c
+        .post(
+            "/actions/job-pause",
+            Some(&op),
+            &[
+                ("csrf", op_csrf.as_str()),
+                ("step", "confirm"),
+                ("job", "retention"),
+            ],
+        )
+        .await;
+    assert!(a.status == 403 && a.body.contains("pause-job"), "{a:?}");
+
+    let (s, csrf) = c.login(ADA).await;
     let a = c.get("/jobs", Some(&s)).await;
     let spark = up_to(&a.body, "spark-ingest-sweep", "</svg>").expect("a sparkline");
     assert!(
@@ -2998,7 +3017,7 @@ async fn a_job_is_paused_and_resumed_through_the_jobs_page_and_audited() {
             .fetch_one(&c.db.pool)
             .await
             .expect("persisted");
-    assert_eq!((by.as_str(), reason.as_str()), (ALICE.0, "incident 42"));
+    assert_eq!((by.as_str(), reason.as_str()), (ADA.0, "incident 42"));
     let audit: (String, String, String, Option<String>) = sqlx::query_as(
         "SELECT action, target, actor, reason FROM operator_action ORDER BY id DESC LIMIT 1",
     )
@@ -3010,7 +3029,7 @@ async fn a_job_is_paused_and_resumed_through_the_jobs_page_and_audited() {
         (
             "JOB_PAUSE".into(),
             "job:retention".into(),
-            ALICE.0.into(),
+            ADA.0.into(),
             Some("incident 42".into())
         )
     );
@@ -3028,7 +3047,7 @@ async fn a_job_is_paused_and_resumed_through_the_jobs_page_and_audited() {
     let a = c.get("/jobs", Some(&s)).await;
     let row = up_to(&a.body, "job-retention", "</tr>").expect("the retention row");
     assert!(
-        row.contains("paused by alice") && row.contains("incident 42"),
+        row.contains("paused by ada") && row.contains("incident 42"),
         "{row}"
     );
     assert!(
