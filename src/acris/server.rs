@@ -489,20 +489,20 @@ fn if_modified_since(headers: &HeaderMap) -> Option<DateTime<Utc>> {
         .map(|t| t.to_utc())
 }
 
-/// The airport of a list route: the home airport (case-insensitive), else 404.
-fn check_airport(s: &Acris, airport: &str) -> Result<(), Response> {
+/// The refusal of a list route's airport: `None` for the home airport
+/// (case-insensitive), else 404 naming the one served.
+fn other_airport(s: &Acris, airport: &str) -> Option<Response> {
     if airport.eq_ignore_ascii_case(&s.home) {
-        Ok(())
-    } else {
-        Err(error(
-            StatusCode::NOT_FOUND,
-            format!(
-                "airport {} is not served here; this API serves {}",
-                crate::log_text::for_log(&airport.chars().take(8).collect::<String>()),
-                s.home
-            ),
-        ))
+        return None;
     }
+    Some(error(
+        StatusCode::NOT_FOUND,
+        format!(
+            "airport {} is not served here; this API serves {}",
+            crate::log_text::for_log(&airport.chars().take(8).collect::<String>()),
+            s.home
+        ),
+    ))
 }
 
 /// The ACRIS views of `states`, with their code shares (one more read).
@@ -606,7 +606,7 @@ async fn list(
     query: Option<&str>,
     headers: &HeaderMap,
 ) -> Response {
-    if let Err(r) = check_airport(s, airport) {
+    if let Some(r) = other_airport(s, airport) {
         return r;
     }
     let r = match list_request(query, s.clock.now(), &s.domain) {
