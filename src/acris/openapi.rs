@@ -37,6 +37,7 @@ pub const FILE_NAME: &str = "acris-openapi.json";
         view::FlightNumber,
         view::DepartureInfo,
         view::ArrivalInfo,
+        view::Times,
         view::CheckinInfo,
         view::BoardingTime,
         view::BaggageClaim,

@@ -20,7 +20,7 @@ use crate::console::access::{AccessError, LogLimiter, Users};
 use crate::domain::{DomainConfig, FlightState};
 use crate::http::client::{Client, FailureLimiter, TRACKED_CLIENTS};
 pub use crate::http::compat::{FAILED_AUTH_PER_CLIENT, FAILED_AUTH_WINDOW_MINUTES};
-use crate::http::listener::{self, Limits, TlsError, TlsFiles};
+use crate::http::listener::{self, Limits, ServerTlsError};
 use crate::store::pg::acris::{self as store, Movement, WindowQuery};
 use crate::store::pg::flight::FlightStore;
 use axum::Router;
@@ -36,7 +36,6 @@ use sqlx::PgPool;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
-use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 /// The API's TLS keys, named in errors.
@@ -74,10 +73,8 @@ pub enum AcrisError {
     EmptyTokens(PathBuf),
     #[error("msgx.airport.iata {0:?} is not an IATA airport code (3 upper-case letters)")]
     Airport(String),
-    #[error("msgx.acris.tls-cert, tls-key: set both or neither")]
-    TlsIncomplete,
     #[error(transparent)]
-    Tls(#[from] TlsError),
+    Tls(#[from] ServerTlsError),
     #[error("cannot listen on msgx.acris.listen {listen}: {source}")]
     Bind {
         listen: SocketAddr,
@@ -106,16 +103,7 @@ fn prepare(listen: &str, config: &Config) -> Result<Prepared, AcrisError> {
     if users.token_count() == 0 {
         return Err(AcrisError::EmptyTokens(path.clone()));
     }
-    let tls = match (&a.tls_cert, &a.tls_key) {
-        (None, None) => None,
-        (Some(cert), Some(key)) => Some(listener::tls_acceptor(TlsFiles {
-            cert,
-            key,
-            client_ca: None,
-            keys: TLS_KEYS,
-        })?),
-        _ => return Err(AcrisError::TlsIncomplete),
-    };
+    let tls = listener::server_tls(a.tls_cert.as_deref(), a.tls_key.as_deref(), TLS_KEYS)?;
     Ok(Prepared { addr, users, tls })
 }
 
@@ -146,14 +134,8 @@ struct Acris {
     openapi: String,
 }
 
-/// A bound API, ready to [`AcrisServer::serve`].
-pub struct AcrisServer {
-    listener: TcpListener,
-    tls: Option<TlsAcceptor>,
-    router: Router,
-    limits: Limits,
-    addr: SocketAddr,
-}
+/// A bound API, ready to [`listener::Bound::serve`].
+pub type AcrisServer = listener::Bound;
 
 /// Reads the tokens and TLS files and binds `listen`. `pg` is the API's own
 /// pool ([`crate::store::pg::connect_acris`]); `openapi` is the document
@@ -166,16 +148,12 @@ pub async fn bind(
     openapi: String,
 ) -> Result<AcrisServer, AcrisError> {
     let Prepared { addr, users, tls } = prepare(listen, config)?;
-    let tcp = TcpListener::bind(addr)
+    let (tcp, addr) = listener::bind_tcp(addr)
         .await
         .map_err(|source| AcrisError::Bind {
             listen: addr,
             source,
         })?;
-    let addr = tcp.local_addr().map_err(|source| AcrisError::Bind {
-        listen: addr,
-        source,
-    })?;
     tracing::info!(
         listen = %addr,
         tls = tls.is_some(),
@@ -199,33 +177,14 @@ pub async fn bind(
         refusal_log: LogLimiter::failed_logins(),
         openapi,
     });
-    Ok(AcrisServer {
+    Ok(listener::Bound {
+        name: "acris",
         listener: tcp,
+        addr,
         tls,
         router: router(state),
         limits: Limits::from_config(&config.msgx.http),
-        addr,
     })
-}
-
-impl AcrisServer {
-    /// The bound address (port 0 resolved).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Serves until `stop` turns true.
-    pub async fn serve(self, stop: tokio::sync::watch::Receiver<bool>) -> std::io::Result<()> {
-        listener::serve(
-            "acris",
-            self.listener,
-            self.tls,
-            self.router,
-            self.limits,
-            stop,
-        )
-        .await
-    }
 }
 
 /// The route paths (also the OpenAPI document's, src/acris/openapi.rs).
@@ -538,18 +497,8 @@ async fn views(s: &Acris, states: &[FlightState]) -> Result<Vec<AcrisFlight>, sq
     tag = "flight",
     operation_id = "getArrivals",
     summary = "Arriving flights of the home airport, ordered by scheduled time",
-    params(
-        ("airport" = String, Path, description = "The home airport's IATA code (msgx.airport.iata)", min_length = 3, max_length = 3),
-        ListQuery,
-    ),
-    responses(
-        (status = 200, description = "The flights in the window (ACRISFlightList)", body = Vec<AcrisFlight>,
-         headers(("Last-Modified" = String, description = "The newest change of a flight in the window"))),
-        (status = 304, description = "Nothing in the window changed since If-Modified-Since"),
-        (status = 400, description = "A parameter is not valid", body = ErrorBody),
-        (status = 401, description = "No or a wrong bearer token", body = ErrorBody),
-        (status = 404, description = "Not the home airport", body = ErrorBody),
-    ),
+    params(AirportPath, ListQuery),
+    responses(ListAnswers),
     security(("bearer" = []))
 )]
 async fn arrivals(
@@ -565,20 +514,10 @@ async fn arrivals(
     get,
     path = "/acris/v1/flight/{airport}/departure",
     tag = "flight",
-    operation_id = "getDepartures",
     summary = "Departing flights of the home airport, ordered by scheduled time",
-    params(
-        ("airport" = String, Path, description = "The home airport's IATA code (msgx.airport.iata)", min_length = 3, max_length = 3),
-        ListQuery,
-    ),
-    responses(
-        (status = 200, description = "The flights in the window (ACRISFlightList)", body = Vec<AcrisFlight>,
-         headers(("Last-Modified" = String, description = "The newest change of a flight in the window"))),
-        (status = 304, description = "Nothing in the window changed since If-Modified-Since"),
-        (status = 400, description = "A parameter is not valid", body = ErrorBody),
-        (status = 401, description = "No or a wrong bearer token", body = ErrorBody),
-        (status = 404, description = "Not the home airport", body = ErrorBody),
-    ),
+    operation_id = "getDepartures",
+    params(AirportPath, ListQuery),
+    responses(ListAnswers),
     security(("bearer" = []))
 )]
 async fn departures(
@@ -841,6 +780,37 @@ async fn openapi(State(s): State<Arc<Acris>>) -> Response {
 pub struct ErrorBody {
     /// What was wrong, e.g. `length: must be an integer from 1 to 1000`.
     pub error: String,
+}
+
+/// The list routes' path parameter, as the OpenAPI document shows it.
+#[derive(Debug, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)]
+pub struct AirportPath {
+    /// The home airport's IATA code (`msgx.airport.iata`); another answers 404.
+    #[param(min_length = 3, max_length = 3)]
+    airport: String,
+}
+
+/// The list routes' answers, as the OpenAPI document shows them.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum ListAnswers {
+    /// The flights in the window, a page of them (ACRISFlightList).
+    #[response(status = 200, headers(("Last-Modified" = String, description = "The newest change of a flight in the window")))]
+    Flights(Vec<AcrisFlight>),
+    /// Nothing in the window changed since `If-Modified-Since`.
+    #[response(status = 304)]
+    NotModified,
+    /// A parameter is not valid.
+    #[response(status = 400)]
+    BadParameter(ErrorBody),
+    /// No or a wrong bearer token.
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// Not the home airport.
+    #[response(status = 404)]
+    OtherAirport(ErrorBody),
 }
 
 /// The list routes' query parameters, as the OpenAPI document shows them

@@ -97,10 +97,11 @@ pub struct BoardingTime {
     pub time: DateTime<FixedOffset>,
 }
 
-/// `departure` (`FlightDepartureInformation`).
+/// What `departure` and `arrival` share: the movement's times at one
+/// airport, its terminal and gate (flattened into both).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct DepartureInfo {
+pub struct Times {
     pub scheduled: DateTime<FixedOffset>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
@@ -114,6 +115,27 @@ pub struct DepartureInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub gate: Option<String>,
+}
+
+impl Times {
+    /// Scheduled at `scheduled`, with the estimated and actual times.
+    fn at(scheduled: DateTime<FixedOffset>, estimated: Time, actual: Time) -> Times {
+        Times {
+            scheduled,
+            estimated,
+            actual,
+            terminal: None,
+            gate: None,
+        }
+    }
+}
+
+/// `departure` (`FlightDepartureInformation`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DepartureInfo {
+    #[serde(flatten)]
+    pub times: Times,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub checkin_info: Option<CheckinInfo>,
@@ -137,19 +159,8 @@ pub struct BaggageClaim {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ArrivalInfo {
-    pub scheduled: DateTime<FixedOffset>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub estimated: Option<DateTime<FixedOffset>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub actual: Option<DateTime<FixedOffset>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub terminal: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub gate: Option<String>,
+    #[serde(flatten)]
+    pub times: Times,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub baggage_claim: Option<BaggageClaim>,
@@ -341,22 +352,14 @@ fn apcd(r: &RouteItem) -> String {
 
 fn remote_arrival(r: &RouteItem, estimated: Time, actual: Time) -> Option<ArrivalInfo> {
     r.scat.map(|scheduled| ArrivalInfo {
-        scheduled,
-        estimated,
-        actual,
-        terminal: None,
-        gate: None,
+        times: Times::at(scheduled, estimated, actual),
         baggage_claim: None,
     })
 }
 
 fn remote_departure(r: &RouteItem, estimated: Time, actual: Time) -> Option<DepartureInfo> {
     r.scdt.map(|scheduled| DepartureInfo {
-        scheduled,
-        estimated,
-        actual,
-        terminal: None,
-        gate: None,
+        times: Times::at(scheduled, estimated, actual),
         checkin_info: None,
         boarding_time: Vec::new(),
     })
@@ -554,11 +557,17 @@ pub fn flight(
         model_name: text(f, ScalarTag::ACFT),
         registration: text(f, ScalarTag::RENO),
     };
-    let home = home.trim().to_ascii_uppercase();
-    let sodt = time(f, ScalarTag::SODT);
-    let (estimated, actual) = (time(f, ScalarTag::ESTT), time(f, ScalarTag::ACTT));
-    let terminal = text(f, ScalarTag::TRML);
-    let gate = first_gate(f);
+    let airport = home.trim().to_ascii_uppercase();
+    // The home side: without SODT there is no `scheduled`, so no object.
+    let home = time(f, ScalarTag::SODT).map(|scheduled| Times {
+        terminal: text(f, ScalarTag::TRML),
+        gate: first_gate(f),
+        ..Times::at(
+            scheduled,
+            time(f, ScalarTag::ESTT),
+            time(f, ScalarTag::ACTT),
+        )
+    });
     let mut view = AcrisFlight {
         operating_airline: airline(f, &number),
         aircraft_type: (aircraft != AircraftType::default()).then_some(aircraft),
@@ -574,14 +583,10 @@ pub fn flight(
         last_update: utc_text(f.updated_at),
     };
     if is_arrival(f) {
-        let points = other_side(f, &home, true);
-        view.arrival_airport = Some(home);
-        view.arrival = sodt.map(|scheduled| ArrivalInfo {
-            scheduled,
-            estimated,
-            actual,
-            terminal,
-            gate,
+        let points = other_side(f, &airport, true);
+        view.arrival_airport = Some(airport);
+        view.arrival = home.map(|times| ArrivalInfo {
+            times,
             baggage_claim: baggage_claim(f),
         });
         if let Some((origin, stops)) = points.split_first() {
@@ -591,14 +596,10 @@ pub fn flight(
             view.via = via(stops);
         }
     } else {
-        let points = other_side(f, &home, false);
-        view.departure_airport = Some(home);
-        view.departure = sodt.map(|scheduled| DepartureInfo {
-            scheduled,
-            estimated,
-            actual,
-            terminal,
-            gate,
+        let points = other_side(f, &airport, false);
+        view.departure_airport = Some(airport);
+        view.departure = home.map(|times| DepartureInfo {
+            times,
             checkin_info: checkin(f),
             boarding_time: time(f, ScalarTag::BOTM)
                 .map(|time| BoardingTime { time })
@@ -809,15 +810,18 @@ mod tests {
         assert_eq!(v.arrival_airport.as_deref(), Some("PEK"));
         assert_eq!(v.operating_airline.iata_code.as_deref(), Some("YG"));
         let d = v.departure.as_ref().expect("departure");
-        assert_eq!(d.scheduled, at(11, 0));
-        assert_eq!(d.gate.as_deref(), Some("B12"));
-        assert_eq!(d.terminal.as_deref(), Some("T2"));
+        assert_eq!(d.times.scheduled, at(11, 0));
+        assert_eq!(d.times.gate.as_deref(), Some("B12"));
+        assert_eq!(d.times.terminal.as_deref(), Some("T2"));
         let c = d.checkin_info.as_ref().expect("check-in");
         assert_eq!(c.checkin_location.as_deref(), Some("9-12"));
         assert_eq!(c.check_in_begin_time, Some(at(8, 0)));
         assert_eq!(d.boarding_time, vec![BoardingTime { time: at(10, 20) }]);
         let a = v.arrival.as_ref().expect("arrival at PEK");
-        assert_eq!((a.scheduled, a.estimated), (at(15, 0), Some(at(15, 5))));
+        assert_eq!(
+            (a.times.scheduled, a.times.estimated),
+            (at(15, 0), Some(at(15, 5)))
+        );
         assert_eq!(v.via.len(), 1);
         assert_eq!(v.via[0].via_airport, "XIY");
         assert_eq!(v.origin_date, "2026-12-01T00:00:00Z");
@@ -881,7 +885,7 @@ mod tests {
         assert_eq!(v.departure_airport.as_deref(), Some("XIY"));
         assert_eq!(v.arrival_airport.as_deref(), Some("CTU"));
         assert_eq!(
-            v.departure.as_ref().map(|d| d.scheduled),
+            v.departure.as_ref().map(|d| d.times.scheduled),
             Some(at(9, 0)),
             "SCDT of the origin"
         );
