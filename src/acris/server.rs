@@ -18,7 +18,7 @@ use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::console::access::{AccessError, LogLimiter, Users};
 use crate::domain::{DomainConfig, FlightState};
-use crate::http::client::{Client, FailureLimiter, TRACKED_CLIENTS};
+use crate::http::client::{self, Client, FailureLimiter, TRACKED_CLIENTS};
 pub use crate::http::compat::{FAILED_AUTH_PER_CLIENT, FAILED_AUTH_WINDOW_MINUTES};
 use crate::http::listener::{self, Limits, ServerTlsError};
 use crate::store::pg::acris::{self as store, Movement, WindowQuery};
@@ -227,46 +227,35 @@ fn unavailable(e: &sqlx::Error) -> Response {
 /// Every request: the client's failed-token budget (429), then a bearer
 /// token of the tokens file (401 otherwise, with `WWW-Authenticate`).
 async fn authenticate(State(s): State<Arc<Acris>>, req: Request, next: Next) -> Response {
-    let client = req
+    let peer = req
         .extensions()
         .get::<Client>()
         .map_or(IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED), |c| c.0);
     let now = s.clock.now();
-    if !s.failures.allowed(&client, now) {
+    if !s.failures.allowed(&peer, now) {
         return error(
             StatusCode::TOO_MANY_REQUESTS,
             "too many wrong bearer tokens from this client; try again later",
         );
     }
-    let presented = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, rest) = v.split_at_checked(7)?;
-            scheme.eq_ignore_ascii_case("bearer ").then(|| rest.trim())
-        });
-    if presented.is_some_and(|t| s.users.verify_token(t).is_some()) {
+    let presented = client::bearer(req.headers());
+    // A token is text (the users file holds its SHA-256); bytes that are not
+    // UTF-8 are no token of it.
+    let known = presented
+        .and_then(|t| std::str::from_utf8(t).ok())
+        .is_some_and(|t| s.users.verify_token(t).is_some());
+    if known {
         return next.run(req).await;
     }
-    s.failures.failed(&client, now);
-    let problem = if presented.is_some() {
-        "invalid bearer token"
-    } else {
-        "missing bearer token"
-    };
-    if s.refusal_log.admit(&client.to_string(), now).write {
-        tracing::warn!(%client, problem, "ACRIS: request refused (401)");
+    s.failures.failed(&peer, now);
+    let (problem, challenge) = client::bearer_refusal(presented.is_some());
+    if s.refusal_log.admit(&peer.to_string(), now).write {
+        tracing::warn!(client = %peer, problem, "ACRIS: request refused (401)");
     }
     let mut answer = error(StatusCode::UNAUTHORIZED, problem);
-    let value = if presented.is_some() {
-        "Bearer realm=\"msgx\", error=\"invalid_token\""
-    } else {
-        "Bearer realm=\"msgx\""
-    };
     answer
         .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(value));
+        .insert(header::WWW_AUTHENTICATE, challenge);
     answer
 }
 

@@ -87,7 +87,7 @@ use axum::Extension;
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -629,35 +629,17 @@ async fn admit(State(s): State<Arc<Compat>>, mut req: Request, next: Next) -> Re
                 )
                 .await;
         }
-        let presented = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .map(|v| v.as_bytes())
-            .and_then(|v| {
-                let (scheme, rest) = v.split_at_checked(7)?;
-                scheme
-                    .eq_ignore_ascii_case(b"bearer ")
-                    .then(|| rest.trim_ascii())
-            });
+        let presented = super::client::bearer(req.headers());
         let Some(client) = presented.and_then(|p| s.auth.client_of(p)) else {
-            let problem = if presented.is_some() {
-                "invalid bearer token"
-            } else {
-                "missing bearer token"
-            };
+            let (problem, challenge) = super::client::bearer_refusal(presented.is_some());
             s.failures.failed(&caller.ip(), now);
             tracing::warn!(peer = %caller.text(), problem, "Compat entry: request refused (401)");
             let mut answer = s
                 .refused(&caller, &seen, StatusCode::UNAUTHORIZED, problem)
                 .await;
-            let value = if presented.is_some() {
-                "Bearer realm=\"msgx\", error=\"invalid_token\""
-            } else {
-                "Bearer realm=\"msgx\""
-            };
             answer
                 .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(value));
+                .insert(header::WWW_AUTHENTICATE, challenge);
             return answer;
         };
         Some(client.clone())
@@ -940,6 +922,7 @@ fn unsupported(ignore: &[String], msg: &codec::DecodedMessage) -> Option<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
 
     fn entry(token: &str, name: &str) -> TokenEntry {
         TokenEntry {
