@@ -866,3 +866,80 @@ fn config_check_refuses_a_shared_tokens_file_and_a_plain_non_loopback_listener()
     assert_eq!(common::code(&out), 2, "{text}");
     assert!(text.contains("msgx.acris.tls-cert"), "{text}");
 }
+
+/// The address the daemon logged for the API.
+async fn daemon_api(d: &common::Daemon) -> SocketAddr {
+    let address = || {
+        let log = d.output();
+        let line = log
+            .lines()
+            .find(|l| l.contains("ACRIS flight API listening"))?;
+        let at = line.find("listen=")? + "listen=".len();
+        line[at..]
+            .split_whitespace()
+            .next()?
+            .parse::<SocketAddr>()
+            .ok()
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < until {
+        if let Some(addr) = address() {
+            return addr;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!(
+        "the daemon logged no ACRIS address; its log:\n{}",
+        d.output()
+    )
+}
+
+#[tokio::test]
+async fn the_daemon_serves_the_api_on_its_own_pool() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    let tokens = tokens_file();
+    let cfg = db.config_file_with(|c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        c.msgx.acris.listen = Some("127.0.0.1:0".into());
+        c.msgx.acris.tokens_file = Some(tokens.path().to_path_buf());
+    });
+    let d = common::Daemon::spawn(cfg.path(), &[]);
+    let addr = daemon_api(&d).await;
+    let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let a = get_over(tcp, DEPARTURES, Some(TOKEN), &[]).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.json(), json!([]), "nothing stored yet");
+    let sessions: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1",
+    )
+    .bind(msgx::store::pg::ACRIS_APPLICATION)
+    .fetch_one(&db.pool)
+    .await
+    .expect("pg_stat_activity");
+    assert!(
+        sessions >= 1,
+        "no '{}' session",
+        msgx::store::pg::ACRIS_APPLICATION
+    );
+    d.terminate();
+}
+
+/// The API's pool: its own sessions, its statement timeout, and no JIT
+/// (docs/BENCHMARKS.md "ACRIS API": JIT took 2.6 s of a 1,000-flight page).
+#[tokio::test]
+async fn the_api_pool_runs_its_own_sessions_without_jit() {
+    let db = TestDb::migrated().await;
+    let c = db.config();
+    let pool = msgx::store::pg::connect_acris(&c.msgx.postgres, &c.msgx.acris).expect("pool");
+    let (jit, timeout, app): (String, String, String) = sqlx::query_as(
+        "SELECT current_setting('jit'), current_setting('statement_timeout'), \
+                current_setting('application_name')",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("settings");
+    assert_eq!(
+        (jit.as_str(), timeout.as_str(), app.as_str()),
+        ("off", "5s", msgx::store::pg::ACRIS_APPLICATION)
+    );
+}

@@ -388,7 +388,7 @@ pub fn connect_console(
         pool_size: console.pool_size,
         statement_timeout: console.statement_timeout,
         application: CONSOLE_APPLICATION,
-        custom_plans: true,
+        settings: &[("plan_cache_mode", "force_custom_plan")],
     };
     connect_reader(pg, &reader)
 }
@@ -397,6 +397,11 @@ pub fn connect_console(
 /// sessions with `msgx.acris.statement-timeout`, named `msgx acris`, lazy
 /// and on any host, as [`connect_console`]. Its few statements keep their
 /// generic plans (they are the same for every window).
+///
+/// JIT is off: the planner's estimate of the flight load for a 1,000-flight
+/// page is millions of rows (one join per detail list), so PostgreSQL
+/// JIT-compiled it, 2.6 s of its 2.9 s; without JIT it runs in 0.1 s
+/// (docs/BENCHMARKS.md "ACRIS API").
 pub fn connect_acris(
     pg: &crate::config::Postgres,
     acris: &crate::config::Acris,
@@ -405,7 +410,7 @@ pub fn connect_acris(
         pool_size: acris.pool_size,
         statement_timeout: acris.statement_timeout,
         application: ACRIS_APPLICATION,
-        custom_plans: false,
+        settings: &[("jit", "off")],
     };
     connect_reader(pg, &reader)
 }
@@ -418,8 +423,8 @@ struct Reader {
     pool_size: u32,
     statement_timeout: crate::config::Dur,
     application: &'static str,
-    /// `plan_cache_mode = force_custom_plan`.
-    custom_plans: bool,
+    /// Session settings (startup parameters) of its own.
+    settings: &'static [(&'static str, &'static str)],
 }
 
 fn connect_reader(pg: &crate::config::Postgres, reader: &Reader) -> Result<PgPool, StoreError> {
@@ -429,12 +434,9 @@ fn connect_reader(pg: &crate::config::Postgres, reader: &Reader) -> Result<PgPoo
         ..pg.clone()
     };
     let targets = connect_targets(&cfg.url)?.map_options(|o| {
-        let o = with_timeouts(o, &cfg).application_name(reader.application);
-        if reader.custom_plans {
-            o.options([("plan_cache_mode", "force_custom_plan")])
-        } else {
-            o
-        }
+        with_timeouts(o, &cfg)
+            .options(reader.settings.iter().copied())
+            .application_name(reader.application)
     });
     let base = PgPoolOptions::new()
         .max_connections(cfg.max_connections)
