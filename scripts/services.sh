@@ -121,6 +121,20 @@ if [ ! -f "$op/node_modules/.package-lock.json" ] || [ "$op/package-lock.json" -
   (cd "$op" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
+# --- a draft-03 JSON Schema validator for the ACRIS tests (tests/it/acris.rs) ---
+# Python's jsonschema (Draft3Validator) with rfc3339-validator, so "date-time"
+# is checked too, in a project-local virtual environment (.venv, ignored by
+# git; tests/it/acris.rs runs .venv/bin/python, or $MSGX_TEST_PYTHON).
+ACRIS_VENV=${MSGX_ACRIS_VENV:-.venv}
+if ! "$ACRIS_VENV/bin/python" -c 'import jsonschema, referencing, rfc3339_validator' 2>/dev/null; then
+  log "installing jsonschema into $ACRIS_VENV"
+  if ! python3 -m venv "$ACRIS_VENV" >/dev/null 2>&1; then
+    apt_install python3-venv
+    python3 -m venv "$ACRIS_VENV"
+  fi
+  "$ACRIS_VENV/bin/pip" install -q --disable-pip-version-check 'jsonschema>=4.18,<5' 'rfc3339-validator>=0.1.4,<1'
+fi
+
 # --- the package install test (scripts/package-test.sh, issue 35) --------------
 # What the .deb depends on beyond the base system comes from the archive, as on
 # a server; the test itself then installs offline with dpkg. binutils: objcopy

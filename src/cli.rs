@@ -445,8 +445,9 @@ pub enum DevAction {
 
 #[derive(Debug, Subcommand)]
 pub enum ContractAction {
-    /// Write the JSON Schemas generated from the code into DIR; with
-    /// --check, write nothing and exit 1 when DIR differs from the code.
+    /// Write the JSON Schemas of the Kafka records and the ACRIS API's OpenAPI
+    /// document, generated from the code, into DIR; with --check, write
+    /// nothing and exit 1 when DIR differs from the code.
     Export {
         /// Where the schemas live.
         #[arg(long, default_value = "schemas", value_name = "DIR")]

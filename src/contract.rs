@@ -6,7 +6,9 @@
 //! document `docs/asyncapi.yaml` refers to these files.
 //!
 //! Pure: no I/O except [`export`] and [`check`], which read or write the
-//! directory they are given.
+//! directory they are given. Documents of upper layers (the ACRIS API's
+//! OpenAPI document, src/acris/openapi.rs) are handed in as [`Published`]
+//! files by `msgx contract export` ([`export_with`], [`check_with`]).
 
 use std::path::{Path, PathBuf};
 
@@ -192,13 +194,37 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ContractError + '_ {
     }
 }
 
+/// One generated file of the contract: its name in `schemas/` and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    pub file_name: String,
+    pub text: String,
+}
+
+/// Every Kafka record schema as a [`Published`] file, then `extra`.
+fn published(extra: Vec<Published>) -> Vec<Published> {
+    schemas()
+        .into_iter()
+        .map(|s| Published {
+            file_name: s.file_name(),
+            text: s.text(),
+        })
+        .chain(extra)
+        .collect()
+}
+
 /// Writes every schema into `dir` (created if missing); returns the paths.
 pub fn export(dir: &Path) -> Result<Vec<PathBuf>, ContractError> {
+    export_with(dir, Vec::new())
+}
+
+/// [`export`] and the files `extra`.
+pub fn export_with(dir: &Path, extra: Vec<Published>) -> Result<Vec<PathBuf>, ContractError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let mut written = Vec::new();
-    for s in schemas() {
-        let path = dir.join(s.file_name());
-        std::fs::write(&path, s.text()).map_err(io(&path))?;
+    for s in published(extra) {
+        let path = dir.join(&s.file_name);
+        std::fs::write(&path, &s.text).map_err(io(&path))?;
         written.push(path);
     }
     Ok(written)
@@ -207,12 +233,17 @@ pub fn export(dir: &Path) -> Result<Vec<PathBuf>, ContractError> {
 /// The differences between `dir` and what the code generates: a missing or
 /// different file, or a `*.schema.json` no topic generates. Empty = in sync.
 pub fn check(dir: &Path) -> Result<Vec<String>, ContractError> {
+    check_with(dir, Vec::new())
+}
+
+/// [`check`], the files `extra` included.
+pub fn check_with(dir: &Path, extra: Vec<Published>) -> Result<Vec<String>, ContractError> {
     let mut problems = Vec::new();
-    let expected = schemas();
+    let expected = published(extra);
     for s in &expected {
-        let path = dir.join(s.file_name());
+        let path = dir.join(&s.file_name);
         match std::fs::read_to_string(&path) {
-            Ok(text) if text == s.text() => {}
+            Ok(text) if text == s.text => {}
             Ok(_) => problems.push(format!(
                 "{} differs from the code (run `msgx contract export`)",
                 path.display()
@@ -232,7 +263,7 @@ pub fn check(dir: &Path) -> Result<Vec<String>, ContractError> {
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str().map(String::from))
         .filter(|n| n.ends_with(".schema.json"))
-        .filter(|n| !expected.iter().any(|s| s.file_name() == *n))
+        .filter(|n| !expected.iter().any(|s| s.file_name == *n))
         .collect();
     stale.sort();
     for n in stale {

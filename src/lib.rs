@@ -18,6 +18,7 @@
 /// allocations are cheaper too.
 pub use mimalloc::MiMalloc as Allocator;
 
+pub mod acris;
 pub mod backfill;
 pub mod build_info;
 pub mod cli;

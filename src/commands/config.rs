@@ -36,6 +36,10 @@ pub fn check(loaded: &Loaded) -> Exit {
     if let Err(e) = crate::console::preflight(&loaded.config) {
         unusable.push(e.to_string());
     }
+    // The ACRIS API's tokens and TLS files likewise.
+    if let Err(e) = crate::acris::preflight(&loaded.config) {
+        unusable.push(e.to_string());
+    }
     if !unusable.is_empty() {
         eprintln!("msgx: config is invalid:");
         for u in &unusable {

@@ -1,12 +1,13 @@
 //! `msgx contract export [--dir DIR] [--check]`: the JSON Schemas of the
-//! Kafka records, generated from the code (src/contract.rs).
+//! Kafka records, generated from the code (src/contract.rs), and the ACRIS
+//! API's OpenAPI document (src/acris/openapi.rs).
 
 use crate::exit::Exit;
 
 /// `msgx contract export [--dir DIR] [--check]` (src/contract.rs).
 pub fn export(dir: &std::path::Path, check: bool) -> Exit {
     if check {
-        return match crate::contract::check(dir) {
+        return match crate::contract::check_with(dir, acris()) {
             Ok(problems) if problems.is_empty() => {
                 println!("{}: the schemas match the code", dir.display());
                 Exit::Ok
@@ -23,7 +24,7 @@ pub fn export(dir: &std::path::Path, check: bool) -> Exit {
             }
         };
     }
-    match crate::contract::export(dir) {
+    match crate::contract::export_with(dir, acris()) {
         Ok(paths) => {
             for p in paths {
                 println!("{}", p.display());
@@ -35,4 +36,12 @@ pub fn export(dir: &std::path::Path, check: bool) -> Exit {
             Exit::Failure
         }
     }
+}
+
+/// The ACRIS API's OpenAPI document as a contract file.
+fn acris() -> Vec<crate::contract::Published> {
+    vec![crate::contract::Published {
+        file_name: crate::acris::openapi::FILE_NAME.into(),
+        text: crate::acris::openapi::text(),
+    }]
 }

@@ -100,6 +100,7 @@ pub struct Msgx {
     pub telemetry: Telemetry,
     pub http: Http,
     pub console: Console,
+    pub acris: Acris,
 }
 
 impl Msgx {
@@ -130,6 +131,7 @@ impl Default for Msgx {
             telemetry: Telemetry::default(),
             http: Http::default(),
             console: Console::default(),
+            acris: Acris::default(),
         }
     }
 }
@@ -817,6 +819,10 @@ pub struct Airport {
     pub timezone: String,
     /// Local time `HH:MM` at which an operation day starts.
     pub day_cutover: String,
+    /// IATA code of the home airport (3 letters): the one airport of the ACRIS
+    /// API's `/flight/{airport}/…` routes and the home side of every ACRIS
+    /// flight (docs/acris.md).
+    pub iata: String,
 }
 
 impl Default for Airport {
@@ -824,6 +830,7 @@ impl Default for Airport {
         Self {
             timezone: Self::DEFAULT_TIMEZONE.into(),
             day_cutover: Self::DEFAULT_DAY_CUTOVER.into(),
+            iata: Self::DEFAULT_IATA.into(),
         }
     }
 }
@@ -831,6 +838,8 @@ impl Default for Airport {
 impl Airport {
     pub const DEFAULT_TIMEZONE: &str = "Asia/Shanghai";
     pub const DEFAULT_DAY_CUTOVER: &str = "00:00";
+    /// The design's home airport (sis-format §2.4, `flight.home-airport`).
+    pub const DEFAULT_IATA: &str = "CTU";
 
     /// The zone (validated at load; UTC if somehow unparsable).
     pub fn tz(&self) -> chrono_tz::Tz {
@@ -1298,6 +1307,52 @@ impl Default for Console {
             statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
             rights: ConsoleRights::default(),
             oidc: None,
+        }
+    }
+}
+
+/// `[msgx.acris]`: the read-only ACRIS flight API (docs/acris.md), served by
+/// the daemon (standby included) on its own listener, on the limits of
+/// `msgx.http`.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct Acris {
+    /// Address `IP:PORT` of the ACRIS flight API (docs/acris.md); unset = off. A
+    /// non-loopback address needs HTTPS (`tls-cert`/`tls-key`, or a
+    /// TLS-terminating proxy in `msgx.http.trusted-proxies`); port 0 = a free
+    /// port (logged).
+    pub listen: Option<String>,
+    /// TOML file of `[[token]]` entries (name, role, `sha256` of a bearer token), the
+    /// format of `msgx.console.users-file` (its `[[user]]` entries are not used);
+    /// mode 0600 or stricter. Required with `listen`: every request needs a token.
+    pub tokens_file: Option<PathBuf>,
+    /// PEM certificate chain: with `tls-key`, the API speaks HTTPS itself (set
+    /// both or neither).
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of `tls-cert`.
+    pub tls_key: Option<PathBuf>,
+    /// Sessions of the API's own PostgreSQL pool (`application_name` `msgx
+    /// acris`): clients never use the jobs' pool; ≥ 1.
+    pub pool_size: u32,
+    /// `statement_timeout` of the API's sessions: a request whose query runs
+    /// longer answers 503.
+    pub statement_timeout: Dur,
+}
+
+impl Acris {
+    pub const DEFAULT_POOL_SIZE: u32 = 4;
+    pub const DEFAULT_STATEMENT_TIMEOUT: Dur = Dur::secs(5);
+}
+
+impl Default for Acris {
+    fn default() -> Self {
+        Self {
+            listen: None,
+            tokens_file: None,
+            tls_cert: None,
+            tls_key: None,
+            pool_size: Self::DEFAULT_POOL_SIZE,
+            statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
         }
     }
 }

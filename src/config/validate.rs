@@ -45,6 +45,7 @@ impl Config {
         telemetry(m, &mut out);
         http(m, &mut out);
         console(m, &mut out);
+        acris(m, &mut out);
         if out.0.is_empty() { Ok(()) } else { Err(out.0) }
     }
 
@@ -340,6 +341,15 @@ fn airport(m: &Msgx, out: &mut Issues) {
         out.fail(
             "msgx.airport.day-cutover",
             format!("{:?} is not a local time HH:MM", a.day_cutover),
+        );
+    }
+    if a.iata.len() != 3 || !a.iata.bytes().all(|b| b.is_ascii_uppercase()) {
+        out.fail(
+            "msgx.airport.iata",
+            format!(
+                "{:?} is not an IATA airport code (3 upper-case letters, e.g. CTU)",
+                a.iata
+            ),
         );
     }
 }
@@ -663,6 +673,58 @@ fn console_issues(c: &super::Console, http: &super::Http) -> Vec<ConfigIssue> {
         );
     }
     out
+}
+
+/// `[msgx.acris]`: an address, a tokens file with it, HTTPS off
+/// loopback (bearer tokens must not cross the network in the clear: its own
+/// TLS or a TLS-terminating proxy in `msgx.http.trusted-proxies`, as the
+/// console), TLS files in pairs, a pool and a statement timeout.
+fn acris(m: &Msgx, out: &mut Issues) {
+    let a = &m.acris;
+    if let Some(addr) = &a.listen {
+        match addr.parse::<std::net::SocketAddr>() {
+            Err(_) => out.fail(
+                "msgx.acris.listen",
+                format!("{addr:?} is not an IP:PORT address"),
+            ),
+            Ok(sock) => {
+                if a.tokens_file.is_none() {
+                    out.fail(
+                        "msgx.acris.tokens-file",
+                        format!(
+                            "must be set for msgx.acris.listen {addr:?}: every request needs a \
+                             bearer token (docs/acris.md)"
+                        ),
+                    );
+                }
+                let plain = a.tls_cert.is_none() && m.http.trusted_proxies.is_empty();
+                if !sock.ip().is_loopback() && plain {
+                    out.fail(
+                        "msgx.acris.tls-cert",
+                        format!(
+                            "must be set (with tls-key) for msgx.acris.listen {addr:?}: a \
+                             non-loopback API over plain HTTP would send bearer tokens in the \
+                             clear; or declare the TLS-terminating reverse proxy in \
+                             msgx.http.trusted-proxies (docs/acris.md)"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    if a.tls_cert.is_some() != a.tls_key.is_some() {
+        out.fail(
+            "msgx.acris.tls-cert",
+            "set tls-cert and tls-key together, or neither",
+        );
+    }
+    if a.pool_size == 0 {
+        out.fail(
+            "msgx.acris.pool-size",
+            "must be at least 1 (the API's own PostgreSQL sessions)",
+        );
+    }
+    out.positive_durations([("msgx.acris.statement-timeout", a.statement_timeout)]);
 }
 
 /// The retry schedules (§9.1): a limited schedule has
@@ -1172,6 +1234,36 @@ mod tests {
                 "msgx.request.routing-rqfd",
                 "msgx.request.routing-rqrd"
             ]
+        );
+    }
+
+    #[test]
+    fn the_acris_api_needs_tokens_and_https_off_loopback() {
+        let keys = |t: &str| issue_keys(&format!("[msgx.acris]\n{t}"));
+        assert_eq!(
+            keys("listen = \"127.0.0.1:8091\"\n"),
+            ["msgx.acris.tokens-file"]
+        );
+        assert!(keys("listen = \"127.0.0.1:8091\"\ntokens-file = \"/t\"\n").is_empty());
+        assert_eq!(
+            keys("listen = \"10.0.0.5:8091\"\ntokens-file = \"/t\"\n"),
+            ["msgx.acris.tls-cert"]
+        );
+        assert!(
+            keys("listen = \"10.0.0.5:8091\"\ntokens-file = \"/t\"\ntls-cert = \"/c\"\ntls-key = \"/k\"\n")
+                .is_empty()
+        );
+        assert_eq!(
+            keys("listen = \"acris\"\ntls-key = \"/k\"\npool-size = 0\n"),
+            [
+                "msgx.acris.listen",
+                "msgx.acris.tls-cert",
+                "msgx.acris.pool-size"
+            ]
+        );
+        assert_eq!(
+            issue_keys("[msgx.airport]\niata = \"ctu\"\n"),
+            ["msgx.airport.iata"]
         );
     }
 

@@ -52,20 +52,30 @@ impl Role {
 /// Why the users file cannot be used (the console does not start).
 #[derive(Debug, thiserror::Error)]
 pub enum AccessError {
-    #[error("msgx.console.users-file {path}: {source}")]
+    #[error("{key} {path}: {source}")]
     Read {
+        key: &'static str,
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("msgx.console.users-file {path}: {message}")]
-    Parse { path: PathBuf, message: String },
+    #[error("{key} {path}: {message}")]
+    Parse {
+        key: &'static str,
+        path: PathBuf,
+        message: String,
+    },
     #[error(
-        "msgx.console.users-file {path}: mode {mode:04o} lets the group or others read or write \
+        "{key} {path}: mode {mode:04o} lets the group or others read or write \
          it (password hashes and token hashes): chmod 600 it, owned by the user msgx runs as"
     )]
-    Mode { path: PathBuf, mode: u32 },
-    #[error("msgx.console.users-file {path}: {what} {name:?}: {problem}")]
+    Mode {
+        key: &'static str,
+        path: PathBuf,
+        mode: u32,
+    },
+    #[error("{key} {path}: {what} {name:?}: {problem}")]
     Entry {
+        key: &'static str,
         path: PathBuf,
         what: &'static str,
         name: String,
@@ -117,32 +127,43 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 impl Users {
-    /// Reads and checks the file: private to its owner (no group or other
-    /// permission bit), names unique, hashes well-formed.
+    /// Reads and checks `msgx.console.users-file` ([`Users::load_as`]).
     pub fn load(path: &Path) -> Result<Users, AccessError> {
+        Users::load_as(path, "msgx.console.users-file")
+    }
+
+    /// Reads and checks the file: private to its owner (no group or other
+    /// permission bit), names unique, hashes well-formed. Errors name it as
+    /// the config key `key` (another listener, e.g. `msgx.acris.tokens-file`,
+    /// reads the same format).
+    pub fn load_as(path: &Path, key: &'static str) -> Result<Users, AccessError> {
         let read = |source| AccessError::Read {
+            key,
             path: path.to_path_buf(),
             source,
         };
         let mode = crate::config::shared_file_mode(path).map_err(read)?;
         if let Some(mode) = mode {
             return Err(AccessError::Mode {
+                key,
                 path: path.to_path_buf(),
                 mode,
             });
         }
         let text = std::fs::read_to_string(path).map_err(read)?;
-        Users::parse(&text, path)
+        Users::parse(&text, path, key)
     }
 
     /// A parse error names the line and column, never the line's text (it
     /// may hold a hash).
-    fn parse(text: &str, path: &Path) -> Result<Users, AccessError> {
+    fn parse(text: &str, path: &Path, key: &'static str) -> Result<Users, AccessError> {
         let file: File = toml::from_str(text).map_err(|e| AccessError::Parse {
+            key,
             path: path.to_path_buf(),
             message: crate::config::toml_error_without_text(&e, text),
         })?;
         let entry = |what, name: &str, problem: String| AccessError::Entry {
+            key,
             path: path.to_path_buf(),
             what,
             name: name.to_string(),
@@ -188,6 +209,11 @@ impl Users {
             tokens,
             dummy,
         })
+    }
+
+    /// The number of `[[token]]` entries.
+    pub fn token_count(&self) -> usize {
+        self.tokens.len()
     }
 
     /// No user and no token: nobody could log in.
@@ -453,7 +479,7 @@ mod tests {
     use chrono::TimeZone;
 
     fn users(text: &str) -> Result<Users, AccessError> {
-        Users::parse(text, Path::new("users.toml"))
+        Users::parse(text, Path::new("users.toml"), "msgx.console.users-file")
     }
 
     #[test]

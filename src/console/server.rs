@@ -12,7 +12,7 @@ use super::{actions, audit, pages, session, sso};
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::http::client::Client;
-use crate::http::listener::{self, Limits, Peer, TlsError, TlsFiles};
+use crate::http::listener::{self, Limits, Peer, ServerTlsError, TlsError};
 use crate::store::mailbox::Mailbox;
 use crate::store::pg::console_session;
 use axum::Router;
@@ -112,16 +112,12 @@ fn prepare(listen: &str, config: &Config) -> Result<Prepared, ConsoleError> {
             Some(Arc::new(users))
         }
     };
-    let tls = match (&c.tls_cert, &c.tls_key) {
-        (None, None) => None,
-        (Some(cert), Some(key)) => Some(listener::tls_acceptor(TlsFiles {
-            cert,
-            key,
-            client_ca: None,
-            keys: TLS_KEYS,
-        })?),
-        _ => return Err(ConsoleError::TlsIncomplete),
-    };
+    let tls = listener::server_tls(c.tls_cert.as_deref(), c.tls_key.as_deref(), TLS_KEYS).map_err(
+        |e| match e {
+            ServerTlsError::Incomplete(..) => ConsoleError::TlsIncomplete,
+            ServerTlsError::Tls(e) => ConsoleError::Tls(e),
+        },
+    )?;
     Ok(Prepared {
         addr,
         users,

@@ -72,6 +72,33 @@ fn hop_address(hop: &str) -> Option<IpAddr> {
     Some(ip.to_canonical())
 }
 
+/// The token of `Authorization: Bearer <token>` (the scheme in any case),
+/// without surrounding white space; `None` without one.
+pub fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
+    let v = headers.get(axum::http::header::AUTHORIZATION)?.as_bytes();
+    let (scheme, rest) = v.split_at_checked(7)?;
+    scheme
+        .eq_ignore_ascii_case(b"bearer ")
+        .then(|| rest.trim_ascii())
+}
+
+/// The answer text and `WWW-Authenticate` value (RFC 6750) of a request
+/// refused for a missing bearer token, or for a wrong one (`wrong`).
+pub fn bearer_refusal(wrong: bool) -> (&'static str, axum::http::HeaderValue) {
+    use axum::http::HeaderValue;
+    if wrong {
+        (
+            "invalid bearer token",
+            HeaderValue::from_static("Bearer realm=\"msgx\", error=\"invalid_token\""),
+        )
+    } else {
+        (
+            "missing bearer token",
+            HeaderValue::from_static("Bearer realm=\"msgx\""),
+        )
+    }
+}
+
 /// Open connections per client address, at most `max` each. Entries exist
 /// only while a connection is open, so the map is bounded by the listener's
 /// `max-connections`.

@@ -87,7 +87,7 @@ use axum::Extension;
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -99,8 +99,6 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use subtle::ConstantTimeEq;
-use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 
 pub use crate::config::COMPAT_TOKEN_ENV as TOKEN_ENV;
 
@@ -384,14 +382,8 @@ struct Compat {
     failures: FailureLimiter<IpAddr>,
 }
 
-/// A bound compat entry, ready to [`CompatServer::serve`].
-pub struct CompatServer {
-    listener: TcpListener,
-    tls: Option<TlsAcceptor>,
-    router: Router,
-    limits: Limits,
-    addr: SocketAddr,
-}
+/// A bound compat entry, ready to [`listener::Bound::serve`].
+pub type CompatServer = listener::Bound;
 
 /// Checks the authentication rules, reads the token and TLS files, and
 /// binds `listen`. `env` looks up environment variables (`MSGX_COMPAT_TOKEN`).
@@ -449,16 +441,12 @@ pub async fn bind(
         tracing::warn!(%addr, "Compat entry: bearer token over plain HTTP on a non-loopback address; \
                        set msgx.http.compat-tls-cert and -key so the token cannot be read off the network");
     }
-    let listener = TcpListener::bind(addr)
+    let (listener, addr) = listener::bind_tcp(addr)
         .await
         .map_err(|source| CompatError::Bind {
             listen: addr,
             source,
         })?;
-    let addr = listener.local_addr().map_err(|source| CompatError::Bind {
-        listen: addr,
-        source,
-    })?;
     if tokenless
         .as_ref()
         .is_some_and(|c| c.name == DEVELOPMENT_CLIENT)
@@ -488,33 +476,14 @@ pub async fn bind(
         .route("/cminmsgs/send", post(send))
         .route_layer(middleware::from_fn_with_state(compat.clone(), admit))
         .with_state(compat);
-    Ok(CompatServer {
+    Ok(listener::Bound {
+        name: "compat",
         listener,
+        addr,
         tls,
         router,
         limits: Limits::from_config(http),
-        addr,
     })
-}
-
-impl CompatServer {
-    /// The bound address (port 0 resolved).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Serves until `stop` turns true.
-    pub async fn serve(self, stop: tokio::sync::watch::Receiver<bool>) -> std::io::Result<()> {
-        listener::serve(
-            "compat",
-            self.listener,
-            self.tls,
-            self.router,
-            self.limits,
-            stop,
-        )
-        .await
-    }
 }
 
 /// An error answer; the text is cut (crate::error_text).
@@ -660,35 +629,17 @@ async fn admit(State(s): State<Arc<Compat>>, mut req: Request, next: Next) -> Re
                 )
                 .await;
         }
-        let presented = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .map(|v| v.as_bytes())
-            .and_then(|v| {
-                let (scheme, rest) = v.split_at_checked(7)?;
-                scheme
-                    .eq_ignore_ascii_case(b"bearer ")
-                    .then(|| rest.trim_ascii())
-            });
+        let presented = super::client::bearer(req.headers());
         let Some(client) = presented.and_then(|p| s.auth.client_of(p)) else {
-            let problem = if presented.is_some() {
-                "invalid bearer token"
-            } else {
-                "missing bearer token"
-            };
+            let (problem, challenge) = super::client::bearer_refusal(presented.is_some());
             s.failures.failed(&caller.ip(), now);
             tracing::warn!(peer = %caller.text(), problem, "Compat entry: request refused (401)");
             let mut answer = s
                 .refused(&caller, &seen, StatusCode::UNAUTHORIZED, problem)
                 .await;
-            let value = if presented.is_some() {
-                "Bearer realm=\"msgx\", error=\"invalid_token\""
-            } else {
-                "Bearer realm=\"msgx\""
-            };
             answer
                 .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(value));
+                .insert(header::WWW_AUTHENTICATE, challenge);
             return answer;
         };
         Some(client.clone())
@@ -971,6 +922,7 @@ fn unsupported(ignore: &[String], msg: &codec::DecodedMessage) -> Option<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
 
     fn entry(token: &str, name: &str) -> TokenEntry {
         TokenEntry {

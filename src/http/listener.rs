@@ -135,6 +135,36 @@ pub struct TlsFiles<'a> {
     pub keys: [&'static str; 3],
 }
 
+/// Why a listener's optional HTTPS ([`server_tls`]) cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerTlsError {
+    #[error("{0}, {1}: set both or neither")]
+    Incomplete(&'static str, &'static str),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+}
+
+/// A listener's HTTPS without client certificates (the console, the ACRIS
+/// API): `None` when neither `cert` nor `key` is set, the acceptor when
+/// both are; one alone is refused (a listener half configured for TLS must
+/// not fall back to plain HTTP). `keys` names them in errors.
+pub fn server_tls(
+    cert: Option<&Path>,
+    key: Option<&Path>,
+    keys: [&'static str; 3],
+) -> Result<Option<TlsAcceptor>, ServerTlsError> {
+    match (cert, key) {
+        (None, None) => Ok(None),
+        (Some(cert), Some(key)) => Ok(Some(tls_acceptor(TlsFiles {
+            cert,
+            key,
+            client_ca: None,
+            keys,
+        })?)),
+        _ => Err(ServerTlsError::Incomplete(keys[0], keys[1])),
+    }
+}
+
 /// The compat entry's TLS keys.
 pub const COMPAT_TLS_KEYS: [&str; 3] = [
     "msgx.http.compat-tls-cert",
@@ -445,6 +475,45 @@ fn client_slot(
         return Some(None);
     }
     budget.take(ip).map(Some)
+}
+
+/// Binds `addr`; returns the socket and its address (port 0 resolved).
+pub async fn bind_tcp(addr: SocketAddr) -> std::io::Result<(TcpListener, SocketAddr)> {
+    let listener = TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    Ok((listener, bound))
+}
+
+/// A listener's socket, bound, with its router, TLS and limits: ready to
+/// [`Bound::serve`] (the compat entry, the ACRIS API).
+pub struct Bound {
+    /// Labels the logs and metrics (`listener="…"`).
+    pub name: &'static str,
+    pub listener: TcpListener,
+    pub addr: SocketAddr,
+    pub tls: Option<TlsAcceptor>,
+    pub router: Router,
+    pub limits: Limits,
+}
+
+impl Bound {
+    /// The bound address (port 0 resolved).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves until `stop` turns true ([`serve`]).
+    pub async fn serve(self, stop: watch::Receiver<bool>) -> std::io::Result<()> {
+        serve(
+            self.name,
+            self.listener,
+            self.tls,
+            self.router,
+            self.limits,
+            stop,
+        )
+        .await
+    }
 }
 
 /// Resolves when `stop` turns true; never, if its sender is gone (nobody

@@ -318,6 +318,11 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         let parts = (config.clone(), mailbox.clone(), clock.clone());
         start_console(&listen, parts, launcher, &console_health, stop_rx.clone()).await;
     }
+    // The ACRIS flight API as well: read-only, so a standby serves it too;
+    // one that cannot start is logged, never a reason to stop the feed.
+    if let Some(listen) = config.msgx.acris.listen.clone() {
+        start_acris(&listen, &config, clock.clone(), stop_rx.clone()).await;
+    }
     let lock = match acquire_instance(
         &config,
         &pool,
@@ -507,6 +512,37 @@ async fn start_console(
         if let Err(e) = server.serve(stop).await {
             tracing::error!(listen = %addr, error = %e, "Operator console stopped serving; the jobs run on");
             health.failed(format!("stopped serving: {e}"));
+        }
+    });
+}
+
+/// Starts the ACRIS flight API on `listen` with its own pool (docs/acris.md).
+/// Every failure is logged, none returned: the jobs run on.
+async fn start_acris(
+    listen: &str,
+    config: &Arc<Config>,
+    clock: SharedClock,
+    stop: watch::Receiver<bool>,
+) {
+    let not_started = |why: String| {
+        tracing::error!(
+            listen,
+            error = %why,
+            "ACRIS flight API not started; the jobs run on (msgx config check names the problem)"
+        );
+    };
+    let pool = match crate::store::pg::connect_acris(&config.msgx.postgres, &config.msgx.acris) {
+        Ok(p) => p,
+        Err(e) => return not_started(e.to_string()),
+    };
+    let server = match crate::acris::bind(listen, config, pool, clock).await {
+        Ok(server) => server,
+        Err(e) => return not_started(e.to_string()),
+    };
+    let addr = server.local_addr();
+    tokio::spawn(async move {
+        if let Err(e) = server.serve(stop).await {
+            tracing::error!(listen = %addr, error = %e, "ACRIS flight API stopped serving; the jobs run on");
         }
     });
 }

@@ -9,6 +9,7 @@
 
 mod common;
 
+mod acris;
 mod architecture;
 mod archive;
 mod backfill;

@@ -1,6 +1,7 @@
 //! msgx's own PostgreSQL: connection, embedded migrations and the schema
 //! check the daemon runs before starting.
 
+pub mod acris;
 pub mod advisory;
 pub mod backfill;
 pub mod compat_request;
@@ -380,19 +381,63 @@ pub fn connect_console(
     pg: &crate::config::Postgres,
     console: &crate::config::Console,
 ) -> Result<PgPool, StoreError> {
-    let cfg = crate::config::Postgres {
-        max_connections: console.pool_size,
-        statement_timeout: console.statement_timeout,
-        ..pg.clone()
-    };
     // Every console query is planned for its own filter values: a cached
     // generic plan of the Messages search could not use the trigram indexes
     // for a rare reason text (migration 0017), and console queries are too
     // few for planning time to matter.
+    let reader = Reader {
+        pool_size: console.pool_size,
+        statement_timeout: console.statement_timeout,
+        application: CONSOLE_APPLICATION,
+        settings: &[("plan_cache_mode", "force_custom_plan")],
+    };
+    connect_reader(pg, &reader)
+}
+
+/// Opens the ACRIS API's own pool (docs/acris.md): `msgx.acris.pool-size`
+/// sessions with `msgx.acris.statement-timeout`, named `msgx acris`, lazy
+/// and on any host, as [`connect_console`]. Its few statements keep their
+/// generic plans (they are the same for every window).
+///
+/// JIT is off: the planner's estimate of the flight load for a 1,000-flight
+/// page is millions of rows (one join per detail list), so PostgreSQL
+/// JIT-compiled it, 2.6 s of its 2.9 s; without JIT it runs in 0.1 s
+/// (docs/BENCHMARKS.md "ACRIS API").
+pub fn connect_acris(
+    pg: &crate::config::Postgres,
+    acris: &crate::config::Acris,
+) -> Result<PgPool, StoreError> {
+    let reader = Reader {
+        pool_size: acris.pool_size,
+        statement_timeout: acris.statement_timeout,
+        application: ACRIS_APPLICATION,
+        settings: &[("jit", "off")],
+    };
+    connect_reader(pg, &reader)
+}
+
+/// `application_name` of the ACRIS API's sessions ([`connect_acris`]).
+pub const ACRIS_APPLICATION: &str = "msgx acris";
+
+/// A read-side pool of its own ([`connect_console`], [`connect_acris`]).
+struct Reader {
+    pool_size: u32,
+    statement_timeout: crate::config::Dur,
+    application: &'static str,
+    /// Session settings (startup parameters) of its own.
+    settings: &'static [(&'static str, &'static str)],
+}
+
+fn connect_reader(pg: &crate::config::Postgres, reader: &Reader) -> Result<PgPool, StoreError> {
+    let cfg = crate::config::Postgres {
+        max_connections: reader.pool_size,
+        statement_timeout: reader.statement_timeout,
+        ..pg.clone()
+    };
     let targets = connect_targets(&cfg.url)?.map_options(|o| {
         with_timeouts(o, &cfg)
-            .options([("plan_cache_mode", "force_custom_plan")])
-            .application_name(CONSOLE_APPLICATION)
+            .options(reader.settings.iter().copied())
+            .application_name(reader.application)
     });
     let base = PgPoolOptions::new()
         .max_connections(cfg.max_connections)
