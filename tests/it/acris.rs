@@ -127,22 +127,11 @@ async fn get_over<S: AsyncRead + AsyncWrite + Unpin>(
     let mut raw = Vec::new();
     // A TLS peer may close without close_notify after the answer.
     let _ = io.read_to_end(&mut raw).await;
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
+    let (status, headers, body) = common::parse_http_answer(&raw);
     Answer {
         status,
-        headers,
-        body: body.to_string(),
+        headers: headers.into_iter().collect(),
+        body,
     }
 }
 

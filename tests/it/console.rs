@@ -84,27 +84,15 @@ async fn request_from(
     s.write_all(req.as_bytes()).await.expect("write");
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).await.expect("read");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
+    let (status, lines, body) = common::parse_http_answer(&raw);
     let mut headers: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for l in lines {
-        if let Some((k, v)) = l.split_once(':') {
-            headers
-                .entry(k.trim().to_ascii_lowercase())
-                .or_default()
-                .push(v.trim().to_string());
-        }
+    for (k, v) in lines {
+        headers.entry(k).or_default().push(v);
     }
     Answer {
         status,
         headers,
-        body: body.to_string(),
+        body,
     }
 }
 

@@ -911,3 +911,22 @@ pub fn record_statements() -> (Statements, tracing::subscriber::DefaultGuard) {
     let subscriber = tracing_subscriber::registry().with(statements.clone());
     (statements, tracing::subscriber::set_default(subscriber))
 }
+
+/// A raw HTTP/1.1 answer read to its end: the status code (0 when the
+/// status line is missing), each header as (lower-case name, value) in
+/// order, and the body. The console and ACRIS tests speak HTTP by hand.
+pub fn parse_http_answer(raw: &[u8]) -> (u16, Vec<(String, String)>, String) {
+    let text = String::from_utf8_lossy(raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers, body.to_string())
+}
