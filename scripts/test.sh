@@ -10,6 +10,10 @@ export MSGX_TEST_PG_ADMIN_URL=${MSGX_TEST_PG_ADMIN_URL:-postgres://msgx:msgx@127
 export MSGX_TEST_MYSQL_ADMIN_URL=${MSGX_TEST_MYSQL_ADMIN_URL:-mysql://msgx:msgx@127.0.0.1:3306}
 unset MSGX_CONFIG MSGX_DATABASE_URL MSGX_MAILBOX_URL MSGX_KAFKA_BROKERS
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+# A run of this script builds the workspace once: incremental compilation
+# only adds its bookkeeping to that (its caches serve the next edit, not this
+# build). A developer's own `cargo build` keeps the profile's default.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 
 # Leftovers of an interrupted earlier run (each test drops its own databases).
 psql "$MSGX_TEST_PG_ADMIN_URL" -qtAX -c \
