@@ -6,6 +6,7 @@
 use crate::common;
 
 mod audit;
+mod live;
 
 use common::jobs::{drain, pass_ok};
 use common::{TestDb, TestMailbox, fast_kafka, manual_clock, mock_kafka, msgx, runner, sis};

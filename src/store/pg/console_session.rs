@@ -96,6 +96,25 @@ pub async fn touch(
     .await
 }
 
+/// [`touch`] without moving `last_seen_at`: the live view's requests,
+/// which a page left open sends by itself, do not keep a session alive.
+pub async fn peek(
+    pool: &PgPool,
+    id_sha256: &str,
+    now: DateTime<Utc>,
+    idle: Duration,
+) -> Result<Option<Session>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT user_name, csrf_token, expires_at, credential_sha256, auth_method, role, id_token \
+         FROM console_session WHERE id_sha256 = $1 AND expires_at > $2 AND last_seen_at > $3",
+    )
+    .bind(id_sha256)
+    .bind(now)
+    .bind(now - idle)
+    .fetch_optional(pool)
+    .await
+}
+
 /// Ends one session (logout, or a session whose credential changed);
 /// the ID token of an OIDC session (for the provider's logout).
 pub async fn delete(pool: &PgPool, id_sha256: &str) -> Result<Option<String>, sqlx::Error> {

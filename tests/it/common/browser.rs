@@ -330,6 +330,24 @@ impl Browser {
         }
     }
 
+    /// Whether the text of the first element matching `css` becomes
+    /// `expected` within `bound` (polling the DOM: a page's script changes
+    /// it, no navigation).
+    pub async fn wait_for_text(&self, css: &str, expected: &str, bound: Duration) -> bool {
+        let deadline = std::time::Instant::now() + bound;
+        loop {
+            if let Ok(el) = self.client.find(Locator::Css(css)).await
+                && el.text().await.is_ok_and(|t| t.trim() == expected)
+            {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
     /// Saves a PNG of the viewport to `path` (parent directories created).
     pub async fn screenshot(&self, path: &Path) {
         let png = match self.client.screenshot().await {
