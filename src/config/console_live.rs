@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub struct ConsoleLive {
     /// Live streams one user (a login name or a token name) may hold open at
     /// once, across tabs; beyond it a new stream answers 429 and the page
-    /// stays as rendered. 0 = the live view is off (pages are served without it).
+    /// stays as rendered; ≥ 1.
     pub connections_per_user: u32,
     /// How often the console's single poller asks PostgreSQL what changed, for
     /// all viewers together (one cheap statement pair per interval, none while
@@ -54,6 +54,12 @@ impl Default for ConsoleLive {
 /// The rules of `[msgx.console.live]`: `(key, rule)` of each broken one.
 pub fn live_issues(l: &ConsoleLive) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
+    if l.connections_per_user == 0 {
+        out.push((
+            "msgx.console.live.connections-per-user",
+            "must be at least 1 (0 would refuse every live page its stream)".into(),
+        ));
+    }
     if l.poll_interval < ConsoleLive::MIN_POLL_INTERVAL
         || l.poll_interval > ConsoleLive::MAX_POLL_INTERVAL
     {
@@ -95,6 +101,7 @@ mod tests {
         assert_eq!(
             keys,
             [
+                "msgx.console.live.connections-per-user",
                 "msgx.console.live.poll-interval",
                 "msgx.console.live.keep-alive"
             ]

@@ -104,13 +104,10 @@ impl Watch {
     }
 
     /// The stream a page of this kind opens, at the feed's `version` (the
-    /// `data-live-src` of the page); `None` when the live view is off or the
-    /// visitor cannot open one (the anonymous viewer).
+    /// `data-live-src` of the page); `None` when the visitor cannot open one
+    /// (the anonymous viewer).
     pub fn source(self, s: &ConsoleState, who: &Principal) -> Option<String> {
         user_key(who)?;
-        if s.config.msgx.console.live.connections_per_user == 0 {
-            return None;
-        }
         let v = s.live.feed.version();
         Some(match self {
             Watch::Overview => format!("/live/overview?v={v}"),
@@ -161,13 +158,6 @@ fn open(s: &ConsoleState, who: &Principal, watch: Watch, rendered: Option<u64>) 
         )
             .into_response();
     };
-    if limit == 0 {
-        return (
-            StatusCode::NOT_FOUND,
-            "the live view is off (msgx.console.live.connections-per-user = 0)",
-        )
-            .into_response();
-    }
     let Some(slot) = s.live.clients.enter(user, limit) else {
         metrics::counter!("msgx_console_live_refused_total").increment(1);
         tracing::debug!(

@@ -196,6 +196,10 @@ pub async fn bind(
         c.login_attempts_per_client,
         c.login_window.chrono(),
     ));
+    // The live view's series exist from the start (0) in a process that
+    // serves a console, and only there.
+    metrics::gauge!("msgx_console_live_clients").increment(0.0);
+    metrics::counter!("msgx_console_live_refused_total").increment(0);
     let live = Live {
         feed: LiveFeed::new(pg.clone(), c.live.poll_interval.std()),
         clients: Arc::new(LiveClients::default()),
