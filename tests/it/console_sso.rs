@@ -956,19 +956,7 @@ async fn in_a_browser_a_viewer_is_refused_an_action_and_an_admin_pauses_and_resu
     let base = format!("http://{}", sso.console.addr);
     sign_in_in_browser(&b, &base, "victor").await;
     assert_eq!(b.text_of("#current-role").await, "viewer");
-    let pages = [
-        ("/", "page-overview"),
-        ("/messages", "page-messages"),
-        ("/flights", "page-flights"),
-        ("/events/dead", "page-dead-events"),
-        ("/backfill/abandoned", "page-abandoned"),
-        ("/holes", "page-holes"),
-        ("/requests", "page-requests"),
-        ("/compat", "page-compat"),
-        ("/jobs", "page-jobs"),
-        ("/audit", "page-audit"),
-    ];
-    for (path, id) in pages {
+    for (path, id) in crate::console::READ_PAGES {
         b.goto(&format!("{base}{path}")).await;
         b.wait_for(&format!("#{id}")).await;
     }
@@ -982,30 +970,17 @@ async fn in_a_browser_a_viewer_is_refused_an_action_and_an_admin_pauses_and_resu
     }
     // "Run now" (an operator's right) posted anyway, with the session's
     // own CSRF token: the 403 page names the right.
-    let csrf = b
-        .client()
-        .execute(
-            "const i = document.querySelector('input[name=csrf]'); return i ? i.value : '';",
-            vec![],
-        )
-        .await
-        .expect("read the csrf token");
-    let forge = "const f = document.createElement('form'); f.method = 'post'; \
-                 f.action = '/actions/job-run'; \
-                 for (const [k, v] of arguments[0]) { const i = document.createElement('input'); \
-                 i.type = 'hidden'; i.name = k; i.value = v; f.appendChild(i); } \
-                 document.body.appendChild(f); f.submit();";
-    let fields = serde_json::json!([
-        ["csrf", csrf],
-        ["step", "apply"],
-        ["job", "retention"],
-        ["reason", "a viewer tries"]
-    ]);
-    b.client()
-        .execute(forge, vec![fields])
-        .await
-        .expect("post the forged form");
-    b.wait_for_url(|u| u.ends_with("/actions/job-run")).await;
+    let csrf = b.csrf().await;
+    b.post_form(
+        "/actions/job-run",
+        &[
+            ("csrf", &csrf),
+            ("step", "apply"),
+            ("job", "retention"),
+            ("reason", "a viewer tries"),
+        ],
+    )
+    .await;
     assert_eq!(b.text_of("#missing-right").await, "run-job");
     assert_eq!(b.text_of("#forbidden-role").await, "viewer");
     let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM job_run WHERE job = 'retention'")

@@ -226,17 +226,8 @@ async fn a_message_stream_tells_of_its_own_replay_and_not_of_other_messages() {
     assert!(mine.until(CHANGE, EVENTUALLY).await, "{}", mine.text);
     assert!(other.until(CHANGE, EVENTUALLY).await, "{}", other.text);
 
-    let bearer = format!("Bearer {OPERATOR_TOKEN}");
     let id = f.unsupported.to_string();
-    let body = form(&[("step", "apply"), ("ids", &id), ("reason", "codec fixed")]);
-    let a = request(
-        c.addr,
-        "POST",
-        "/actions/replay",
-        &[("Authorization", &bearer)],
-        &body,
-    )
-    .await;
+    let a = apply_as(&c, OPERATOR_TOKEN, "replay", &id, "codec fixed").await;
     assert_eq!(a.status, 200, "{a:?}");
     assert_eq!(state_of(&c.db, f.unsupported).await, "PENDING");
     assert!(
