@@ -92,9 +92,23 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Loads `base` + `path` and saves it as `out/name.png`.
+/// How long a live page (`data-live-src`) may take to connect its stream
+/// before it is shot anyway.
+const LIVE_CONNECT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Loads `base` + `path` and saves it as `out/name.png`; a live page once
+/// its live view says it is connected.
 async fn shoot(browser: &Browser, base: &str, name: &str, path: &str, out: &std::path::Path) {
     browser.goto(&format!("{base}{path}")).await;
+    if browser
+        .wait_for_within("[data-live-src]", std::time::Duration::ZERO)
+        .await
+        .is_some()
+    {
+        browser
+            .wait_for_within("#live-status:not([hidden])", LIVE_CONNECT)
+            .await;
+    }
     let file = out.join(format!("{name}.png"));
     browser.screenshot(&file).await;
     println!("{} <- {path}", file.display());

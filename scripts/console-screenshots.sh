@@ -5,7 +5,8 @@
 # prepares it: SCHD packages, FLOPs, duplicates, malformed messages, holes),
 # one upstream request, then `msgx console` with a generated users file,
 # logged into through headless Chromium (examples/console_screenshots.rs,
-# the browser tests' harness), one PNG per page of $PAGES in $OUT.
+# the browser tests' harness), one PNG per page of $PAGES in $OUT. One job
+# is paused (with its reason) first, so the Jobs and Audit pages show a pause.
 #
 #   scripts/console-screenshots.sh [--messages N] [--out DIR] [--release]
 #
@@ -16,8 +17,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The pages, NAME=PATH: NAME.png in $OUT. <id> is a message (a DEAD one when
-# there is one), <flid> the most recently changed flight. The login page is
-# shot logged out; every other page after logging in as an operator.
+# there is one), <flid> the most recently changed flight (flight-history: the
+# same page scrolled to its versions). The login page is shot logged out;
+# every other page after logging in as an admin (every form shown). A live
+# page (the Overview, a message) is shot once its live view is connected.
 PAGES=(
   login=/login
   overview=/
@@ -25,11 +28,13 @@ PAGES=(
   message=/messages/'<id>'
   flights=/flights
   flight=/flights/'<flid>'
+  flight-history=/flights/'<flid>'#flight-history
   outbox=/events/dead
   backfill=/backfill/abandoned
   holes=/holes
   requests=/requests
   jobs=/jobs
+  audit=/audit
 )
 # The login form's input ids (docs/console.md lists the console's ids).
 USER_FIELD=login-user
@@ -84,7 +89,7 @@ hash=$(printf '%s' "$MSGX_SHOT_PASSWORD" | "$MSGX" console hash-password)
 cat >"$WORK/users.toml" <<TOML
 [[user]]
 name = "$SHOT_USER"
-role = "operator"
+role = "admin"
 password-hash = '$hash'
 TOML
 chmod 600 "$WORK/users.toml"   # a users file others may read is refused
@@ -96,6 +101,9 @@ echo "drained in $(harness_wait_drained "$MSGX_DATABASE_URL" "$MSGX_MAILBOX_URL"
 "$MSGX" request ref GLST >/dev/null
 harness_stop "$DAEMON_PID"
 harness_stop "$KAFKA_PID"
+# A job under the operator's hand (Jobs page, Audit page).
+"$MSGX" jobs pause flight-history-clean --actor "$SHOT_USER" \
+  --reason "incident 42: the history disk is being replaced" >/dev/null
 
 MSG_ID=$(psql "$MSGX_DATABASE_URL" -qtAX -c \
   "SELECT msg_id FROM proc_state ORDER BY (state = 'DEAD') DESC, msg_id DESC LIMIT 1")

@@ -361,6 +361,18 @@ pub const CATALOG: &[MetricSpec] = &[
         "1 while this daemon's operator console serves, 0 when it is configured but could not start or stopped (the jobs run on).",
     ),
     m(
+        "msgx_console_live_clients",
+        Gauge,
+        &[],
+        "Live-view streams (server-sent events) the console holds open.",
+    ),
+    m(
+        "msgx_console_live_refused_total",
+        Counter,
+        &[],
+        "Live-view streams refused because the user already holds msgx.console.live.connections-per-user.",
+    ),
+    m(
         "msgx_scheduler_heartbeat_timestamp_seconds",
         Gauge,
         &[],

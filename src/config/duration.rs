@@ -9,6 +9,10 @@ use std::time::Duration;
 pub struct Dur(pub Duration);
 
 impl Dur {
+    /// Milliseconds.
+    pub const fn millis(ms: u64) -> Self {
+        Dur(Duration::from_millis(ms))
+    }
     /// Seconds.
     pub const fn secs(s: u64) -> Self {
         Dur(Duration::from_secs(s))

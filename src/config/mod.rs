@@ -14,6 +14,7 @@
 //! that has no default (the connection URLs) has no constant.
 
 mod console_access;
+mod console_live;
 pub mod docs;
 mod duration;
 mod mailbox_tls;
@@ -25,6 +26,7 @@ pub use console_access::{
     ConsoleOidc, ConsoleRights, OIDC_CALLBACK_PATH, OIDC_CLIENT_SECRET_ENV, ROLE_NAMES, Right,
     oidc_issues,
 };
+pub use console_live::{ConsoleLive, live_issues};
 pub use duration::Dur;
 pub use mailbox_tls::{mailbox_tls_issues, url_params};
 pub use poll_interval::PollInterval;
@@ -1274,6 +1276,8 @@ pub struct Console {
     pub rights: ConsoleRights,
     /// OpenID Connect sign-in (docs/console.md "Single sign-on (OIDC)"); unset = off.
     pub oidc: Option<ConsoleOidc>,
+    /// The live view's bounds (docs/console.md "Live view").
+    pub live: ConsoleLive,
 }
 
 impl Console {
@@ -1307,6 +1311,7 @@ impl Default for Console {
             statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
             rights: ConsoleRights::default(),
             oidc: None,
+            live: ConsoleLive::default(),
         }
     }
 }

@@ -672,6 +672,9 @@ fn console_issues(c: &super::Console, http: &super::Http) -> Vec<ConfigIssue> {
             "must be more than 0 (0 would let a page query run forever)".into(),
         );
     }
+    for (key, rule) in super::live_issues(&c.live) {
+        fail(key, rule);
+    }
     out
 }
 

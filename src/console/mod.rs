@@ -11,6 +11,8 @@ pub mod audit_filter;
 pub mod chart;
 pub mod filter;
 mod history;
+pub mod live;
+mod live_stream;
 pub mod oidc;
 mod pages;
 pub mod rights;

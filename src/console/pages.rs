@@ -8,6 +8,7 @@
 use super::chart;
 use super::filter::{self, FilterForm, PAGE_SIZE};
 use super::history;
+use super::live_stream::Watch;
 use super::session;
 use super::state::{ConsoleState, Principal, Transport};
 use super::views::{
@@ -350,6 +351,7 @@ pub async fn overview(
         intro: format!("As of {} UTC.", time(Some(now))),
         sections: vec![feed, charts, states, outbox, backfill, jobs],
         request_form: false,
+        live: Watch::Overview.source(&s, &who),
     };
     page(StatusCode::OK, &p)
 }
@@ -654,6 +656,7 @@ pub async fn message(
         next: decoded.next,
         can_replay,
         can_skip,
+        live: Watch::Message(msg_id).source(&s, &who),
     };
     page(StatusCode::OK, &p)
 }
@@ -1089,6 +1092,7 @@ pub async fn dead_events(
                 .into(),
         sections: vec![section],
         request_form: false,
+        live: None,
     };
     page(StatusCode::OK, &p)
 }
@@ -1170,6 +1174,7 @@ pub async fn abandoned(
             .into(),
         sections: vec![section],
         request_form: false,
+        live: None,
     };
     page(StatusCode::OK, &p)
 }
@@ -1249,6 +1254,7 @@ pub async fn holes(
         intro: "`msgx holes`: where the watermark skipped (design §4.1).".into(),
         sections: vec![head, released, late],
         request_form: false,
+        live: None,
     };
     page(StatusCode::OK, &p)
 }
@@ -1334,6 +1340,7 @@ impl TablePage {
             intro: self.intro.into(),
             sections: vec![section],
             request_form,
+            live: None,
         };
         page(StatusCode::OK, &p)
     }
@@ -1565,6 +1572,7 @@ pub async fn jobs(
             .into(),
         sections: vec![list, sparks, fails, section],
         request_form: false,
+        live: None,
     };
     page(StatusCode::OK, &p)
 }

@@ -5,6 +5,8 @@
 //! alone) an anonymous viewer.
 
 use super::access::{AccessError, LogLimiter, LoginLimiter, Role, Users};
+use super::live::LiveFeed;
+use super::live_stream::{self, Live, LiveClients};
 use super::oidc::{self, Oidc, OidcError};
 use super::rights::Rights;
 use super::state::{ConsoleState, JobLauncher, Principal, Transport};
@@ -194,6 +196,14 @@ pub async fn bind(
         c.login_attempts_per_client,
         c.login_window.chrono(),
     ));
+    // The live view's series exist from the start (0) in a process that
+    // serves a console, and only there.
+    metrics::gauge!("msgx_console_live_clients").increment(0.0);
+    metrics::counter!("msgx_console_live_refused_total").increment(0);
+    let live = Live {
+        feed: LiveFeed::new(pg.clone(), c.live.poll_interval.std()),
+        clients: Arc::new(LiveClients::default()),
+    };
     let state = ConsoleState {
         pg,
         mailbox,
@@ -205,6 +215,7 @@ pub async fn bind(
         allowed_hosts: Arc::new(allowed_hosts(&c.allowed_hosts, addr)),
         rights: Rights::from_config(&c.rights),
         oidc,
+        live,
         config,
         launcher,
     };
@@ -224,6 +235,7 @@ impl ConsoleServer {
 
     /// Serves until `stop` turns true.
     pub async fn serve(self, stop: tokio::sync::watch::Receiver<bool>) -> std::io::Result<()> {
+        self.state.live.feed.stop_on(stop.clone());
         let app = router(self.state);
         listener::serve("console", self.listener, self.tls, app, self.limits, stop).await
     }
@@ -245,12 +257,15 @@ pub fn router(state: ConsoleState) -> Router {
         .route("/compat", get(pages::compat))
         .route("/jobs", get(pages::jobs))
         .route("/audit", get(audit::audit))
+        .route("/live/overview", get(live_stream::overview))
+        .route("/live/messages/{id}", get(live_stream::message))
         .route("/actions/{action}", post(actions::handle))
         .route("/login", get(pages::login_form).post(actions::login))
         .route("/logout", post(actions::logout))
         .route("/oidc/login", get(sso::begin))
         .route(oidc::CALLBACK_PATH, get(sso::callback))
         .route("/assets/console.css", get(stylesheet))
+        .route("/assets/live.js", get(live_script))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(middleware::from_fn_with_state(state.clone(), browser_guard))
         .with_state(state)
@@ -332,12 +347,34 @@ async fn stylesheet() -> Response {
         .into_response()
 }
 
+/// The live view's script, compiled into the binary like the stylesheet.
+async fn live_script() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "max-age=3600"),
+        ],
+        include_str!("../../assets/live.js"),
+    )
+        .into_response()
+}
+
 /// Paths anyone may fetch.
 fn public(path: &str) -> bool {
     matches!(
         path,
-        "/login" | "/assets/console.css" | "/oidc/login" | oidc::CALLBACK_PATH
+        "/login" | "/assets/console.css" | "/assets/live.js" | "/oidc/login" | oidc::CALLBACK_PATH
     )
+}
+
+/// The header the live view's script sends when it fetches a page again.
+pub(super) const LIVE_HEADER: &str = "x-msgx-live";
+
+/// A request of the live view (its stream, or its script fetching a page
+/// again): it reads the session without extending it, so a page left open
+/// does not keep its session alive past `session-idle-timeout`.
+fn passive(req: &Request) -> bool {
+    req.uri().path().starts_with("/live/") || req.headers().contains_key(LIVE_HEADER)
 }
 
 /// Resolves the [`Principal`] into the request's extensions, or turns the
@@ -345,7 +382,8 @@ fn public(path: &str) -> bool {
 async fn authenticate(State(s): State<ConsoleState>, mut req: Request, next: Next) -> Response {
     let client = actions::client_address(req.extensions().get::<Client>());
     let https = req.extensions().get::<Transport>().is_some_and(|t| t.https);
-    let principal = match resolve(&s, req.headers().clone(), client, https).await {
+    let passive = passive(&req);
+    let principal = match resolve(&s, req.headers().clone(), client, https, passive).await {
         Ok(p) => p,
         Err(status) => return status.into_response(),
     };
@@ -355,6 +393,9 @@ async fn authenticate(State(s): State<ConsoleState>, mut req: Request, next: Nex
             next.run(req).await
         }
         None if public(req.uri().path()) => next.run(req).await,
+        None if req.uri().path().starts_with("/live/") => {
+            (StatusCode::FORBIDDEN, "not logged in").into_response()
+        }
         None if req.method() == axum::http::Method::GET => Redirect::to("/login").into_response(),
         None => {
             tracing::warn!(path = %crate::log_text::for_log(req.uri().path()), "Console: unauthenticated request refused");
@@ -365,12 +406,14 @@ async fn authenticate(State(s): State<ConsoleState>, mut req: Request, next: Nex
 
 /// A bearer token is checked only while its client is within
 /// `login-attempts-per-client` (429 beyond it); a wrong one
-/// counts against the client like a failed login.
+/// counts against the client like a failed login. A `passive` request
+/// does not extend its session.
 async fn resolve(
     s: &ConsoleState,
     headers: HeaderMap,
     client: IpAddr,
     https: bool,
+    passive: bool,
 ) -> Result<Option<Principal>, StatusCode> {
     if s.users.is_none() && s.oidc.is_none() {
         return Ok(Some(Principal::Anonymous));
@@ -414,10 +457,12 @@ async fn resolve(
         tracing::error!(error = %e, "Console: cannot read the session table");
         StatusCode::SERVICE_UNAVAILABLE
     };
-    let Some(row) = console_session::touch(&s.pg, &hash, now, idle)
-        .await
-        .map_err(unavailable)?
-    else {
+    let row = if passive {
+        console_session::peek(&s.pg, &hash, now, idle).await
+    } else {
+        console_session::touch(&s.pg, &hash, now, idle).await
+    };
+    let Some(row) = row.map_err(unavailable)? else {
         return Ok(None);
     };
     // An OIDC session carries the role its ID token mapped to (while OIDC

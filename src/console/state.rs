@@ -33,6 +33,8 @@ pub struct ConsoleState {
     pub rights: Rights,
     /// OpenID Connect sign-in; `None` = off.
     pub oidc: Option<Arc<Oidc>>,
+    /// The live view's change source and open streams.
+    pub live: super::live_stream::Live,
 }
 
 /// Runs a job once for the console's "run now". The composition root

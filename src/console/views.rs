@@ -178,6 +178,9 @@ pub struct SectionsPage {
     pub sections: Vec<Section>,
     /// The Requests page's send form (shown to an operator).
     pub request_form: bool,
+    /// The live view's stream: the sections and intro are `data-live`
+    /// fragments the page's script refreshes; `None` = a plain page.
+    pub live: Option<String>,
 }
 
 #[derive(Template)]
@@ -217,6 +220,9 @@ pub struct MessagePage {
     pub next: Option<String>,
     pub can_replay: bool,
     pub can_skip: bool,
+    /// The live view's stream (the facts, actions and events are `data-live`
+    /// fragments); `None` = a plain page.
+    pub live: Option<String>,
 }
 
 #[derive(Template)]

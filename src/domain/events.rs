@@ -30,6 +30,13 @@ pub enum EventTarget {
 }
 
 impl EventTarget {
+    pub const ALL: [EventTarget; 4] = [
+        EventTarget::KafkaMsg,
+        EventTarget::KafkaSchd,
+        EventTarget::KafkaSeason,
+        EventTarget::KafkaAudit,
+    ];
+
     /// The stored target name.
     pub const fn as_str(self) -> &'static str {
         match self {

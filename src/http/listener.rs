@@ -518,7 +518,7 @@ impl Bound {
 
 /// Resolves when `stop` turns true; never, if its sender is gone (nobody
 /// can ask for a stop any more).
-async fn stopped(mut stop: watch::Receiver<bool>) {
+pub async fn stopped(mut stop: watch::Receiver<bool>) {
     if stop.wait_for(|v| *v).await.is_err() {
         std::future::pending::<()>().await;
     }

@@ -6,6 +6,7 @@
 use crate::common;
 
 mod audit;
+mod live;
 
 use common::jobs::{drain, pass_ok};
 use common::{TestDb, TestMailbox, fast_kafka, manual_clock, mock_kafka, msgx, runner, sis};
@@ -139,6 +140,21 @@ pub(crate) fn hidden(body: &str, name: &str) -> Option<String> {
     let rest = &body[at + name.len() + 15..];
     rest.split('"').next().map(str::to_string)
 }
+
+/// The pages every role may read that need no data to name: `(path, id of
+/// the page's root element)`.
+pub(crate) const READ_PAGES: [(&str, &str); 10] = [
+    ("/", "page-overview"),
+    ("/messages", "page-messages"),
+    ("/flights", "page-flights"),
+    ("/events/dead", "page-dead-events"),
+    ("/backfill/abandoned", "page-abandoned"),
+    ("/holes", "page-holes"),
+    ("/requests", "page-requests"),
+    ("/compat", "page-compat"),
+    ("/jobs", "page-jobs"),
+    ("/audit", "page-audit"),
+];
 
 /// A console on its own database, mailbox and mock Kafka.
 pub(crate) struct Console {
@@ -315,6 +331,25 @@ struct Filled {
     malformed: i64,
     unsupported: i64,
     dead_event: i64,
+}
+
+impl Filled {
+    /// `(path, page id)` of [`READ_PAGES`], the pages of `messages` and
+    /// those of the filled flight 9001.
+    fn read_pages(&self, messages: impl IntoIterator<Item = i64>) -> Vec<(String, &'static str)> {
+        let mut pages: Vec<(String, &'static str)> = READ_PAGES
+            .iter()
+            .map(|(p, id)| (p.to_string(), *id))
+            .collect();
+        pages.extend(
+            messages
+                .into_iter()
+                .map(|m| (format!("/messages/{m}"), "page-message")),
+        );
+        pages.push(("/flights?flid=9001".into(), "page-flights"));
+        pages.push(("/flights/9001".into(), "page-flight"));
+        pages
+    }
 }
 
 async fn state_of(db: &TestDb, msg_id: i64) -> String {
@@ -749,22 +784,9 @@ async fn every_page_renders_on_a_drained_database_and_a_viewer_sees_no_action() 
     let f = c.fill().await;
     let (viewer, _) = c.login(VICTOR).await;
     let (operator, _) = c.login(ALICE).await;
-    let pages = [
-        ("/", "page-overview"),
-        ("/messages", "page-messages"),
-        (&format!("/messages/{}", f.schd), "page-message"),
-        (&format!("/messages/{}", f.malformed), "page-message"),
-        ("/flights", "page-flights"),
-        ("/flights?flid=9001", "page-flights"),
-        ("/flights/9001", "page-flight"),
-        ("/events/dead", "page-dead-events"),
-        ("/backfill/abandoned", "page-abandoned"),
-        ("/holes", "page-holes"),
-        ("/requests", "page-requests"),
-        ("/compat", "page-compat"),
-        ("/jobs", "page-jobs"),
-    ];
+    let pages = f.read_pages([f.schd, f.malformed]);
     for (path, id) in pages {
+        let path = path.as_str();
         for session in [&viewer, &operator] {
             let a = c.get(path, Some(session)).await;
             assert_eq!(a.status, 200, "{path}: {a:?}");
@@ -1413,6 +1435,15 @@ async fn confirm_as(c: &Console, token: &str, action: &str, ids: &str) -> Answer
     request(c.addr, "POST", &path, &[("Authorization", &bearer)], &body).await
 }
 
+/// An applying POST of `action` (`step=apply`, `ids`, `reason`) by the
+/// bearer `token`.
+async fn apply_as(c: &Console, token: &str, action: &str, ids: &str, reason: &str) -> Answer {
+    let bearer = format!("Bearer {token}");
+    let body = form(&[("step", "apply"), ("ids", ids), ("reason", reason)]);
+    let path = format!("/actions/{action}");
+    request(c.addr, "POST", &path, &[("Authorization", &bearer)], &body).await
+}
+
 /// Issue 37 item 2: a viewer, an operator and an admin each tried on each
 /// action class over HTTP (bearer tokens: the refusal is JSON naming the
 /// missing right); more than 100 items need the `bulk` right.
@@ -1500,17 +1531,8 @@ async fn the_rights_config_widens_and_tightens_a_role() {
 async fn an_operator_token_acts_without_a_csrf_token() {
     let c = Console::start(|_| {}).await;
     let f = c.fill().await;
-    let bearer = format!("Bearer {OPERATOR_TOKEN}");
     let e = f.dead_event.to_string();
-    let body = form(&[("step", "apply"), ("ids", &e), ("reason", "script")]);
-    let a = request(
-        c.addr,
-        "POST",
-        "/actions/event-discard",
-        &[("Authorization", &bearer)],
-        &body,
-    )
-    .await;
+    let a = apply_as(&c, OPERATOR_TOKEN, "event-discard", &e, "script").await;
     assert_eq!(a.status, 200, "{a:?}");
     let actor: String =
         sqlx::query_scalar("SELECT actor FROM operator_action WHERE action = 'EVENT_DISCARD'")
@@ -1832,20 +1854,7 @@ async fn in_a_browser_an_operator_filters_replays_and_resends_and_a_viewer_canno
 
     // The viewer: every page, no action, and an action posted anyway is refused.
     log_in(VICTOR).await;
-    let pages = [
-        ("/".to_string(), "page-overview"),
-        ("/messages".to_string(), "page-messages"),
-        (format!("/messages/{}", f.unsupported), "page-message"),
-        ("/flights?flid=9001".to_string(), "page-flights"),
-        ("/flights/9001".to_string(), "page-flight"),
-        ("/events/dead".to_string(), "page-dead-events"),
-        ("/backfill/abandoned".to_string(), "page-abandoned"),
-        ("/holes".to_string(), "page-holes"),
-        ("/requests".to_string(), "page-requests"),
-        ("/compat".to_string(), "page-compat"),
-        ("/jobs".to_string(), "page-jobs"),
-    ];
-    for (path, id) in &pages {
+    for (path, id) in f.read_pages([f.unsupported]) {
         b.goto(&format!("{base}{path}")).await;
         b.wait_for(&format!("#{id}")).await;
     }
@@ -1868,32 +1877,19 @@ async fn in_a_browser_an_operator_filters_replays_and_resends_and_a_viewer_canno
         b.wait_for_within("#replay-form", none).await.is_none(),
         "a viewer is shown no replay form"
     );
-    let forge = "const f = document.createElement('form'); f.method = 'post'; \
-                 f.action = '/actions/replay'; \
-                 for (const [k, v] of arguments[0]) { const i = document.createElement('input'); \
-                 i.type = 'hidden'; i.name = k; i.value = v; f.appendChild(i); } \
-                 document.body.appendChild(f); f.submit();";
-    let csrf_of_page =
-        "const i = document.querySelector('input[name=csrf]'); return i ? i.value : '';";
-    let viewer_csrf = b
-        .client()
-        .execute(csrf_of_page, vec![])
-        .await
-        .expect("read the csrf token");
-    let viewer_csrf = viewer_csrf.as_str().unwrap_or_default().to_string();
+    let viewer_csrf = b.csrf().await;
     assert!(!viewer_csrf.is_empty(), "the logout form carries the token");
     let id = f.unsupported.to_string();
-    let fields = serde_json::json!([
-        ["csrf", viewer_csrf],
-        ["step", "apply"],
-        ["ids", id],
-        ["reason", "viewer tries"]
-    ]);
-    b.client()
-        .execute(forge, vec![fields])
-        .await
-        .expect("post the forged form");
-    b.wait_for_url(|u| u.ends_with("/actions/replay")).await;
+    b.post_form(
+        "/actions/replay",
+        &[
+            ("csrf", &viewer_csrf),
+            ("step", "apply"),
+            ("ids", &id),
+            ("reason", "viewer tries"),
+        ],
+    )
+    .await;
     assert_eq!(
         b.text_of("#missing-right").await,
         "replay",
@@ -1906,12 +1902,11 @@ async fn in_a_browser_an_operator_filters_replays_and_resends_and_a_viewer_canno
     // An action without the CSRF token is refused.
     b.goto(&format!("{base}/messages/{}", f.unsupported)).await;
     b.wait_for("#replay-form").await;
-    let fields = serde_json::json!([["step", "apply"], ["ids", id], ["reason", "no token"]]);
-    b.client()
-        .execute(forge, vec![fields])
-        .await
-        .expect("post the form without a token");
-    b.wait_for_url(|u| u.ends_with("/actions/replay")).await;
+    b.post_form(
+        "/actions/replay",
+        &[("step", "apply"), ("ids", &id), ("reason", "no token")],
+    )
+    .await;
     assert!(b.text_of("body").await.contains("refused"));
     assert_eq!(state_of(&c.db, f.unsupported).await, "FAILED");
 

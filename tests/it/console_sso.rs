@@ -3,10 +3,13 @@
 //! scripts/services.sh), started per test on a free port with a test RSA
 //! key. The happy path, the replayed `state`, the expired token and the
 //! user without a role go through the provider's own login form over HTTP
-//! (and once in Chromium); the tokens the provider cannot be made to emit
-//! (wrong issuer, wrong audience, tampered signature, an unknown key) are
-//! signed here with the provider's key material and checked against the
-//! provider's own JWKS.
+//! (and in Chromium, where a viewer is refused an action and an admin
+//! pauses and resumes a job); the tokens the provider cannot be made to
+//! emit (wrong issuer, wrong audience, tampered signature, an unknown key)
+//! are signed here with the provider's key material and checked against
+//! the provider's own JWKS, and each also reaches `/oidc/callback` in the
+//! provider's real token answer, altered in transit by a proxy in front of
+//! it.
 
 use crate::common;
 use crate::console::Console;
@@ -71,6 +74,19 @@ impl Provider {
     /// Starts the provider with `key` (kid `kid`) for a console at
     /// `console` (its base URL); `port` 0 = a free one.
     fn start(key: &Path, kid: &str, console: &str, port: u16, id_token_ttl: u32) -> Provider {
+        Provider::start_as(key, kid, console, port, id_token_ttl, None)
+    }
+
+    /// [`Provider::start`] with the issuer URL `issuer` (a proxy in front of
+    /// it) instead of its own address.
+    fn start_as(
+        key: &Path,
+        kid: &str,
+        console: &str,
+        port: u16,
+        id_token_ttl: u32,
+        issuer: Option<&str>,
+    ) -> Provider {
         let dir = provider_dir();
         assert!(
             dir.join("node_modules/oidc-provider").is_dir(),
@@ -91,6 +107,7 @@ impl Provider {
             .env("OP_KID", kid)
             .env("OP_PORT", port.to_string())
             .env("OP_ID_TOKEN_TTL", id_token_ttl.to_string())
+            .env("OP_ISSUER", issuer.unwrap_or_default())
             .stdout(Stdio::piped())
             // Its log beside its key, in the test's temporary directory.
             .stderr(
@@ -115,7 +132,7 @@ impl Provider {
             child,
             _stdout: stdout,
             port,
-            issuer: format!("http://127.0.0.1:{port}"),
+            issuer: issuer.map_or_else(|| format!("http://127.0.0.1:{port}"), str::to_string),
         }
     }
 }
@@ -155,10 +172,16 @@ struct Sso {
 
 async fn start(id_token_ttl: u32) -> Sso {
     let dir = tempfile::tempdir().expect("temp dir");
+    start_in(dir, id_token_ttl, None).await
+}
+
+/// [`start`] in `dir` (its key is `k1.pem` there), the provider known by
+/// the issuer URL `issuer` when given (a proxy in front of it).
+async fn start_in(dir: tempfile::TempDir, id_token_ttl: u32, issuer: Option<&str>) -> Sso {
     let key = rsa_key(dir.path(), "k1.pem");
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
-    let provider = Provider::start(&key, "k1", &base, 0, id_token_ttl);
+    let provider = Provider::start_as(&key, "k1", &base, 0, id_token_ttl, issuer);
     let oidc = oidc_config(&provider.issuer, &base, &secret_file(dir.path()));
     let console = Console::start(|c| {
         c.msgx.console.listen = Some(format!("127.0.0.1:{port}"));
@@ -661,11 +684,11 @@ fn base64_url(text: &str) -> Vec<u8> {
     out
 }
 
-fn openidconnect_b64_encode(text: &str) -> String {
+fn openidconnect_b64_encode(bytes: impl AsRef<[u8]>) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut out = String::new();
     let (mut acc, mut bits) = (0u32, 0);
-    for b in text.bytes() {
+    for &b in bytes.as_ref() {
         acc = (acc << 8) | u32::from(b);
         bits += 8;
         while bits >= 6 {
@@ -679,6 +702,231 @@ fn openidconnect_b64_encode(text: &str) -> String {
     out
 }
 
+/// What the proxy in front of the provider does to the ID token in the
+/// token endpoint's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Alter {
+    /// Passes it as the provider made it (the control).
+    Keep,
+    /// `iss` changed, re-signed with the provider's own key.
+    Issuer,
+    /// `aud` changed, re-signed with the provider's own key.
+    Audience,
+    /// The groups changed under the provider's signature.
+    Signature,
+    /// Re-signed, unchanged, by a key the provider does not serve (kid `k2`).
+    UnknownKey,
+}
+
+/// The proxy's state: where the provider is, what to do, the keys.
+#[derive(Clone)]
+struct Front {
+    upstream: u16,
+    http: openidconnect::reqwest::Client,
+    alter: std::sync::Arc<std::sync::Mutex<Alter>>,
+    provider_key: PathBuf,
+    other_key: PathBuf,
+}
+
+/// A loopback proxy in front of the provider (its issuer URL is the
+/// proxy's): every request and answer passes as it is, except the
+/// `id_token` of the token endpoint's answer, altered as [`Alter`] says.
+/// The provider is real; only the token in transit changes.
+async fn serve_front(listener: tokio::net::TcpListener, front: Front) {
+    let app = axum::Router::new().fallback(forward).with_state(front);
+    let _ = axum::serve(listener, app).await;
+}
+
+async fn forward(
+    axum::extract::State(f): axum::extract::State<Front>,
+    req: axum::extract::Request,
+) -> axum::response::Response {
+    use axum::http::header;
+    let (parts, body) = req.into_parts();
+    let body = axum::body::to_bytes(body, 1 << 20)
+        .await
+        .expect("the request body");
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut out = f.http.request(
+        parts.method.clone(),
+        format!("http://127.0.0.1:{}{path}", f.upstream),
+    );
+    for (k, v) in &parts.headers {
+        out = out.header(k, v);
+    }
+    let answer = out.body(body).send().await.expect("the provider answers");
+    let status = answer.status();
+    let mut headers = answer.headers().clone();
+    let mut bytes = answer.bytes().await.expect("the answer body").to_vec();
+    if parts.uri.path() == "/token" && status.is_success() {
+        let mut json: serde_json::Value = serde_json::from_slice(&bytes).expect("token JSON");
+        let alter = *f.alter.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(token) = json["id_token"].as_str() {
+            json["id_token"] = altered(token, alter, &f).into();
+        }
+        bytes = serde_json::to_vec(&json).expect("JSON");
+    }
+    for h in [
+        header::CONTENT_LENGTH,
+        header::TRANSFER_ENCODING,
+        header::CONNECTION,
+    ] {
+        headers.remove(h);
+    }
+    let mut r = axum::response::Response::new(axum::body::Body::from(bytes));
+    *r.status_mut() = status;
+    *r.headers_mut() = headers;
+    r
+}
+
+/// The provider's `token` as `alter` changes it.
+fn altered(token: &str, alter: Alter, f: &Front) -> String {
+    let parts: Vec<&str> = token.split('.').collect();
+    let json = |part: &str| -> serde_json::Value {
+        serde_json::from_str(&openidconnect_b64_decode(part)).expect("a JSON part")
+    };
+    let (header, mut claims) = (json(parts[0]), json(parts[1]));
+    match alter {
+        Alter::Keep => token.to_string(),
+        Alter::Issuer => {
+            claims["iss"] = "http://127.0.0.1:1".into();
+            resign(header, &claims, &f.provider_key, "k1")
+        }
+        Alter::Audience => {
+            claims["aud"] = "another-client".into();
+            resign(header, &claims, &f.provider_key, "k1")
+        }
+        Alter::Signature => {
+            claims["groups"] = serde_json::json!(["msgx-admins"]);
+            let payload = openidconnect_b64_encode(claims.to_string());
+            format!("{}.{payload}.{}", parts[0], parts[2])
+        }
+        Alter::UnknownKey => resign(header, &claims, &f.other_key, "k2"),
+    }
+}
+
+/// `claims` signed RS256 by `key`, announced as `kid`.
+fn resign(
+    mut header: serde_json::Value,
+    claims: &serde_json::Value,
+    key: &Path,
+    kid: &str,
+) -> String {
+    use openidconnect::PrivateSigningKey;
+    header["kid"] = kid.into();
+    let input = format!(
+        "{}.{}",
+        openidconnect_b64_encode(header.to_string()),
+        openidconnect_b64_encode(claims.to_string())
+    );
+    let pem = std::fs::read_to_string(key).expect("key");
+    let signer = CoreRsaPrivateSigningKey::from_pem(&pem, Some(JsonWebKeyId::new(kid.into())))
+        .expect("an RSA key");
+    let signature = signer
+        .sign(
+            &CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha256,
+            input.as_bytes(),
+        )
+        .expect("signed");
+    format!("{input}.{}", openidconnect_b64_encode(signature))
+}
+
+/// Bad ID tokens arriving the way a real one does: the provider's token
+/// answer to the console's code exchange, altered in transit by a proxy in
+/// front of the real provider. A wrong issuer, a wrong audience, a tampered
+/// signature and an unknown key are each refused at `/oidc/callback` with
+/// 403, no session and a WARN line giving the reason; the token passed as
+/// the provider made it signs in (the control: the proxy is transparent).
+#[tokio::test]
+async fn bad_id_tokens_through_the_callback_are_refused_with_no_session_and_a_logged_reason() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let other_key = rsa_key(dir.path(), "k2.pem");
+    let provider_key = dir.path().join("k1.pem");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind the proxy");
+    let front_url = format!("http://{}", listener.local_addr().expect("address"));
+    let sso = start_in(dir, 3600, Some(&front_url)).await;
+    let alter = std::sync::Arc::new(std::sync::Mutex::new(Alter::Keep));
+    let proxy = tokio::spawn(serve_front(
+        listener,
+        Front {
+            upstream: sso.provider.port,
+            http: openidconnect::reqwest::ClientBuilder::new()
+                .redirect(openidconnect::reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+            alter: alter.clone(),
+            provider_key,
+            other_key,
+        },
+    ));
+    let sessions = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM console_session")
+            .fetch_one(&sso.console.db.pool)
+            .await
+            .expect("count")
+    };
+    let (logs, _guard) = common::capture_logs();
+    let cases = [
+        (Alter::Issuer, "issuer"),
+        (Alter::Audience, "audience"),
+        (Alter::Signature, "signature"),
+        (Alter::UnknownKey, "key"),
+    ];
+    for (case, reason) in cases {
+        *alter.lock().unwrap_or_else(|e| e.into_inner()) = case;
+        let mut agent = Agent::new();
+        let callback = to_callback(&mut agent, &sso, "olga").await;
+        let hop = agent.send("GET", &callback, None).await;
+        assert_eq!(hop.status, 403, "{case:?}: {hop:?}");
+        assert!(session_of(&hop, &agent).is_none(), "{case:?}: no session");
+        assert!(
+            hop.body.to_ascii_lowercase().contains(reason),
+            "{case:?}: the page says why: {}",
+            hop.body
+        );
+        let refused: Vec<String> = logs
+            .text()
+            .lines()
+            .filter(|l| l.contains("Console: single sign-on refused"))
+            .map(str::to_string)
+            .collect();
+        assert!(
+            refused
+                .last()
+                .is_some_and(|l| l.to_ascii_lowercase().contains(reason)),
+            "{case:?}: a WARN line with the reason: {refused:?}"
+        );
+        assert_eq!(sessions().await, 0, "{case:?}");
+    }
+    *alter.lock().unwrap_or_else(|e| e.into_inner()) = Alter::Keep;
+    let mut agent = Agent::new();
+    let callback = to_callback(&mut agent, &sso, "olga").await;
+    let hop = agent.send("GET", &callback, None).await;
+    assert!(session_of(&hop, &agent).is_some(), "the control: {hop:?}");
+    assert_eq!(sessions().await, 1);
+    proxy.abort();
+}
+
+/// In Chromium, from the console's login page: the single sign-on button,
+/// the provider's own login form as `user`, back to the console's Overview.
+async fn sign_in_in_browser(b: &common::browser::Browser, base: &str, user: &str) {
+    b.goto(&format!("{base}/login")).await;
+    b.click("sso-login").await;
+    let login = b.wait_for("input[name=login]").await;
+    login.send_keys(user).await.expect("type the login");
+    let password = b.wait_for("input[name=password]").await;
+    password.send_keys("any").await.expect("type the password");
+    b.wait_for("button[type=submit]")
+        .await
+        .click()
+        .await
+        .expect("sign in");
+    b.wait_for("#page-overview").await;
+    assert_eq!(b.text_of("#current-user").await, user);
+}
+
 /// In Chromium: the login page's single sign-on button, the provider's own
 /// login form, back to the console's overview as the operator `olga`.
 #[tokio::test]
@@ -688,19 +936,111 @@ async fn in_a_browser_a_user_signs_in_through_the_providers_login_page() {
     };
     let sso = start(3600).await;
     let base = format!("http://{}", sso.console.addr);
-    b.goto(&format!("{base}/login")).await;
-    b.click("sso-login").await;
-    let login = b.wait_for("input[name=login]").await;
-    login.send_keys("olga").await.expect("type the login");
-    let password = b.wait_for("input[name=password]").await;
-    password.send_keys("any").await.expect("type the password");
-    b.wait_for("button[type=submit]")
-        .await
-        .click()
-        .await
-        .expect("sign in");
-    b.wait_for("#page-overview").await;
-    assert_eq!(b.text_of("#current-user").await, "olga");
+    sign_in_in_browser(&b, &base, "olga").await;
     assert_eq!(b.text_of("#current-role").await, "operator");
+    let _ = &sso.dir;
+}
+
+/// The console signed off in a browser, through the real provider's login
+/// page: the viewer `victor` (group msgx-viewers) reads every page a viewer
+/// may read, is offered no action, and an operator action posted anyway
+/// answers the 403 page naming the missing right; then, in a fresh browser
+/// session, the admin `ada` pauses a job with a reason on the Jobs page and
+/// resumes it.
+#[tokio::test]
+async fn in_a_browser_a_viewer_is_refused_an_action_and_an_admin_pauses_and_resumes_a_job() {
+    let Some(b) = common::browser::Browser::start().await else {
+        return;
+    };
+    let sso = start(3600).await;
+    let base = format!("http://{}", sso.console.addr);
+    sign_in_in_browser(&b, &base, "victor").await;
+    assert_eq!(b.text_of("#current-role").await, "viewer");
+    for (path, id) in crate::console::READ_PAGES {
+        b.goto(&format!("{base}{path}")).await;
+        b.wait_for(&format!("#{id}")).await;
+    }
+    // The Jobs page offers a viewer neither run nor pause.
+    let none = std::time::Duration::from_millis(300);
+    for form in ["#pause-retention", "#run-now-retention", "#request-form"] {
+        assert!(
+            b.wait_for_within(form, none).await.is_none(),
+            "a viewer is offered no {form}"
+        );
+    }
+    // "Run now" (an operator's right) posted anyway, with the session's
+    // own CSRF token: the 403 page names the right.
+    let csrf = b.csrf().await;
+    b.post_form(
+        "/actions/job-run",
+        &[
+            ("csrf", &csrf),
+            ("step", "apply"),
+            ("job", "retention"),
+            ("reason", "a viewer tries"),
+        ],
+    )
+    .await;
+    assert_eq!(b.text_of("#missing-right").await, "run-job");
+    assert_eq!(b.text_of("#forbidden-role").await, "viewer");
+    let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM job_run WHERE job = 'retention'")
+        .fetch_one(&sso.console.db.pool)
+        .await
+        .expect("count");
+    assert_eq!(runs, 0, "refused: nothing ran");
+
+    // A new browser session (the console's and the provider's cookies
+    // gone: both are on 127.0.0.1): the admin.
+    b.clear_cookies().await;
+    sign_in_in_browser(&b, &base, "ada").await;
+    assert_eq!(b.text_of("#current-role").await, "admin");
+    for (form, reason, done) in [
+        (
+            "pause-retention",
+            "incident 42: the archive disk is full",
+            "retention paused",
+        ),
+        ("resume-retention", "disk replaced", "retention resumed"),
+    ] {
+        b.goto(&format!("{base}/jobs")).await;
+        b.click(&format!("{form}-submit")).await;
+        b.wait_for("#confirm-form").await;
+        b.fill("confirm-reason", reason).await;
+        b.click("confirm-submit").await;
+        let result = b.text_of("#result").await;
+        assert!(result.contains(done), "{form}: {result}");
+        if form.starts_with("pause") {
+            let (by, why): (String, String) =
+                sqlx::query_as("SELECT paused_by, reason FROM job_pause WHERE job = 'retention'")
+                    .fetch_one(&sso.console.db.pool)
+                    .await
+                    .expect("the pause is persisted");
+            assert_eq!((by.as_str(), why.as_str()), ("ada", reason));
+            b.goto(&format!("{base}/jobs")).await;
+            assert!(
+                b.text_of("#job-retention").await.contains("paused by ada"),
+                "the Jobs page shows the pause"
+            );
+        }
+    }
+    let paused: i64 = sqlx::query_scalar("SELECT count(*) FROM job_pause")
+        .fetch_one(&sso.console.db.pool)
+        .await
+        .expect("count");
+    assert_eq!(paused, 0, "resumed");
+    let audited: Vec<(String, String)> = sqlx::query_as(
+        "SELECT action, actor FROM operator_action WHERE action IN ('JOB_PAUSE', 'JOB_RESUME') \
+         ORDER BY id",
+    )
+    .fetch_all(&sso.console.db.pool)
+    .await
+    .expect("audit rows");
+    assert_eq!(
+        audited,
+        [
+            ("JOB_PAUSE".to_string(), "ada".to_string()),
+            ("JOB_RESUME".to_string(), "ada".to_string())
+        ]
+    );
     let _ = &sso.dir;
 }

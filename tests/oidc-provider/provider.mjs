@@ -11,6 +11,8 @@
 //   OP_ID_TOKEN_TTL  ID token lifetime in seconds (default 3600)
 //   OP_PORT      the port (default: a free one; a restart on the same port with
 //                another key is a key rotation)
+//   OP_ISSUER    the issuer URL, when clients reach the provider through a proxy
+//                in front of it (default: http://127.0.0.1:<port>)
 // The login page is oidc-provider's development interaction (any password);
 // consent is granted without a page.
 import http from 'node:http';
@@ -26,7 +28,7 @@ Object.assign(jwk, { kid: process.env.OP_KID ?? 'k1', use: 'sig', alg: 'RS256' }
 const server = http.createServer();
 server.listen(Number(process.env.OP_PORT ?? 0), '127.0.0.1', () => {
   const { port } = server.address();
-  const issuer = `http://127.0.0.1:${port}`;
+  const issuer = process.env.OP_ISSUER || `http://127.0.0.1:${port}`;
   const provider = new Provider(issuer, {
     clients: clients.map((c) => ({
       grant_types: ['authorization_code'],

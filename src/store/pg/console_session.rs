@@ -23,6 +23,13 @@ pub struct Session {
     pub id_token: Option<String>,
 }
 
+/// The columns of a [`Session`] (a macro, so the statements stay literals).
+macro_rules! session_columns {
+    () => {
+        "user_name, csrf_token, expires_at, credential_sha256, auth_method, role, id_token"
+    };
+}
+
 /// A session to store at login.
 #[derive(Debug, Clone)]
 pub struct NewSession<'a> {
@@ -84,16 +91,50 @@ pub async fn touch(
     now: DateTime<Utc>,
     idle: Duration,
 ) -> Result<Option<Session>, sqlx::Error> {
-    sqlx::query_as(
-        "UPDATE console_session SET last_seen_at = $2 \
-         WHERE id_sha256 = $1 AND expires_at > $2 AND last_seen_at > $3 \
-         RETURNING user_name, csrf_token, expires_at, credential_sha256, auth_method, role, id_token",
+    live_session(
+        pool,
+        concat!(
+            "UPDATE console_session SET last_seen_at = $2 \
+             WHERE id_sha256 = $1 AND expires_at > $2 AND last_seen_at > $3 RETURNING ",
+            session_columns!()
+        ),
+        (id_sha256, now, idle),
     )
-    .bind(id_sha256)
-    .bind(now)
-    .bind(now - idle)
-    .fetch_optional(pool)
     .await
+}
+
+/// [`touch`] without moving `last_seen_at`: the live view's requests,
+/// which a page left open sends by itself, do not keep a session alive.
+pub async fn peek(
+    pool: &PgPool,
+    id_sha256: &str,
+    now: DateTime<Utc>,
+    idle: Duration,
+) -> Result<Option<Session>, sqlx::Error> {
+    live_session(
+        pool,
+        concat!(
+            "SELECT ",
+            session_columns!(),
+            " FROM console_session WHERE id_sha256 = $1 AND expires_at > $2 AND last_seen_at > $3"
+        ),
+        (id_sha256, now, idle),
+    )
+    .await
+}
+
+/// Runs `sql` (`$1` the id hash, `$2` now, `$3` the idle bound) for one session.
+async fn live_session(
+    pool: &PgPool,
+    sql: &'static str,
+    (id_sha256, now, idle): (&str, DateTime<Utc>, Duration),
+) -> Result<Option<Session>, sqlx::Error> {
+    sqlx::query_as(sql)
+        .bind(id_sha256)
+        .bind(now)
+        .bind(now - idle)
+        .fetch_optional(pool)
+        .await
 }
 
 /// Ends one session (logout, or a session whose credential changed);

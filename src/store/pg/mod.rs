@@ -15,6 +15,7 @@ pub mod hosts;
 pub mod inbox;
 pub mod job_pause;
 pub mod job_run;
+pub mod live_changes;
 pub mod message_search;
 pub mod msg_event;
 pub mod nodelay;

@@ -330,6 +330,57 @@ impl Browser {
         }
     }
 
+    /// Whether the text of the first element matching `css` becomes
+    /// `expected` within `bound` (polling the DOM: a page's script changes
+    /// it, no navigation).
+    pub async fn wait_for_text(&self, css: &str, expected: &str, bound: Duration) -> bool {
+        let deadline = std::time::Instant::now() + bound;
+        loop {
+            if let Ok(el) = self.client.find(Locator::Css(css)).await
+                && el.text().await.is_ok_and(|t| t.trim() == expected)
+            {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// The value of the page's first `input[name=csrf]` (a session's forms
+    /// carry it), empty when there is none.
+    pub async fn csrf(&self) -> String {
+        let script =
+            "const i = document.querySelector('input[name=csrf]'); return i ? i.value : '';";
+        match self.client.execute(script, vec![]).await {
+            Ok(v) => v.as_str().unwrap_or_default().to_string(),
+            Err(e) => panic!("read the csrf token on {}: {e}", self.url().await),
+        }
+    }
+
+    /// Builds a form the page does not offer (as a user with the
+    /// developer tools could), POSTs `fields` to `action` from the page and
+    /// waits until the browser shows the answer.
+    pub async fn post_form(&self, action: &str, fields: &[(&str, &str)]) {
+        let forge = "const f = document.createElement('form'); f.method = 'post'; \
+                     f.action = arguments[0]; \
+                     for (const [k, v] of arguments[1]) { const i = document.createElement('input'); \
+                     i.type = 'hidden'; i.name = k; i.value = v; f.appendChild(i); } \
+                     document.body.appendChild(f); f.submit();";
+        let fields: Vec<[&str; 2]> = fields.iter().map(|(k, v)| [*k, *v]).collect();
+        if let Err(e) = self
+            .client
+            .execute(forge, vec![action.into(), serde_json::json!(fields)])
+            .await
+        {
+            panic!("post a form to {action} on {}: {e}", self.url().await);
+        }
+        if self.wait_for_url(|u| u.ends_with(action)).await.is_none() {
+            panic!("the POST to {action} did not answer within {WAIT_TIMEOUT:?}");
+        }
+    }
+
     /// Saves a PNG of the viewport to `path` (parent directories created).
     pub async fn screenshot(&self, path: &Path) {
         let png = match self.client.screenshot().await {
