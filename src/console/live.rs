@@ -17,7 +17,7 @@
 use crate::store::pg::live_changes::{self, ChangedRow};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -257,6 +257,63 @@ async fn poll(pg: &PgPool, tracker: &mut Tracker) -> Result<Found, sqlx::Error> 
     let rows = live_changes::rows_since(pg, since, limit).await?;
     let fingerprint = live_changes::overview_fingerprint(pg).await?;
     Ok(tracker.observe(Poll { rows, fingerprint }, ROWS_PER_POLL))
+}
+
+/// The open streams per user, and the gauge of all of them.
+#[derive(Debug, Default)]
+pub struct LiveClients {
+    open: Mutex<HashMap<String, u32>>,
+}
+
+impl LiveClients {
+    /// A slot for one more stream of `user`, or `None` when it holds `limit`.
+    pub fn enter(self: &Arc<Self>, user: String, limit: u32) -> Option<LiveSlot> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(user.clone()).or_insert(0);
+        if *n >= limit {
+            return None;
+        }
+        *n += 1;
+        metrics::gauge!("msgx_console_live_clients").increment(1.0);
+        Some(LiveSlot {
+            clients: self.clone(),
+            user,
+        })
+    }
+
+    /// Streams `user` holds open.
+    pub fn open_of(&self, user: &str) -> u32 {
+        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        open.get(user).copied().unwrap_or(0)
+    }
+}
+
+/// One open stream; given back when dropped (the stream ended, or its
+/// client went away and a write failed).
+#[derive(Debug)]
+pub struct LiveSlot {
+    clients: Arc<LiveClients>,
+    user: String,
+}
+
+impl Drop for LiveSlot {
+    fn drop(&mut self) {
+        let mut open = self.clients.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.user) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.user);
+            }
+        }
+        metrics::gauge!("msgx_console_live_clients").decrement(1.0);
+    }
+}
+
+/// What the live view needs beside the console's state.
+#[derive(Clone)]
+pub struct Live {
+    pub feed: Arc<LiveFeed>,
+    pub clients: Arc<LiveClients>,
 }
 
 #[cfg(test)]

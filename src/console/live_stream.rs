@@ -13,7 +13,7 @@
 //! shared [`LiveFeed`]. Its times (keep-alive, lifetime) are read on the
 //! injected Clock at every poll of the feed.
 
-use super::live::{Change, LiveFeed, Signal};
+use super::live::{Change, LiveFeed, LiveSlot, Signal};
 use super::state::{ConsoleState, Principal};
 use crate::clock::SharedClock;
 use axum::Extension;
@@ -23,70 +23,12 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::broadcast;
 
 /// How long a browser waits before reconnecting a stream that ended.
 const RETRY: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// The open streams per user, and the gauge of all of them.
-#[derive(Debug, Default)]
-pub struct LiveClients {
-    open: Mutex<HashMap<String, u32>>,
-}
-
-impl LiveClients {
-    /// A slot for one more stream of `user`, or `None` when it holds `limit`.
-    pub fn enter(self: &Arc<Self>, user: String, limit: u32) -> Option<LiveSlot> {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        let n = open.entry(user.clone()).or_insert(0);
-        if *n >= limit {
-            return None;
-        }
-        *n += 1;
-        metrics::gauge!("msgx_console_live_clients").increment(1.0);
-        Some(LiveSlot {
-            clients: self.clone(),
-            user,
-        })
-    }
-
-    /// Streams `user` holds open.
-    pub fn open_of(&self, user: &str) -> u32 {
-        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        open.get(user).copied().unwrap_or(0)
-    }
-}
-
-/// One open stream; given back when dropped (the stream ended, or its
-/// client went away and a write failed).
-#[derive(Debug)]
-pub struct LiveSlot {
-    clients: Arc<LiveClients>,
-    user: String,
-}
-
-impl Drop for LiveSlot {
-    fn drop(&mut self) {
-        let mut open = self.clients.open.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = open.get_mut(&self.user) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                open.remove(&self.user);
-            }
-        }
-        metrics::gauge!("msgx_console_live_clients").decrement(1.0);
-    }
-}
-
-/// What the live view needs beside the console's state.
-#[derive(Clone)]
-pub struct Live {
-    pub feed: Arc<LiveFeed>,
-    pub clients: Arc<LiveClients>,
-}
 
 /// The page a stream serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,8 @@
 
 use super::access::{AccessError, LogLimiter, LoginLimiter, Role, Users};
 use super::live::LiveFeed;
-use super::live_stream::{self, Live, LiveClients};
+use super::live::{Live, LiveClients};
+use super::live_stream;
 use super::oidc::{self, Oidc, OidcError};
 use super::rights::Rights;
 use super::state::{ConsoleState, JobLauncher, Principal, Transport};

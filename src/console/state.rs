@@ -34,7 +34,7 @@ pub struct ConsoleState {
     /// OpenID Connect sign-in; `None` = off.
     pub oidc: Option<Arc<Oidc>>,
     /// The live view's change source and open streams.
-    pub live: super::live_stream::Live,
+    pub live: super::live::Live,
 }
 
 /// Runs a job once for the console's "run now". The composition root
