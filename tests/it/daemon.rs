@@ -485,3 +485,57 @@ async fn a_polled_ingest_counts_idle_runs_and_records_only_runs_that_did_somethi
         d.output()
     );
 }
+
+/// Issue 38 item 2: ingest hands each committed round to the pump at once,
+/// inside its run. With one row per round, one ingest run over 60 rows is 60
+/// transactions; the pump (whose own cron never fires) starts while that
+/// run is still going. Before, `[then]` started it only when the run had
+/// ended and written its JOB_RUN row.
+#[tokio::test]
+async fn ingest_hands_each_commit_to_the_pump_before_its_run_ends() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    mb.exec(
+        "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) \
+         SELECT '<MSG><META>', NOW(), 'VALID' FROM seq_1_to_60",
+    )
+    .await;
+    let (cfg, _profile) = profile_config(
+        &db,
+        "[jobs]\ningest-sweep = \"poll\"\npump-drain = \"0 0 0 1 1 *\"\n\
+         [then]\ningest-sweep = [\"pump-drain\"]\n",
+        |c| {
+            c.msgx.mailbox.url = mb.url.clone();
+            c.msgx.pipeline.claim_batch = 1;
+        },
+    );
+    let _d = Daemon::spawn(cfg.path(), &[]);
+    let first = |job: &'static str| {
+        let pool = db.pool.clone();
+        async move {
+            sqlx::query_as::<_, (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>, i64)>(
+                "SELECT started_at, finished_at, items FROM job_run WHERE job = $1 ORDER BY id LIMIT 1",
+            )
+            .bind(job)
+            .fetch_optional(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    wait_until(
+        "both jobs' first runs recorded",
+        Duration::from_secs(60),
+        || async { first("ingest-sweep").await.is_some() && first("pump-drain").await.is_some() },
+    )
+    .await;
+    let (Some(ingest), Some(pump)) = (first("ingest-sweep").await, first("pump-drain").await)
+    else {
+        unreachable!("waited for both")
+    };
+    assert_eq!(ingest.2, 60, "one ingest run took every row, one per round");
+    assert!(
+        pump.0 < ingest.1,
+        "the pump started at {} while the ingest run that ended at {} was still going",
+        pump.0,
+        ingest.1
+    );
+}
