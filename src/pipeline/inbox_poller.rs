@@ -11,13 +11,6 @@
 //! commit) is recorded in INBOX_LATE_ROW and logged as an error — never
 //! skipped silently.
 //!
-//! A backlog's rounds overlap (issue 38 item 1): after a full batch taken
-//! whole with no hole, the next round's fetch runs beside this round's
-//! transaction instead of after it. Each round still plans from its own
-//! fetch and the time right after it, and commits before the next round's
-//! transaction starts; only a fetch with no hole sighted is read ahead, so
-//! the evidence-before-fetch order below never applies to one.
-//!
 //! A poll is cheap: one statement on the mailbox when
 //! idle, none on PostgreSQL. Under the instance lock only this process moves
 //! W (§4.5), so the poller — one object for the daemon's lifetime
@@ -64,7 +57,6 @@ use crate::domain::watermark::{
 use crate::jobs::{
     Job, JobConfigError, JobContext, JobError, JobSettings, RunBounds, RunReport, job_counts,
 };
-use crate::store::mailbox::{InboxBatch, MailboxError};
 use crate::store::pg::inbox;
 use chrono::{DateTime, NaiveDateTime, SubsecRound, TimeZone, Utc};
 use std::time::{Duration, Instant};
@@ -276,15 +268,6 @@ struct Evidence {
     cleared: Option<Cleared>,
 }
 
-/// A fetch read ahead of its round (see `InboxPoller::sweep`).
-struct ReadAhead {
-    /// The W it read after.
-    w: i64,
-    batch: Result<InboxBatch, MailboxError>,
-    /// The clock right after the fetch.
-    at: DateTime<Utc>,
-}
-
 /// The cursor as PostgreSQL stores it (microseconds), so that a cached copy
 /// compares equal to what `load_for_update` reads back.
 fn stored(c: Cursor) -> Cursor {
@@ -342,10 +325,6 @@ impl InboxPoller {
         }
         let claim = cfg.claim_batch;
         let delay = cfg.max_commit_delay;
-        // The next round's fetch, read during this round's transaction:
-        // for W, the batch (or why it could not be read) and the time right
-        // after it, as the round's own fetch would have taken it.
-        let mut ahead: Option<ReadAhead> = None;
         loop {
             if report.items >= bounds.max_items || !ctx.may_continue(deadline)? {
                 report.more = true;
@@ -359,20 +338,13 @@ impl InboxPoller {
                     c
                 }
             };
-            let (batch, now, evidence) = match ahead.take() {
-                // Read ahead after a full round with no hole: no sighting,
-                // so no evidence was due before it.
-                Some(read) if read.w == current.w => (read.batch?, read.at, None),
-                _ => {
-                    // Evidence before the fetch: a holder that
-                    // commits in between is then seen by the fetch, never released.
-                    let evidence = read_evidence(cfg, state, ctx, current, report).await;
-                    // Mailbox unreadable → Err: the cursor is not touched (§4.1 step 1).
-                    let batch = ctx.mailbox.fetch_after(current.w, claim).await?;
-                    (batch, ctx.clock.now(), evidence)
-                }
-            };
+            // Evidence before the fetch: a holder that
+            // commits in between is then seen by the fetch, never released.
+            let evidence = read_evidence(cfg, state, ctx, current, report).await;
+            // Mailbox unreadable → Err: the cursor is not touched (§4.1 step 1).
+            let batch = ctx.mailbox.fetch_after(current.w, claim).await?;
             let rows = &batch.rows;
+            let now = ctx.clock.now();
             // Evidence counts only for rows of the server it was read on.
             let cleared = match evidence {
                 Some(ev) if batch.server_id == Some(ev.server_id) => {
@@ -399,61 +371,36 @@ impl InboxPoller {
             });
             let mut inserted = 0;
             if plan.take > 0 || plan.released.is_some() || plan.next != current {
-                // A full batch taken whole, no hole: the next round reads
-                // the rows after it anyway, so it reads them now, beside
-                // this round's transaction (a backlog's rounds no longer
-                // wait for the mailbox and PostgreSQL in turn).
-                let read_ahead =
-                    plan.take == rows.len() && rows.len() == claim as usize && !plan.holding;
-                let write = async {
-                    let mut tx = ctx.pg.begin().await?;
-                    ctx.fence(&mut tx).await?;
-                    let db = stored(inbox::load_for_update(&mut tx).await?.cursor);
-                    if db != current {
-                        // Someone else moved W (cannot happen under the instance
-                        // lock); re-read rather than enqueue against a stale W.
-                        tx.rollback().await?;
-                        return Ok::<_, JobError>(None);
-                    }
-                    let taken = &rows[..plan.take];
-                    let received: Vec<Option<DateTime<Utc>>> = taken
-                        .iter()
-                        .map(|r| r.received_at.and_then(|t| to_utc(cfg, t)))
-                        .collect();
-                    let mut taken_ids: Vec<i64> = taken.iter().map(|r| r.id).collect();
-                    let mut received = received;
-                    if let Some(h) = purged {
-                        let gap: Vec<i64> = (h.first_id..=h.last_id).collect();
-                        received.splice(0..0, gap.iter().map(|_| None));
-                        taken_ids.splice(0..0, gap);
-                    }
-                    let inserted = inbox::enqueue(&mut tx, &taken_ids, &received, now).await?;
-                    if let (Some(hole), None) = (plan.released, purged) {
-                        inbox::record_hole(&mut tx, hole, now).await?;
-                    }
-                    if plan.next != current {
-                        inbox::save(&mut tx, plan.next, now).await?;
-                    }
-                    tx.commit().await?;
-                    Ok(Some(inserted))
-                };
-                let written = if read_ahead {
-                    let w = plan.next.w;
-                    let (written, (batch, at)) = tokio::join!(write, async {
-                        let batch = ctx.mailbox.fetch_after(w, claim).await;
-                        (batch, ctx.clock.now())
-                    });
-                    ahead = Some(ReadAhead { w, batch, at });
-                    written?
-                } else {
-                    write.await?
-                };
-                let Some(n) = written else {
+                let mut tx = ctx.pg.begin().await?;
+                ctx.fence(&mut tx).await?;
+                let db = stored(inbox::load_for_update(&mut tx).await?.cursor);
+                if db != current {
+                    // Someone else moved W (cannot happen under the instance
+                    // lock); re-read rather than enqueue against a stale W.
+                    tx.rollback().await?;
                     state.forget();
-                    ahead = None;
                     continue;
-                };
-                inserted = n;
+                }
+                let taken = &rows[..plan.take];
+                let received: Vec<Option<DateTime<Utc>>> = taken
+                    .iter()
+                    .map(|r| r.received_at.and_then(|t| to_utc(cfg, t)))
+                    .collect();
+                let mut taken_ids: Vec<i64> = taken.iter().map(|r| r.id).collect();
+                let mut received = received;
+                if let Some(h) = purged {
+                    let gap: Vec<i64> = (h.first_id..=h.last_id).collect();
+                    received.splice(0..0, gap.iter().map(|_| None));
+                    taken_ids.splice(0..0, gap);
+                }
+                inserted = inbox::enqueue(&mut tx, &taken_ids, &received, now).await?;
+                if let (Some(hole), None) = (plan.released, purged) {
+                    inbox::record_hole(&mut tx, hole, now).await?;
+                }
+                if plan.next != current {
+                    inbox::save(&mut tx, plan.next, now).await?;
+                }
+                tx.commit().await?;
                 state.cursor = Some(stored(plan.next));
                 if inserted > 0 {
                     ctx.handoff.committed();
