@@ -118,6 +118,17 @@ def read_feed(path):
     return rows
 
 
+def read_receipts(path):
+    """A receipt log (`harness.py latency`: `receive_time msg_id` per record)
+    as {msg_id: first receipt time}."""
+    received = {}
+    with open(path) as f:
+        for line in f:
+            t, mid = line.split()
+            received.setdefault(int(mid), float(t))
+    return received
+
+
 def feed_stats(feeds, rate):
     """How well the feeders kept the requested total `rate`: the achieved
     rate over the whole phase, and the furthest any insert fell behind its
@@ -142,11 +153,7 @@ def cmd_latency_report(a):
     last insert the last message arrived (the consumer's view of catch-up)."""
     feeds = [read_feed(p) for p in a.feed_log]
     inserted = {m: t for rows in feeds for t, m in rows if m}
-    received = {}
-    with open(a.recv_log) as f:
-        for line in f:
-            t, mid = line.split()
-            received.setdefault(int(mid), float(t))
+    received = read_receipts(a.recv_log)
     start = min(inserted.values()) if inserted else 0
     lat = sorted(received[m] - t for m, t in inserted.items()
                  if m in received and t - start >= a.skip_first_s)
@@ -178,11 +185,7 @@ def cmd_consumer_delay(a):
          WHERE target = 'KAFKA:msg' AND status = 'SENT' AND msg_id IS NOT NULL GROUP BY msg_id"""))}
     out = {}
     for path in a.recv_log:
-        received = {}
-        with open(path) as f:
-            for line in f:
-                t, mid = line.split()
-                received.setdefault(int(mid), float(t))
+        received = read_receipts(path)
         d = sorted(t - sent[m] for m, t in received.items() if m in sent)
         out[os.path.basename(path)] = {"messages": len(d), "p50_s": round(percentile(d, 50), 3),
                                        "p99_s": round(percentile(d, 99), 3),
@@ -211,11 +214,7 @@ def cmd_stages(a):
     stretch after it."""
     feeds = [read_feed(p) for p in a.feed_log]
     inserted = {m: t for rows in feeds for t, m in rows if m}
-    received = {}
-    with open(a.recv_log) as f:
-        for line in f:
-            t, mid = line.split()
-            received.setdefault(int(mid), float(t))
+    received = read_receipts(a.recv_log)
     if not inserted:
         print("stages: {}")
         return 0
