@@ -116,6 +116,7 @@ async fn bench(args: &Args, url: &str) -> anyhow::Result<()> {
         kafka: Default::default(),
         jobs: Default::default(),
         pauses: Default::default(),
+        run_log: None,
     };
     let drain = RunOptions {
         until_empty: true,

@@ -40,7 +40,7 @@ $MSGX mailbox generate --messages 1 --flights "$F" --package-flights "$F" --rich
 size=$(my -N msgx_bench_schd_mb -e 'SELECT LENGTH(CMINMSGS_CLOB_MSG) FROM cminmsgs ORDER BY CMINMSGS_ID DESC LIMIT 1')
 $MSGX run ingest-sweep --until-empty >/dev/null
 start=$(date -u +%H:%M); l=$(load)
-read -r t n r < <(measure pump-drain)
+read -r t n r _ < <(measure pump-drain)
 printf '| one SCHD DNLD of %s FLTR (%s) | %s | %.1f MB | %s | %.1f | %d |\n' "$F" "$start" "$l" "$(echo "$size / 1000000" | bc -l)" "$n" "$t" $(( r / 1024 ))
 
 fresh
@@ -52,5 +52,5 @@ done
 $MSGX mailbox generate --messages "$N" --flights 2000 --first-seqn 1000 >/dev/null
 $MSGX run ingest-sweep --until-empty --max-items 10000000 >/dev/null
 start=$(date -u +%H:%M); l=$(load)
-read -r t n r < <(measure pump-drain)
+read -r t n r _ < <(measure pump-drain)
 printf '| %s SCHD of %s FLTR + %s normal (%s) | %s | — | %s | %.1f | %d |\n' "$P" "$F" "$N" "$start" "$l" "$n" "$t" $(( r / 1024 ))

@@ -28,7 +28,7 @@ DB=msgx_bench
 
 printf '| date | %s |\n| machine | %s cores, %s |\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 printf '| messages | %s (%s flights), group-commit %s |\n\n' "$N" "$F" "$(grep -E '^group-commit' config/msgx.toml | grep -oE '[0-9]+' | head -1)"
-echo '| run (UTC) | load 1 min | ingest rows/s | pump msg/s | pgbench 1 client TPS | pump / pgbench | peak RSS ingest / pump |'
+echo '| run (UTC) | load 1 min | ingest rows/s (process / run alone) | pump msg/s | pgbench 1 client TPS | pump / pgbench | peak RSS ingest / pump |'
 echo '|---|---|---|---|---|---|---|'
 for run in $(seq "$RUNS"); do
   psql "$PG/postgres" -q -c 'DROP DATABASE IF EXISTS msgx_bench WITH (FORCE)' -c 'CREATE DATABASE msgx_bench' \
@@ -40,18 +40,20 @@ for run in $(seq "$RUNS"); do
   [ "$sync_commit" = on ] || { echo "synchronous_commit is $sync_commit, not on" >&2; exit 1; }
   echo "run $run: generating $N messages over $F flights ..." >&2
   $MSGX mailbox generate --messages "$N" --flights "$F" --seed 42 >/dev/null
-  read -r ti ni ri < <(measure ingest-sweep)
   l0=$(load); started=$(date -u +%H:%M)
-  read -r tp np rp < <(measure pump-drain)
+  read -r ti ni ri ri_run < <(measure ingest-sweep)
+  read -r tp np rp _ < <(measure pump-drain)
   echo "run $run: pgbench ceiling (scale 10, 1 client, 20 s) ..." >&2
   pgbench -q -i -s 10 "$PG/msgx_pgbench" >/dev/null 2>&1
   tps=$(pgbench -c 1 -T 20 "$PG/msgx_pgbench" 2>/dev/null | grep -E '^tps' | head -1 | grep -oE '[0-9]+\.[0-9]+' | head -1)
   l1=$(load)
   ingest_rate=$(echo "$ni / $ti" | bc -l)
+  ingest_run=$(echo "$ni / $ri_run" | bc -l)
   pump_rate=$(echo "$np / $tp" | bc -l)
   ratio=$(echo "$pump_rate / $tps" | bc -l)
-  printf '| %s | %s–%s | %.0f | %.0f (%d in %.1f s) | %.0f | **%.2f** | %d / %d MB |\n' "$started" "$l0" "$l1" \
-    "$ingest_rate" "$pump_rate" "$np" "$tp" "$tps" "$ratio" "$((ri / 1024))" "$((rp / 1024))"
+  printf '| %s | %s–%s | %.0f / %.0f (%d in %.2f / %.2f s) | %.0f (%d in %.1f s) | %.0f | **%.2f** | %d / %d MB |\n' \
+    "$started" "$l0" "$l1" "$ingest_rate" "$ingest_run" "$ni" "$ti" "$ri_run" "$pump_rate" "$np" "$tp" "$tps" "$ratio" \
+    "$((ri / 1024))" "$((rp / 1024))"
 done
 echo
 echo 'Targets: ingest ≥ 20,000 rows/s; pump / pgbench ≥ 1.0 (issue 11); RSS ≤ 150 MB. synchronous_commit = on.'

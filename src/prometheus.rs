@@ -303,6 +303,12 @@ pub const CATALOG: &[MetricSpec] = &[
         "Daemon runs of a pipeline job that succeeded and found nothing: counted here, not written to JOB_RUN.",
     ),
     m(
+        "msgx_job_run_write_failures_total",
+        Counter,
+        &[],
+        "Failed writes of the daemon's queued JOB_RUN rows (each drops that write's rows).",
+    ),
+    m(
         "msgx_job_panics_total",
         Counter,
         &["job"],
@@ -521,6 +527,7 @@ fn register_known_series() {
         metrics::gauge!("msgx_job_paused", "job" => job).set(0.0);
         let _ = metrics::histogram!("msgx_job_duration_seconds", "job" => job);
     }
+    metrics::counter!("msgx_job_run_write_failures_total").increment(0);
     metrics::gauge!("msgx_instance_lock_held").set(0.0);
     let b = crate::build_info::get();
     metrics::gauge!(

@@ -222,6 +222,7 @@ pub async fn run(config: Config, clock: SharedClock, job: &str, how: RunFlags) -
                 b.set_position(n);
             }))
         }),
+        ..RunOptions::default()
     };
     let code = run_job(Arc::new(config), clock, job, &opts, json).await;
     if let Some(b) = bar {

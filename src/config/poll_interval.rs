@@ -6,10 +6,11 @@
 //!
 //! ```toml
 //! [msgx.pipeline.poll-interval]
-//! busy = "50ms"   # after a run that handled items
+//! busy = "10ms"   # after a run that handled items
+//! hold = "1s"     # kept at busy this long after the last run with items
 //! idle = "250ms"  # the ceiling while runs find nothing
 //!
-//! # or: poll-interval = "1s"  (busy = idle = 1 s)
+//! # or: poll-interval = "1s"  (busy = hold = idle = 1 s)
 //! ```
 
 use super::Dur;
@@ -20,10 +21,17 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub struct PollInterval {
-    /// The wait after a run of a `"poll"` job (`ingest-sweep`, `dispatch-msg`)
-    /// that read rows; at least 10ms and at most `idle`. `poll-interval = "1s"`
-    /// sets busy and idle to one fixed interval (see "Poll cadence").
+    /// The wait after a run of a `"poll"` job (`ingest-sweep`) that read rows;
+    /// at least 10ms and at most `idle`. `poll-interval = "1s"` sets busy and
+    /// idle to one fixed interval (see "Poll cadence").
     pub busy: Dur,
+    /// How long after the last run that read rows the wait stays at `busy`
+    /// before it doubles towards `idle`: a feed with gaps shorter than this
+    /// is read within `busy` of each row, at up to one mailbox read per
+    /// `busy` while it flows; at least `busy` (`hold = busy`: doubling after
+    /// the first empty run) and at most 60s.
+    #[serde(default = "PollInterval::default_hold")]
+    pub hold: Dur,
     /// The ceiling the wait doubles up to while runs find nothing: the latency of
     /// the first row after a quiet spell; at most 60s. After a failed run the
     /// wait doubles from `idle` up to 2 s.
@@ -31,14 +39,20 @@ pub struct PollInterval {
 }
 
 impl PollInterval {
-    pub const DEFAULT_BUSY: Dur = Dur(Duration::from_millis(50));
+    pub const DEFAULT_BUSY: Dur = Dur(Duration::from_millis(10));
+    pub const DEFAULT_HOLD: Dur = Dur(Duration::from_secs(1));
     pub const DEFAULT_IDLE: Dur = Dur(Duration::from_millis(250));
+
+    fn default_hold() -> Dur {
+        Self::DEFAULT_HOLD
+    }
 }
 
 impl Default for PollInterval {
     fn default() -> Self {
         Self {
             busy: Self::DEFAULT_BUSY,
+            hold: Self::DEFAULT_HOLD,
             idle: Self::DEFAULT_IDLE,
         }
     }
@@ -56,6 +70,7 @@ enum Spelling {
 #[serde(deny_unknown_fields)]
 struct Table {
     busy: Option<Dur>,
+    hold: Option<Dur>,
     idle: Option<Dur>,
 }
 
@@ -65,15 +80,17 @@ impl<'de> Deserialize<'de> for PollInterval {
         match Spelling::deserialize(d).map_err(|_| {
             serde::de::Error::custom(
                 "expected a duration (\"250ms\": a fixed interval) or a table \
-                 { busy = \"50ms\", idle = \"250ms\" }",
+                 { busy = \"10ms\", hold = \"1s\", idle = \"250ms\" }",
             )
         })? {
             Spelling::Fixed(every) => Ok(PollInterval {
                 busy: every,
+                hold: every,
                 idle: every,
             }),
             Spelling::Table(t) => Ok(PollInterval {
                 busy: t.busy.unwrap_or(default.busy),
+                hold: t.hold.unwrap_or(default.hold),
                 idle: t.idle.unwrap_or(default.idle),
             }),
         }
@@ -88,7 +105,8 @@ pub const MIN_BUSY: Duration = Duration::from_millis(10);
 pub const MAX_IDLE: Duration = Duration::from_secs(60);
 
 impl PollInterval {
-    /// The load-time rules: `MIN_BUSY ≤ busy ≤ idle ≤ MAX_IDLE`.
+    /// The load-time rules: `MIN_BUSY ≤ busy ≤ idle ≤ MAX_IDLE`,
+    /// `busy ≤ hold ≤ MAX_IDLE`.
     pub fn problems(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         if self.busy.std() < MIN_BUSY {
@@ -104,6 +122,21 @@ impl PollInterval {
             out.push((
                 "msgx.pipeline.poll-interval.idle",
                 format!("must not be shorter than busy ({})", self.busy),
+            ));
+        }
+        if self.hold < self.busy {
+            out.push((
+                "msgx.pipeline.poll-interval.hold",
+                format!("must not be shorter than busy ({})", self.busy),
+            ));
+        }
+        if self.hold.std() > MAX_IDLE {
+            out.push((
+                "msgx.pipeline.poll-interval.hold",
+                format!(
+                    "must be at most {}: the feed's polls stay at busy this long after each row",
+                    Dur(MAX_IDLE)
+                ),
             ));
         }
         if self.idle.std() > MAX_IDLE {
@@ -138,9 +171,11 @@ mod tests {
     fn both_spellings_parse() {
         let fixed = parse("p = \"1s\"").expect("fixed");
         assert_eq!((fixed.busy, fixed.idle), (Dur::secs(1), Dur::secs(1)));
+        assert_eq!(fixed.hold, Dur::secs(1), "a fixed interval: hold = busy");
         let table = parse("p = { idle = \"500ms\" }").expect("table");
         assert_eq!(table.busy, PollInterval::default().busy);
         assert_eq!(table.idle, Dur(Duration::from_millis(500)));
+        assert_eq!(table.hold, PollInterval::DEFAULT_HOLD);
         assert!(parse("p = { every = \"1s\" }").is_err(), "unknown key");
         assert!(parse("p = 5").is_err());
     }
@@ -151,6 +186,7 @@ mod tests {
         let ms = |n| Dur(Duration::from_millis(n));
         let p = PollInterval {
             busy: ms(5),
+            hold: ms(5),
             idle: ms(1),
         };
         let keys: Vec<_> = p.problems().into_iter().map(|(k, _)| k).collect();
@@ -161,10 +197,17 @@ mod tests {
                 "msgx.pipeline.poll-interval.idle"
             ]
         );
+        let short_hold = PollInterval {
+            hold: ms(0),
+            ..PollInterval::default()
+        };
+        let keys: Vec<_> = short_hold.problems().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["msgx.pipeline.poll-interval.hold"]);
         let slow = PollInterval {
             busy: ms(50),
+            hold: Dur::mins(2),
             idle: Dur::mins(2),
         };
-        assert_eq!(slow.problems().len(), 1);
+        assert_eq!(slow.problems().len(), 2);
     }
 }

@@ -19,6 +19,8 @@ use crate::instance_lock::LockGuard;
 use crate::store::mailbox::{Mailbox, MailboxError};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::watch;
 
 pub(crate) use report::job_counts;
@@ -40,6 +42,58 @@ pub struct JobContext {
     pub dry_run: bool,
     /// The process's Kafka producer, created on first use (delivery jobs).
     pub kafka: crate::kafka::producer::SharedProducer,
+    /// Told after each commit that left work for the next stage.
+    pub handoff: Handoff,
+}
+
+/// Tells the next pipeline stage, right after a commit, that there is work
+/// for it: in the daemon it starts the job's `[then]` jobs at once, so a
+/// committed row never waits for the end of the run that wrote it (its last
+/// empty read and its JOB_RUN row) nor for a tick (issue 38 item 2; design
+/// §5.1: the pump processes as soon as there is a head). A no-op elsewhere
+/// (`msgx run`, tests), where the stages are run one after another.
+#[derive(Clone, Default)]
+pub struct Handoff(Option<Arc<HandoffTo>>);
+
+struct HandoffTo {
+    start: Box<dyn Fn() + Send + Sync>,
+    used: AtomicBool,
+}
+
+impl Handoff {
+    /// A handoff that calls `start` on every commit.
+    pub fn new(start: impl Fn() + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(HandoffTo {
+            start: Box::new(start),
+            used: AtomicBool::new(false),
+        })))
+    }
+
+    /// A commit left work for the next stage.
+    pub fn committed(&self) {
+        if let Some(to) = &self.0 {
+            to.used.store(true, Ordering::SeqCst);
+            (to.start)();
+        }
+    }
+
+    /// Whether [`Handoff::committed`] was called: the run handed its work
+    /// over already, so its end need not start the next stage again.
+    pub fn used(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|to| to.used.load(Ordering::SeqCst))
+    }
+}
+
+impl std::fmt::Debug for Handoff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Handoff"
+        } else {
+            "Handoff(none)"
+        })
+    }
 }
 
 impl JobContext {

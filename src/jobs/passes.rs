@@ -31,6 +31,8 @@ pub struct RunOptions {
     pub dry_run: bool,
     /// Run even when the job is paused (`msgx run --force`).
     pub force: bool,
+    /// The daemon's start of the next stage after each commit.
+    pub handoff: super::Handoff,
 }
 
 /// The passes of one run, its report rendered ([`RunReport::rendered`]).

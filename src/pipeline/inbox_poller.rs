@@ -402,6 +402,9 @@ impl InboxPoller {
                 }
                 tx.commit().await?;
                 state.cursor = Some(stored(plan.next));
+                if inserted > 0 {
+                    ctx.handoff.committed();
+                }
             }
             // The sighting of the hole W now waits at: kept while it is the
             // same hole, else taken from this fetch.

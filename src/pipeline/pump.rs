@@ -290,6 +290,7 @@ impl Pump {
                 let started = ctx.clock.now();
                 match processor.process_group(&members).await? {
                     GroupResult::Done(outcomes) => {
+                        ctx.handoff.committed();
                         report.items += outcomes.len() as u64;
                         report.details.grouped.add(outcomes.len() as u64);
                         let per_message = seconds_between(started, ctx.clock.now())
@@ -312,6 +313,7 @@ impl Pump {
             }
             let started = ctx.clock.now();
             let outcome = processor.process_one(head).instrument(span).await?;
+            ctx.handoff.committed();
             self.remember_infra_head(head, &outcome, early);
             metrics::histogram!("msgx_pipeline_processing_duration_seconds")
                 .record(seconds_between(started, ctx.clock.now()));

@@ -11,12 +11,14 @@ use crate::config::Config;
 use crate::exit::Exit;
 use crate::http::ops::{self, ConsoleHealth, Heartbeat, JobsSlot, LockSlot, OpsState};
 use crate::instance_lock::{self, AdvisoryLock, LockGuard, LockKey};
+use crate::jobs::Handoff;
 use crate::jobs::manifest::{self, JobClass};
 use crate::jobs::profile::{JobSchedule, Profile};
 use crate::jobs::supervision::JobWatch;
 use crate::pipeline::identity;
 use crate::scheduler::cadence::{PollCadence, Polled};
 use crate::scheduler::registry;
+use crate::scheduler::run_log::RunLog;
 use crate::scheduler::runner::{JobRunner, RunError, RunOptions, Trigger};
 use crate::store::mailbox::{Mailbox, MailboxError};
 use crate::store::pg;
@@ -111,7 +113,10 @@ impl Inner {
             }
             let running = RunningFlag(flag);
             self.watch.started(&job, self.runner.clock.now());
-            let opts = RunOptions::default();
+            let opts = RunOptions {
+                handoff: self.handoff(&job),
+                ..RunOptions::default()
+            };
             let run = self.runner.run(&job, &opts, Some(&self.guard));
             // The runner contains a panic inside the job's passes; this
             // catches one in the code around them (lock, JOB_RUN writes).
@@ -159,10 +164,10 @@ impl Inner {
             };
             self.watch.finished(&job, self.runner.clock.now(), error);
             drop(running);
-            if items > 0 {
-                for next in self.then.get(&job).into_iter().flatten() {
-                    tokio::spawn(self.clone().tick(next.clone(), true));
-                }
+            // A job that hands its commits over (ingest, the pump) started
+            // its `[then]` jobs already; any other does it at its end.
+            if items > 0 && !opts.handoff.used() {
+                self.start_then(&job);
             }
             // Checked after clearing the flag: a chained start that saw the
             // flag set has stored `again` by now; a later one runs itself.
@@ -183,6 +188,24 @@ impl Inner {
             }
             chained = true;
         }
+    }
+
+    /// Starts `job`'s `[then]` jobs now (each skips or queues itself when
+    /// already running).
+    fn start_then(self: &Arc<Self>, job: &str) {
+        for next in self.then.get(job).into_iter().flatten() {
+            tokio::spawn(self.clone().tick(next.clone(), true));
+        }
+    }
+
+    /// What a run of `job` calls after each commit that left work for the
+    /// next stage: its `[then]` jobs start at once (none: a no-op).
+    fn handoff(self: &Arc<Self>, job: &str) -> Handoff {
+        if self.then.get(job).is_none_or(|next| next.is_empty()) {
+            return Handoff::default();
+        }
+        let (inner, job) = (self.clone(), job.to_string());
+        Handoff::new(move || inner.start_then(&job))
     }
 
     /// Runs a `"poll"` job for the daemon's life: one
@@ -372,6 +395,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         .filter(|job| manifest::find(job).is_some_and(|m| m.class == JobClass::Pipeline))
         .cloned()
         .collect();
+    let run_log = RunLog::start(pool.clone());
     let inner = Arc::new(Inner {
         runner: JobRunner {
             pg: pool.clone(),
@@ -384,6 +408,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
             kafka: Default::default(),
             jobs: Default::default(),
             pauses: Default::default(),
+            run_log: Some(run_log.clone()),
         },
         guard: lock.guard(),
         running,
@@ -449,6 +474,16 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         tracing::warn!(
             ?timeout,
             "Running job did not finish within the shutdown timeout"
+        );
+    }
+    // The queued JOB_RUN rows, written under the lock like the runs.
+    if tokio::time::timeout(timeout, run_log.flush())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            ?timeout,
+            "JOB_RUN rows not written within the shutdown timeout"
         );
     }
     lock.release().await;

@@ -4,4 +4,5 @@
 pub mod cadence;
 pub mod daemon;
 pub mod registry;
+pub mod run_log;
 pub mod runner;

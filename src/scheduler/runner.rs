@@ -115,6 +115,9 @@ pub struct JobRunner {
     pub jobs: registry::Jobs,
     /// The daemon's view of JOB_PAUSE (see [`JobRunner::pause_of`]).
     pub pauses: PauseBoard,
+    /// The daemon's JOB_RUN writer for its pipeline runs (`None`: each run
+    /// writes its own row).
+    pub run_log: Option<super::run_log::RunLog>,
 }
 
 /// JOB_PAUSE as a daemon last read it: when, and every pause then.
@@ -149,6 +152,7 @@ impl JobRunner {
             kafka: Default::default(),
             jobs: Default::default(),
             pauses: Default::default(),
+            run_log: None,
         }
     }
 
@@ -343,6 +347,7 @@ impl JobRunner {
             shutdown: self.shutdown.clone(),
             dry_run: opts.dry_run,
             kafka: self.kafka.clone(),
+            handoff: opts.handoff.clone(),
         };
         let started = self.clock.now();
         // The daemon polls its pipeline jobs several times a second;
@@ -390,6 +395,24 @@ impl JobRunner {
             None if outcome == Outcome::Succeeded && total.items == 0 => {
                 metrics::counter!("msgx_job_idle_runs_total", "job" => manifest.name.clone())
                     .increment(1);
+                Ok(())
+            }
+            // Queued behind the run in the daemon (its next start or
+            // hand-over waits for no commit of bookkeeping).
+            None if self.run_log.is_some() => {
+                if let Some(log) = &self.run_log {
+                    log.record(job_run::FinishedRun {
+                        job: manifest.name.clone(),
+                        trigger: self.trigger.as_str().to_string(),
+                        instance: self.instance.clone(),
+                        started,
+                        finished: end.at,
+                        outcome,
+                        items: total.items,
+                        error: error.clone(),
+                        details: details.clone(),
+                    });
+                }
                 Ok(())
             }
             None => {

@@ -37,6 +37,24 @@ fn profile_config(
     (cfg, file)
 }
 
+/// `n` malformed mailbox rows in one statement (each ends DEAD at once).
+async fn malformed_rows(mb: &TestMailbox, n: u32) {
+    mb.exec(&format!(
+        "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) \
+         SELECT '<MSG><META>', NOW(), 'VALID' FROM seq_1_to_{n}"
+    ))
+    .await;
+}
+
+/// A profile of `ingest-sweep` at `ingest` chaining `pump-drain`, whose own
+/// cron never fires during a test (1 January only).
+fn ingest_then_pump(ingest: &str) -> String {
+    format!(
+        "[jobs]\ningest-sweep = \"{ingest}\"\npump-drain = \"0 0 0 1 1 *\"\n\
+         [then]\ningest-sweep = [\"pump-drain\"]\n"
+    )
+}
+
 async fn daemon_runs(db: &TestDb, instance_pid: u32) -> i64 {
     sqlx::query_scalar("SELECT count(*) FROM job_run WHERE trigger = 'daemon' AND instance LIKE $1")
         .bind(format!("%:{instance_pid}"))
@@ -252,17 +270,10 @@ async fn a_then_chain_starts_the_next_job_when_the_first_handled_items() {
 #[tokio::test]
 async fn a_pipeline_run_that_stopped_at_its_bound_runs_again_at_once() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    mb.exec(
-        "INSERT INTO cminmsgs (CMINMSGS_CLOB_MSG, CMINMSGS_DATE_RECEIVED, CMINMSGS_STATUS) \
-         SELECT '<MSG><META>', NOW(), 'VALID' FROM seq_1_to_2500",
-    )
-    .await;
-    let (cfg, _profile) = profile_config(
-        &db,
-        "[jobs]\ningest-sweep = \"* * * * * *\"\npump-drain = \"0 0 0 1 1 *\"\n\
-         [then]\ningest-sweep = [\"pump-drain\"]\n",
-        |c| c.msgx.mailbox.url = mb.url.clone(),
-    );
+    malformed_rows(&mb, 2500).await;
+    let (cfg, _profile) = profile_config(&db, &ingest_then_pump("* * * * * *"), |c| {
+        c.msgx.mailbox.url = mb.url.clone()
+    });
     let _d = Daemon::spawn(cfg.path(), &[]);
     let dead = || async {
         sqlx::query_scalar::<_, i64>("SELECT count(*) FROM proc_state WHERE state = 'DEAD'")
@@ -419,15 +430,10 @@ fn idle_runs(page: &str, job: &str) -> f64 {
 #[tokio::test]
 async fn a_polled_ingest_counts_idle_runs_and_records_only_runs_that_did_something() {
     let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
-    let (cfg, _profile) = profile_config(
-        &db,
-        "[jobs]\ningest-sweep = \"poll\"\npump-drain = \"0 0 0 1 1 *\"\n\
-         [then]\ningest-sweep = [\"pump-drain\"]\n",
-        |c| {
-            c.msgx.mailbox.url = mb.url.clone();
-            c.msgx.http.metrics_listen = Some("127.0.0.1:0".into());
-        },
-    );
+    let (cfg, _profile) = profile_config(&db, &ingest_then_pump("poll"), |c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        c.msgx.http.metrics_listen = Some("127.0.0.1:0".into());
+    });
     let mut d = Daemon::spawn(cfg.path(), &[]);
     wait_until("the ops endpoints", Duration::from_secs(20), || async {
         d.ops_address().is_some()
@@ -483,5 +489,50 @@ async fn a_polled_ingest_counts_idle_runs_and_records_only_runs_that_did_somethi
         0,
         "{}",
         d.output()
+    );
+}
+
+/// Issue 38 item 2: ingest hands each committed round to the pump at once,
+/// inside its run. With one row per round, one ingest run over 60 rows is 60
+/// transactions; the pump (whose own cron never fires) starts while that
+/// run is still going. Before, `[then]` started it only when the run had
+/// ended and written its JOB_RUN row.
+#[tokio::test]
+async fn ingest_hands_each_commit_to_the_pump_before_its_run_ends() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    malformed_rows(&mb, 60).await;
+    let (cfg, _profile) = profile_config(&db, &ingest_then_pump("poll"), |c| {
+        c.msgx.mailbox.url = mb.url.clone();
+        c.msgx.pipeline.claim_batch = 1;
+    });
+    let _d = Daemon::spawn(cfg.path(), &[]);
+    let first = |job: &'static str| {
+        let pool = db.pool.clone();
+        async move {
+            sqlx::query_as::<_, (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>, i64)>(
+                "SELECT started_at, finished_at, items FROM job_run WHERE job = $1 ORDER BY id LIMIT 1",
+            )
+            .bind(job)
+            .fetch_optional(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    wait_until(
+        "both jobs' first runs recorded",
+        Duration::from_secs(60),
+        || async { first("ingest-sweep").await.is_some() && first("pump-drain").await.is_some() },
+    )
+    .await;
+    let (Some(ingest), Some(pump)) = (first("ingest-sweep").await, first("pump-drain").await)
+    else {
+        unreachable!("waited for both")
+    };
+    assert_eq!(ingest.2, 60, "one ingest run took every row, one per round");
+    assert!(
+        pump.0 < ingest.1,
+        "the pump started at {} while the ingest run that ended at {} was still going",
+        pump.0,
+        ingest.1
     );
 }

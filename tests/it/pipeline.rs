@@ -1752,6 +1752,7 @@ async fn idle_runs_of_the_polled_jobs_cost_one_statement_each() {
         shutdown,
         dry_run: false,
         kafka: Default::default(),
+        handoff: Default::default(),
     };
     let bounds = RunBounds {
         max_items: 1000,
@@ -1786,4 +1787,55 @@ async fn idle_runs_of_the_polled_jobs_cost_one_statement_each() {
             assert_eq!(later.len(), 1, "{name}, an idle run: {per_run:?}");
         }
     }
+}
+
+/// Issue 38 item 2: each commit that leaves work for the next stage is
+/// handed over at once — every ingest round that enqueued rows and every
+/// group or message the pump committed — so the daemon starts the next
+/// stage inside the run instead of at its end. Here the handoff counts:
+/// five rounds of two rows, then the ten messages malformed and each
+/// decided alone (a group of them is one commit; here a malformed message
+/// ends up in the group too, so the count is the pump's commits).
+#[tokio::test]
+async fn ingest_and_the_pump_hand_over_each_commit() {
+    let (db, mb) = (TestDb::migrated().await, TestMailbox::new().await);
+    for _ in 0..10 {
+        mb.insert("<MSG><META>").await;
+    }
+    let (_clock, shared) = manual_clock();
+    let (r, _stop) = runner(&db, Some(&mb), shared, |c| c.msgx.pipeline.claim_batch = 2);
+    let counted = |n: &std::sync::Arc<std::sync::atomic::AtomicU64>| {
+        let n = n.clone();
+        msgx::jobs::Handoff::new(move || {
+            n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        })
+    };
+    let ingest = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let opts = RunOptions {
+        handoff: counted(&ingest),
+        ..Default::default()
+    };
+    let s = r
+        .run("ingest-sweep", &opts, None)
+        .await
+        .expect("ingest runs");
+    assert_eq!(s.items, 10);
+    assert!(opts.handoff.used());
+    assert_eq!(
+        ingest.load(std::sync::atomic::Ordering::SeqCst),
+        5,
+        "one per round"
+    );
+
+    let pump = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let opts = RunOptions {
+        handoff: counted(&pump),
+        ..Default::default()
+    };
+    let s = r.run("pump-drain", &opts, None).await.expect("pump runs");
+    assert_eq!(s.items, 10, "{s:?}");
+    let commits = pump.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(commits >= 1, "the pump's commits handed over");
+    // Without a handoff (msgx run), nothing is told and nothing breaks.
+    assert!(!msgx::jobs::Handoff::default().used());
 }

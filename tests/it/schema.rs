@@ -419,3 +419,88 @@ async fn migration_0014_starts_the_streak_of_rows_failing_at_the_upgrade() {
         vec![(1, Some(failing)), (2, None), (3, None), (4, None)]
     );
 }
+
+/// Migration 0028 (issue 38 item 1): PROC_STATE.TRACEPARENT's check accepts
+/// exactly what 0011's regular expression accepted, and uses no regular
+/// expression with counted repetitions (`{32}`): PostgreSQL's engine took
+/// 13–19 µs per row on one, a third of the backend CPU of ingest's INSERT
+/// and of every PROC_STATE update; the trigram indexes are partial, so an
+/// enqueued row (no text) adds no GIN entry (docs/BENCHMARKS.md "Ingest
+/// regression").
+#[tokio::test]
+async fn the_traceparent_check_accepts_the_w3c_form_alone_without_a_counted_regex() {
+    let db = TestDb::migrated().await;
+    let def: String = sqlx::query_scalar(
+        "SELECT pg_get_constraintdef(oid) FROM pg_constraint \
+         WHERE conrelid = 'proc_state'::regclass AND conname = 'proc_state_traceparent_form'",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("the check exists");
+    assert!(!def.contains('{'), "a counted repetition: {def}");
+    // And the trigram indexes skip the rows without text (every enqueued row).
+    let partial: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT c.relname::text, pg_get_expr(i.indpred, i.indrelid) FROM pg_index i \
+         JOIN pg_class c ON c.oid = i.indexrelid \
+         WHERE c.relname IN ('proc_state_last_error_trgm_idx', 'proc_state_outcome_reason_trgm_idx') \
+         ORDER BY 1",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        partial,
+        vec![
+            (
+                "proc_state_last_error_trgm_idx".into(),
+                Some("(last_error IS NOT NULL)".into())
+            ),
+            (
+                "proc_state_outcome_reason_trgm_idx".into(),
+                Some("(outcome_reason IS NOT NULL)".into())
+            ),
+        ]
+    );
+    let old = "^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$";
+    let good = "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01";
+    let mut cases: Vec<String> = [
+        good,
+        "00-0123456789abcdef0123456789abcdef-0123456789abcdef-0",
+        "00-0123456789abcdef0123456789abcdef-0123456789abcdef-012",
+        "00-0123456789abcdef0123456789abcde--0123456789abcdef-01",
+        "00-0123456789abcdef0123456789abcdeF-0123456789abcdef-01",
+        "01-0123456789abcdef0123456789abcdef-0123456789abcdef-01",
+        "00-0123456789abcdef0123456789abcdef-0123456789abcde-f01",
+        "00-0123456789abcdef0123456789abcdef-0123456789abcdef-0é",
+        "00-0123456789abcdef0123456789abcdef 0123456789abcdef-01",
+        "00_0123456789abcdef0123456789abcdef-0123456789abcdef-01",
+        "",
+    ]
+    .map(String::from)
+    .to_vec();
+    // Every character of the valid form replaced by each of a few others.
+    for i in 0..good.len() {
+        for c in ['-', 'g', 'A', '0', ' '] {
+            let mut s = good.to_string();
+            s.replace_range(i..=i, &c.to_string());
+            cases.push(s);
+        }
+    }
+    for (n, tp) in cases.iter().enumerate() {
+        let expected: bool = sqlx::query_scalar("SELECT $1 ~ $2")
+            .bind(tp)
+            .bind(old)
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+        let inserted = sqlx::query(
+            "INSERT INTO proc_state (msg_id, state, enqueued_at, updated_at, traceparent) \
+             VALUES ($1, 'PENDING', now(), now(), $2)",
+        )
+        .bind(n as i64 + 1)
+        .bind(tp)
+        .execute(&db.pool)
+        .await;
+        assert_eq!(inserted.is_ok(), expected, "{tp:?}: {inserted:?}");
+    }
+}

@@ -112,6 +112,54 @@ pub async fn insert_finished(
     Ok(())
 }
 
+/// A whole run, written at its end by the daemon's [`RunLog`]
+/// (crate::scheduler::run_log).
+#[derive(Debug, Clone)]
+pub struct FinishedRun {
+    pub job: String,
+    pub trigger: String,
+    pub instance: String,
+    pub started: DateTime<Utc>,
+    pub finished: DateTime<Utc>,
+    pub outcome: Outcome,
+    pub items: u64,
+    pub error: Option<String>,
+    pub details: serde_json::Value,
+}
+
+/// Writes `runs` in one statement, their ids in the order given.
+pub async fn insert_finished_many(pool: &PgPool, runs: &[FinishedRun]) -> Result<(), sqlx::Error> {
+    let col = |f: fn(&FinishedRun) -> String| runs.iter().map(f).collect::<Vec<_>>();
+    let started: Vec<DateTime<Utc>> = runs.iter().map(|r| r.started).collect();
+    let finished: Vec<DateTime<Utc>> = runs.iter().map(|r| r.finished).collect();
+    let items: Vec<i64> = runs
+        .iter()
+        .map(|r| i64::try_from(r.items).unwrap_or(i64::MAX))
+        .collect();
+    let errors: Vec<Option<String>> = runs.iter().map(|r| r.error.clone()).collect();
+    let details: Vec<serde_json::Value> = runs.iter().map(|r| r.details.clone()).collect();
+    sqlx::query(
+        "INSERT INTO job_run (job, trigger, instance, started_at, finished_at, outcome, items, error, details) \
+         SELECT job, trg, inst, s, f, o, n, e, d \
+         FROM UNNEST($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], \
+                     $6::text[], $7::bigint[], $8::text[], $9::jsonb[]) WITH ORDINALITY \
+              AS t(job, trg, inst, s, f, o, n, e, d, ord) \
+         ORDER BY ord",
+    )
+    .bind(col(|r| r.job.clone()))
+    .bind(col(|r| r.trigger.clone()))
+    .bind(col(|r| r.instance.clone()))
+    .bind(started)
+    .bind(finished)
+    .bind(col(|r| r.outcome.as_str().to_string()))
+    .bind(items)
+    .bind(errors)
+    .bind(details)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
 /// Records a run that did not start (`outcome` SKIPPED_LOCKED: its lock was
 /// held elsewhere; SKIPPED_PAUSED: the job is paused) with `why`
 /// (`who` = job, trigger, instance).

@@ -49,19 +49,10 @@ impl PendingEvent {
     }
 }
 
-/// Due rows of the appended targets (KAFKA:msg, and KAFKA:audit keyed by
-/// user, which the same Dispatcher delivers) with EVENT_ID > `after`, in
-/// EVENT_ID order, leaving out every row of a key whose earlier PENDING row
-/// of the same target is still backing off (§8.1: a failed head pauses its
-/// FLID, across runs too).
-pub async fn fetch_due_msg(
-    pool: &PgPool,
-    now: DateTime<Utc>,
-    after: i64,
-    limit: i64,
-) -> Result<Vec<PendingEvent>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT e.event_id, e.target, e.partition_key, e.event_type, e.state_version, e.payload, \
+/// [`fetch_due_msg`]'s statement ($1 now, $2 limit, $3 after): walked
+/// through `msg_event_dispatch_idx` (migration 0029), which holds exactly
+/// the PENDING rows of these targets in EVENT_ID order.
+pub const DUE_MSG_SQL: &str = "SELECT e.event_id, e.target, e.partition_key, e.event_type, e.state_version, e.payload, \
                 e.attempts, e.first_failure_at, e.created_at, e.traceparent \
          FROM msg_event e \
          WHERE e.target IN ('KAFKA:msg', 'KAFKA:audit') AND e.status = 'PENDING' \
@@ -73,13 +64,25 @@ pub async fn fetch_due_msg(
                              AND h.event_id < e.event_id \
                              AND h.next_attempt_at > $1) \
          ORDER BY e.event_id \
-         LIMIT $2",
-    )
-    .bind(now)
-    .bind(limit)
-    .bind(after)
-    .fetch_all(pool)
-    .await
+         LIMIT $2";
+
+/// Due rows of the appended targets (KAFKA:msg, and KAFKA:audit keyed by
+/// user, which the same Dispatcher delivers) with EVENT_ID > `after`, in
+/// EVENT_ID order, leaving out every row of a key whose earlier PENDING row
+/// of the same target is still backing off (§8.1: a failed head pauses its
+/// FLID, across runs too).
+pub async fn fetch_due_msg(
+    pool: &PgPool,
+    now: DateTime<Utc>,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<PendingEvent>, sqlx::Error> {
+    sqlx::query_as(DUE_MSG_SQL)
+        .bind(now)
+        .bind(limit)
+        .bind(after)
+        .fetch_all(pool)
+        .await
 }
 
 /// Due KAFKA:schd rows (one per FLID by the schema) with EVENT_ID > `after`,

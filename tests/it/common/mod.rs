@@ -517,6 +517,7 @@ pub fn runner(
         kafka: Default::default(),
         jobs: Default::default(),
         pauses: Default::default(),
+        run_log: None,
     };
     (runner, tx)
 }
