@@ -274,12 +274,19 @@ impl Browser {
     }
 
     /// The rendered text of the first element matching `css`, waiting for
-    /// it as [`Browser::wait_for`] does.
+    /// it as [`Browser::wait_for`] does. An element the page replaced between
+    /// the find and the read (the live view swaps its fragments) is found
+    /// again, within [`WAIT_TIMEOUT`].
     pub async fn text_of(&self, css: &str) -> String {
-        let el = self.wait_for(css).await;
-        match el.text().await {
-            Ok(t) => t,
-            Err(e) => panic!("text of {css} on {}: {e}", self.url().await),
+        let deadline = std::time::Instant::now() + WAIT_TIMEOUT;
+        loop {
+            let el = self.wait_for(css).await;
+            match el.text().await {
+                Ok(t) => return t,
+                Err(e)
+                    if e.is_stale_element_reference() && std::time::Instant::now() < deadline => {}
+                Err(e) => panic!("text of {css} on {}: {e}", self.url().await),
+            }
         }
     }
 
