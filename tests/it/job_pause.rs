@@ -314,3 +314,32 @@ async fn a_standby_that_takes_over_after_kill_9_honours_the_pause_and_runs_the_j
     );
     standby.terminate();
 }
+
+/// Issue 38: starts that find a daemon's pause board stale at the same
+/// moment (the cron jobs of one tick) read JOB_PAUSE once; the others wait
+/// for that read. Before, each read it: with dispatch-msg on the one-second
+/// tick beside pump-drain and schd-flush, 2.7 of an idle daemon's ~6
+/// PostgreSQL statements a second.
+#[tokio::test]
+async fn starts_that_find_the_pause_board_stale_together_read_it_once() {
+    let db = TestDb::migrated().await;
+    let (_clock, shared) = manual_clock();
+    let (mut r, _stop) = runner(&db, None, shared, |_| {});
+    r.trigger = msgx::scheduler::runner::Trigger::Daemon;
+    let (statements, _guard) = record_statements();
+    let opts = msgx::scheduler::runner::RunOptions::default();
+    let (a, b, c) = tokio::join!(
+        r.run("request-expiry", &opts, None),
+        r.run("event-cleanup", &opts, None),
+        r.run("snaplog-purge", &opts, None)
+    );
+    for run in [a, b, c] {
+        run.expect("runs");
+    }
+    let reads = statements
+        .take()
+        .into_iter()
+        .filter(|s| s.starts_with("SELECT job, paused_by, paused_at"))
+        .count();
+    assert_eq!(reads, 1, "one read of JOB_PAUSE for three starts");
+}
