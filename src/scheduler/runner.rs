@@ -419,31 +419,29 @@ impl JobRunner {
                     .increment(1);
                 Ok(())
             }
-            // Queued behind the run in the daemon (its next start or
-            // hand-over waits for no commit of bookkeeping).
-            None if self.run_log.is_some() => {
-                if let Some(log) = &self.run_log {
-                    log.record(job_run::FinishedRun {
-                        job: manifest.name.clone(),
-                        trigger: self.trigger.as_str().to_string(),
-                        instance: self.instance.clone(),
-                        started,
-                        finished: end.at,
-                        outcome,
-                        items: total.items,
-                        error: error.clone(),
-                        details: details.clone(),
-                    });
-                }
-                Ok(())
-            }
             None => {
-                let who = (
-                    manifest.name.as_str(),
-                    self.trigger.as_str(),
-                    self.instance.as_str(),
-                );
-                job_run::insert_finished(&self.pg, who, started, &end).await
+                let run = job_run::FinishedRun {
+                    job: manifest.name.clone(),
+                    trigger: self.trigger.as_str().to_string(),
+                    instance: self.instance.clone(),
+                    started,
+                    finished: end.at,
+                    outcome,
+                    items: total.items,
+                    error: error.clone(),
+                    details: details.clone(),
+                };
+                match &self.run_log {
+                    // Queued behind the run in the daemon (its next start or
+                    // hand-over waits for no commit of bookkeeping).
+                    Some(log) => {
+                        log.record(run);
+                        Ok(())
+                    }
+                    None => {
+                        job_run::insert_finished_many(&self.pg, std::slice::from_ref(&run)).await
+                    }
+                }
             }
         };
         if let Err(e) = recorded {

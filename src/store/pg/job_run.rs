@@ -86,34 +86,8 @@ pub async fn finish(pool: &PgPool, id: i64, end: &RunEnd<'_>) -> Result<(), sqlx
     Ok(())
 }
 
-/// Writes a whole run at its end, in one statement: a daemon run of a
-/// pipeline job (`who` = job, trigger, instance).
-pub async fn insert_finished(
-    pool: &PgPool,
-    (job, trigger, instance): (&str, &str, &str),
-    started: DateTime<Utc>,
-    end: &RunEnd<'_>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO job_run (job, trigger, instance, started_at, finished_at, outcome, items, error, details) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    )
-    .bind(job)
-    .bind(trigger)
-    .bind(instance)
-    .bind(started)
-    .bind(end.at)
-    .bind(end.outcome.as_str())
-    .bind(i64::try_from(end.items).unwrap_or(i64::MAX))
-    .bind(end.error)
-    .bind(end.details)
-    .execute(pool)
-    .await?;
-    Ok(())
-}
-
-/// A whole run, written at its end by the daemon's [`RunLog`]
-/// (crate::scheduler::run_log).
+/// A whole run, written at its end: queued by the daemon's `RunLog`
+/// (crate::scheduler::run_log), or at once by a run without one.
 #[derive(Debug, Clone)]
 pub struct FinishedRun {
     pub job: String,
