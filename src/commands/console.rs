@@ -78,6 +78,7 @@ pub async fn revoke(
 
 /// `msgx console`: serves `msgx.console.listen` until SIGINT or SIGTERM.
 pub async fn serve(config: Config, clock: SharedClock) -> Exit {
+    let signal = crate::scheduler::daemon::ShutdownSignal::install();
     let Some(listen) = config.msgx.console.listen.clone() else {
         eprintln!("msgx console: msgx.console.listen is not set (docs/console.md)");
         return Exit::Config;
@@ -124,7 +125,7 @@ pub async fn serve(config: Config, clock: SharedClock) -> Exit {
         Err(e) => eprintln!("msgx console: listening (address unknown: {e})"),
     }
     let serving = tokio::spawn(server.serve(stop_rx));
-    crate::scheduler::daemon::shutdown_signal().await;
+    signal.received().await;
     let _ = stop_tx.send(true);
     match serving.await {
         Ok(Ok(())) => Exit::Ok,

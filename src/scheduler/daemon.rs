@@ -235,6 +235,7 @@ impl Inner {
 
 /// Runs the daemon until a signal or lock loss; returns the exit code.
 pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -> Exit {
+    let signal = ShutdownSignal::install();
     let profile_name = opts
         .schedule
         .clone()
@@ -351,7 +352,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         &pool,
         &app,
         opts.standby,
-        stop_rx.clone(),
+        (stop_rx.clone(), &signal),
         (&heartbeat, &clock),
     )
     .await
@@ -456,7 +457,7 @@ pub async fn run(config: Arc<Config>, clock: SharedClock, opts: DaemonOptions) -
         }
     };
 
-    let code = wait_for_stop(&lock).await;
+    let code = wait_for_stop(&lock, &signal).await;
     metrics::gauge!("msgx_instance_lock_held").set(0.0);
     inner.stopping.store(true, Ordering::SeqCst);
     let _ = stop_tx.send(true);
@@ -619,11 +620,15 @@ async fn acquire_instance(
     pool: &sqlx::PgPool,
     app: &str,
     standby: bool,
-    mut stop: watch::Receiver<bool>,
+    (mut stop, signal): (watch::Receiver<bool>, &ShutdownSignal),
     (heartbeat, clock): (&Heartbeat, &SharedClock),
 ) -> Result<Option<AdvisoryLock>, Exit> {
     let mut announced = false;
     loop {
+        // Asked to stop while starting: the lock is not taken at all.
+        if signal.has_arrived() {
+            return Ok(None);
+        }
         heartbeat.beat(clock.now());
         match AdvisoryLock::try_acquire(&config.msgx.postgres.url, LockKey::instance(), app).await {
             Ok(Some(lock)) => return Ok(Some(lock)),
@@ -656,7 +661,7 @@ async fn acquire_instance(
         }
         tokio::select! {
             _ = tokio::time::sleep(config.msgx.daemon.standby_poll_interval.std()) => {}
-            _ = shutdown_signal() => return Ok(None),
+            _ = signal.received() => return Ok(None),
             _ = stop.changed() => return Ok(None),
         }
     }
@@ -704,7 +709,7 @@ async fn build_scheduler(
 }
 
 /// Resolves when a stop is due: a signal (exit 0) or lock loss (exit 4).
-async fn wait_for_stop(lock: &AdvisoryLock) -> Exit {
+async fn wait_for_stop(lock: &AdvisoryLock, signal: &ShutdownSignal) -> Exit {
     let lost = async {
         loop {
             if lock.is_lost() {
@@ -714,7 +719,7 @@ async fn wait_for_stop(lock: &AdvisoryLock) -> Exit {
         }
     };
     tokio::select! {
-        _ = shutdown_signal() => {
+        _ = signal.received() => {
             tracing::info!("Shutdown requested; letting the running batch finish");
             Exit::Ok
         }
@@ -725,26 +730,62 @@ async fn wait_for_stop(lock: &AdvisoryLock) -> Exit {
     }
 }
 
-/// SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+/// SIGINT or SIGTERM, listened for from the moment it is installed: a
+/// signal that arrives while the daemon is still starting (connecting,
+/// taking the lock, building the scheduler) is kept and acted on at the next
+/// wait, instead of SIGTERM's default action ending the process on the spot
+/// (a listener made only at each wait leaves gaps between them).
+#[derive(Clone)]
+pub struct ShutdownSignal {
+    received: watch::Receiver<bool>,
+}
+
+impl ShutdownSignal {
+    /// Registers the handlers now (synchronously); call first thing.
+    pub fn install() -> ShutdownSignal {
+        let (tx, received) = watch::channel(false);
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let handlers = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            );
+            tokio::spawn(async move {
+                match handlers {
+                    (Ok(mut term), Ok(mut int)) => {
+                        tokio::select! {
+                            _ = term.recv() => {}
+                            _ = int.recv() => {}
+                        }
+                    }
+                    _ => {
+                        let _ = tokio::signal::ctrl_c().await;
+                    }
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+                let _ = tx.send(true);
+            });
         }
+        #[cfg(not(unix))]
+        tokio::spawn(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            let _ = tx.send(true);
+        });
+        ShutdownSignal { received }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+
+    /// Whether a signal has arrived.
+    pub fn has_arrived(&self) -> bool {
+        *self.received.borrow()
+    }
+
+    /// Resolves once a signal has arrived (at once if one already has).
+    pub async fn received(&self) {
+        let mut rx = self.received.clone();
+        if rx.wait_for(|got| *got).await.is_err() {
+            // The listener is gone without a signal: none will come.
+            std::future::pending::<()>().await;
+        }
     }
 }
 

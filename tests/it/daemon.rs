@@ -63,6 +63,52 @@ async fn daemon_runs(db: &TestDb, instance_pid: u32) -> i64 {
         .unwrap()
 }
 
+/// A SIGTERM that arrives while the daemon is still starting (here: its
+/// mailbox probe waits on a server that accepts and never answers) is kept
+/// and honoured once it can stop: exit 0, the lock not left taken. Before
+/// the handler was installed first thing, SIGTERM's default action killed
+/// the process in that window (no exit code).
+#[tokio::test]
+async fn a_sigterm_while_the_daemon_starts_stops_it_cleanly() {
+    let db = TestDb::migrated().await;
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = silent.local_addr().expect("addr").port();
+    let (accepted_tx, mut accepted) = tokio::sync::mpsc::unbounded_channel();
+    let holder = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+            let _ = accepted_tx.send(());
+        }
+    });
+    let (cfg, _profile) = profile_config(&db, "[jobs]\nretention = \"0 0 0 1 1 *\"\n", |c| {
+        c.msgx.mailbox.url = format!("mysql://msgx:msgx@127.0.0.1:{port}/x");
+        c.msgx.mailbox.timeout = "3s".parse().expect("duration");
+    });
+    let mut d = Daemon::spawn(cfg.path(), &[]);
+    tokio::time::timeout(Duration::from_secs(20), accepted.recv())
+        .await
+        .expect("the daemon probes the mailbox at start")
+        .expect("a connection");
+    d.terminate();
+    assert_eq!(
+        d.wait_exit(Duration::from_secs(20)).await,
+        0,
+        "a signal during start-up is a clean stop: {}",
+        d.output()
+    );
+    assert!(
+        instance_lock::holder(&db.pool, LockKey::instance())
+            .await
+            .unwrap()
+            .is_none(),
+        "the lock is not left taken"
+    );
+    holder.abort();
+}
+
 #[tokio::test]
 async fn the_daemon_runs_its_schedule_and_stops_on_sigterm() {
     let db = TestDb::migrated().await;
