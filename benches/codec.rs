@@ -6,12 +6,13 @@
 //! Inputs are generated here from msgx's own composed samples, never from
 //! ../shared.
 //!
-//! Run: `cargo bench --bench codec` (add `-- --quick` for a short run).
+//! Run: `cargo bench --bench codec` (divan; add `-- --sample-count 10` for a
+//! short run). Each row prints its median time and bytes per second.
 
-use std::hint::black_box;
-use std::time::Duration;
+use std::sync::LazyLock;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use divan::counter::BytesCount;
+use divan::{Bencher, black_box};
 
 /// msgx's production allocator (see `msgx::Allocator`).
 #[global_allocator]
@@ -21,22 +22,16 @@ static ALLOCATOR: msgx::Allocator = msgx::Allocator;
 mod inputs;
 use inputs::{flop_mix, schd_1000, tokenize};
 
-fn bench(c: &mut Criterion) {
+static SCHD: LazyLock<String> = LazyLock::new(|| {
     let schd = schd_1000();
     assert!(
         msgx::codec::decode(schd.as_bytes()).is_ok(),
         "generated SCHD must decode"
     );
-    let mut g = c.benchmark_group("schd_1000_fltr");
-    g.throughput(Throughput::Bytes(schd.len() as u64));
-    g.bench_function("decode", |b| {
-        b.iter(|| msgx::codec::decode(black_box(schd.as_bytes())))
-    });
-    g.bench_function("quick_xml_tokenize", |b| {
-        b.iter(|| tokenize(black_box(&schd)))
-    });
-    g.finish();
+    schd
+});
 
+static MIX: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let mix = flop_mix();
     for m in &mix {
         assert!(
@@ -44,28 +39,50 @@ fn bench(c: &mut Criterion) {
             "FLOP sample must decode"
         );
     }
-    let total: usize = mix.iter().map(|m| m.len()).sum();
-    let mut g = c.benchmark_group("flop_mix");
-    g.throughput(Throughput::Bytes(total as u64));
-    g.bench_function("decode", |b| {
-        b.iter(|| {
-            for m in &mix {
-                let _ = black_box(msgx::codec::decode(black_box(m.as_bytes())));
-            }
-        })
-    });
-    g.bench_function("quick_xml_tokenize", |b| {
-        b.iter(|| mix.iter().map(|m| tokenize(black_box(m))).sum::<usize>())
-    });
-    g.finish();
+    mix
+});
+
+fn mix_bytes() -> usize {
+    MIX.iter().map(|m| m.len()).sum()
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(4))
-        .sample_size(30);
-    targets = bench
+#[divan::bench_group(sample_count = 30)]
+mod schd_1000_fltr {
+    use super::*;
+
+    #[divan::bench]
+    fn decode(b: Bencher) {
+        b.counter(BytesCount::new(SCHD.len()))
+            .bench(|| msgx::codec::decode(black_box(SCHD.as_bytes())).is_ok());
+    }
+
+    #[divan::bench]
+    fn quick_xml_tokenize(b: Bencher) {
+        b.counter(BytesCount::new(SCHD.len()))
+            .bench(|| tokenize(black_box(&SCHD)));
+    }
 }
-criterion_main!(benches);
+
+#[divan::bench_group(sample_count = 30)]
+mod flop_mix {
+    use super::*;
+
+    #[divan::bench]
+    fn decode(b: Bencher) {
+        b.counter(BytesCount::new(mix_bytes())).bench(|| {
+            for m in MIX.iter() {
+                let _ = black_box(msgx::codec::decode(black_box(m.as_bytes())));
+            }
+        });
+    }
+
+    #[divan::bench]
+    fn quick_xml_tokenize(b: Bencher) {
+        b.counter(BytesCount::new(mix_bytes()))
+            .bench(|| MIX.iter().map(|m| tokenize(black_box(m))).sum::<usize>());
+    }
+}
+
+fn main() {
+    divan::main();
+}

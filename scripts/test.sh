@@ -14,6 +14,10 @@ export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 # only adds its bookkeeping to that (its caches serve the next edit, not this
 # build). A developer's own `cargo build` keeps the profile's default.
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+# The C dependencies (librdkafka above all: its build asks for -O2, a
+# minute of a cold run's two cores) at -O1 for the tests; the package's
+# release build (scripts/package.sh) keeps their own flags.
+export CFLAGS=${CFLAGS:--O1}
 
 # Leftovers of an interrupted earlier run (each test drops its own databases).
 psql "$MSGX_TEST_PG_ADMIN_URL" -qtAX -c \
