@@ -32,11 +32,15 @@ mariadb -h 127.0.0.1 -umsgx -pmsgx -N -e \
   "SELECT CONCAT('DROP DATABASE \`', schema_name, '\`;') FROM information_schema.schemata WHERE schema_name LIKE 'msgx\_mb\_%'" \
   2>/dev/null | mariadb -h 127.0.0.1 -umsgx -pmsgx 2>/dev/null || true
 
-echo "== format"
+# Each step's header says when it began (seconds into this run), so a slow
+# CI run shows where its time went (the budget: docs/BENCHMARKS.md "Test suite").
+step() { echo "== $* (at ${SECONDS}s)"; }
+
+step "format"
 cargo fmt --all -- --check
 
 # Known advisories, licenses, bans and sources of Cargo.lock (scripts/audit.sh, deny.toml): fails on any.
-echo "== supply chain (cargo audit, cargo deny)"
+step "supply chain (cargo audit, cargo deny)"
 bash scripts/audit.sh
 
 # One compile for the lints and the tests (issue 33 item 1): clippy-driver
@@ -46,7 +50,7 @@ bash scripts/audit.sh
 # `cargo clippy` would compile every dependency a second time (metadata only),
 # about 10 minutes of a cold run on 2 cores. The same variables stay set for
 # the test steps, so nothing is rebuilt.
-echo "== build and lint"
+step "build and lint"
 if clippy=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver); then
   export RUSTC_WORKSPACE_WRAPPER=$clippy
   export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
@@ -55,7 +59,7 @@ else
   cargo clippy --all-targets --quiet --locked -- -D warnings
 fi
 
-echo "== tests"
+step "tests"
 if cargo nextest --version >/dev/null 2>&1; then
   # Doc tests first, so the runner's closing summary is nextest's.
   cargo test --doc --quiet --locked
@@ -82,10 +86,10 @@ pkg_pid=$!
 # while it drains 2,000 messages, compared with an undisturbed run; any
 # difference fails CI. The binary the tests used (target/debug/msgx, test
 # profile): `cargo build` of the dev profile would compile everything again.
-echo "== chaos drain (short)"
+step "chaos drain (short)"
 MSGX_BIN=target/debug/msgx bash scripts/chaos.sh --debug --runs 3 --messages 2000
 
-echo "== packages (install test)"
+step "packages (install test)"
 if wait "$pkg_pid"; then
   cat "$pkg_log"
 else
