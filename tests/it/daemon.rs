@@ -55,6 +55,24 @@ fn ingest_then_pump(ingest: &str) -> String {
     )
 }
 
+/// SIGTERM to `d`: it exits 0 and leaves the instance lock free.
+async fn stops_cleanly_on_sigterm(db: &TestDb, d: &mut Daemon) {
+    d.terminate();
+    assert_eq!(
+        d.wait_exit(Duration::from_secs(20)).await,
+        0,
+        "{}",
+        d.output()
+    );
+    assert!(
+        instance_lock::holder(&db.pool, LockKey::instance())
+            .await
+            .unwrap()
+            .is_none(),
+        "the lock is released on exit"
+    );
+}
+
 async fn daemon_runs(db: &TestDb, instance_pid: u32) -> i64 {
     sqlx::query_scalar("SELECT count(*) FROM job_run WHERE trigger = 'daemon' AND instance LIKE $1")
         .bind(format!("%:{instance_pid}"))
@@ -92,20 +110,7 @@ async fn a_sigterm_while_the_daemon_starts_stops_it_cleanly() {
         .await
         .expect("the daemon probes the mailbox at start")
         .expect("a connection");
-    d.terminate();
-    assert_eq!(
-        d.wait_exit(Duration::from_secs(20)).await,
-        0,
-        "a signal during start-up is a clean stop: {}",
-        d.output()
-    );
-    assert!(
-        instance_lock::holder(&db.pool, LockKey::instance())
-            .await
-            .unwrap()
-            .is_none(),
-        "the lock is not left taken"
-    );
+    stops_cleanly_on_sigterm(&db, &mut d).await;
     holder.abort();
 }
 
@@ -134,20 +139,7 @@ async fn the_daemon_runs_its_schedule_and_stops_on_sigterm() {
         "{holder:?}"
     );
 
-    d.terminate();
-    assert_eq!(
-        d.wait_exit(Duration::from_secs(15)).await,
-        0,
-        "{}",
-        d.output()
-    );
-    assert!(
-        instance_lock::holder(&db.pool, LockKey::instance())
-            .await
-            .unwrap()
-            .is_none(),
-        "the lock is released on exit"
-    );
+    stops_cleanly_on_sigterm(&db, &mut d).await;
     let running: i64 = sqlx::query_scalar("SELECT count(*) FROM job_run WHERE outcome = 'RUNNING'")
         .fetch_one(&db.pool)
         .await
