@@ -59,28 +59,35 @@ else
   cargo clippy --all-targets --quiet --locked -- -D warnings
 fi
 
-step "tests"
-if cargo nextest --version >/dev/null 2>&1; then
-  # Doc tests first, so the runner's closing summary is nextest's.
-  cargo test --doc --quiet --locked
-  cargo nextest run --profile ci --no-fail-fast --locked
-else
-  cargo test --no-fail-fast --locked
-fi
-
-# The packages (issue 35, docs/operations.md §1), beside the chaos drain (both
-# mostly wait; about 40 s of CI): scripts/package.sh packages the binary the
-# tests ran (--binary; the layout, maintainer scripts and dependencies are the
-# release package's, and a release build would double this run's compile
-# time), then scripts/package-test.sh checks the .deb, its -dbgsym, the RPM,
-# the SBOM and SHA256SUMS, installs the .deb on this machine, runs it as user
-# msgx, reinstalls, upgrades and purges it. Its output follows the chaos
-# drain's.
+# The packages (issue 35, docs/operations.md §1), in the background from here
+# on, beside the tests and the chaos drain (it mostly waits on dpkg, lintian
+# and compression; after the chaos drain it added about 30 s to the run):
+# scripts/package.sh packages the binary the tests run (--binary; the layout,
+# maintainer scripts and dependencies are the release package's, and a
+# release build would double this run's compile time), then
+# scripts/package-test.sh checks the .deb, its -dbgsym, the RPM, the SBOM and
+# SHA256SUMS, installs the .deb on this machine, runs it as user msgx (its own
+# databases), reinstalls, upgrades and purges it. Its output follows the
+# chaos drain's.
 pkg_log=target/package-test.log
-mkdir -p target
 (bash scripts/package.sh --binary target/debug/msgx --fast target/package-test &&
   bash scripts/package-test.sh target/package-test) >"$pkg_log" 2>&1 &
 pkg_pid=$!
+
+step "tests"
+tests_rc=0
+if cargo nextest --version >/dev/null 2>&1; then
+  # Doc tests first, so the runner's closing summary is nextest's.
+  cargo test --doc --quiet --locked || tests_rc=$?
+  cargo nextest run --profile ci --no-fail-fast --locked || tests_rc=$?
+else
+  cargo test --no-fail-fast --locked || tests_rc=$?
+fi
+if [ "$tests_rc" != 0 ]; then
+  kill "$pkg_pid" 2>/dev/null || true
+  wait "$pkg_pid" 2>/dev/null || true
+  exit "$tests_rc"
+fi
 
 # A short chaos drain (issue 11, docs/RESILIENCE.md): 3 SIGKILLs of the daemon
 # while it drains 2,000 messages, compared with an undisturbed run; any
